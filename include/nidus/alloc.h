@@ -1,0 +1,27 @@
+/* nidus — the allocator hook through which the library gets all of its memory. */
+#ifndef NIDUS_ALLOC_H
+#define NIDUS_ALLOC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Memory functions the library calls instead of malloc & co. Pass one in a filter's parameters to route
+ * that filter's memory (the Redis module passes RedisModule_Alloc and friends); NULL means the C library's.
+ * The structure is copied at creation, so it need not outlive the call. `ctx` is passed back untouched.
+ * `calloc` must return zeroed memory: large tables rely on it to stay untouched (and unpaid) until used. */
+typedef struct nidus_allocator {
+    void *(*malloc)(void *ctx, size_t size);
+    void *(*calloc)(void *ctx, size_t count, size_t size);
+    void *(*realloc)(void *ctx, void *ptr, size_t size);
+    void (*free)(void *ctx, void *ptr);
+    void *ctx;
+} nidus_allocator;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

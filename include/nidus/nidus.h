@@ -1,0 +1,27 @@
+/* nidus — cuckoo and Bloom filters. Include this header; it includes the rest. */
+#ifndef NIDUS_H
+#define NIDUS_H
+
+#define NIDUS_VERSION_MAJOR 0
+#define NIDUS_VERSION_MINOR 1
+#define NIDUS_VERSION_PATCH 0
+#define NIDUS_VERSION_STRING "0.1.0"
+
+#include "alloc.h"
+#include "status.h"
+#include "cuckoo.h"
+
+#include "api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library's version string, as NIDUS_VERSION_STRING was when it was built. */
+NIDUS_API const char *nidus_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,34 @@
+/* nidus — status codes shared by every call of the library. */
+#ifndef NIDUS_STATUS_H
+#define NIDUS_STATUS_H
+
+#include "api.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every fallible call returns one of these; NIDUS_OK is zero so `if (st)` tests for failure.
+ * A call that fails leaves its object exactly as it was before the call. */
+typedef enum nidus_status {
+    NIDUS_OK = 0,
+    NIDUS_ERR_INVALID_ARGUMENT, /* a parameter is out of its documented range */
+    NIDUS_ERR_NO_MEMORY,        /* the allocator hook returned NULL */
+    NIDUS_ERR_TOO_LARGE,        /* the requested size overflows or exceeds a limit */
+    NIDUS_ERR_FULL,             /* no room for the item: it was not added, nothing else changed */
+    NIDUS_ERR_NOT_FOUND,        /* the item to remove is not in the filter */
+    NIDUS_ERR_UNSUPPORTED,      /* a valid request this build or filter kind does not implement */
+    NIDUS_ERR_CORRUPT,          /* encoded input is malformed, truncated or fails its checksum */
+    NIDUS_ERR_VERSION,          /* encoded input has a format version this build cannot read */
+    NIDUS_ERR_IO                /* a file could not be read or written (errno tells why) */
+} nidus_status;
+
+/* A short, constant, human-readable description of `status` ("no memory", ...).
+ * Never NULL; unknown values give "unknown status". */
+NIDUS_API const char *nidus_strerror(nidus_status status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,250 @@
+#include <string.h>
+
+#include "alloc.h"
+#include "cuckoo_table_impl.h"
+
+nidus_status nidus_table_check_shape(const nidus_table_shape *s)
+{
+    unsigned b = s->bucket_size;
+    if (b != 1 && b != 2 && b != 4 && b != 8)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (s->fp_bits < 4 || s->fp_bits > 32 || (s->semi_sort && (b != 4 || s->fp_bits < 5)))
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (s->offset_bits < 1 || s->offset_bits > s->fp_bits || s->reach_log2 < 1 || s->reach_log2 > 32)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (s->buckets < 2 || s->buckets % 2)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    unsigned bucket_bits = s->semi_sort ? 4 * s->fp_bits - 4 : b * s->fp_bits;
+    if (s->buckets > (UINT64_MAX - 7) / bucket_bits)
+        return NIDUS_ERR_TOO_LARGE;
+    uint64_t bytes = nidus_table_shape_bytes(s);
+    if (bytes > (uint64_t)SIZE_MAX - NIDUS_BITS_SLACK || bytes > UINT64_MAX / 2)
+        return NIDUS_ERR_TOO_LARGE;
+    return NIDUS_OK;
+}
+
+uint64_t nidus_table_shape_bytes(const nidus_table_shape *s)
+{
+    unsigned bucket_bits = s->semi_sort ? 4 * s->fp_bits - 4 : s->bucket_size * s->fp_bits;
+    return (s->buckets * bucket_bits + 7) / 8;
+}
+
+/* Plain buckets are matched a word at a time: as many whole fields as fit in 64 bits (nidus_table_read_raw
+ * returns 64 valid bits at any bit offset), so a bucket of b*f <= 64 bits is one read, and the widest
+ * (b = 8, f > 16) four. */
+static void plan_chunks(nidus_table *t)
+{
+    unsigned b = t->shape.bucket_size, f = t->shape.fp_bits;
+    unsigned per = 64 / f < b ? 64 / f : b;
+    t->fields_per_chunk = per;
+    t->chunks = (b + per - 1) / per;
+    for (unsigned c = 0; c < t->chunks; c++) {
+        unsigned fields = (c + 1) * per <= b ? per : b - c * per;
+        t->chunk_bits[c] = fields * f;
+        t->chunk_swar[c] = nidus_swar_make(f, fields);
+    }
+}
+
+nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks, uint64_t seed,
+                              const nidus_allocator *a)
+{
+    memset(t, 0, sizeof *t);
+    nidus_status st = nidus_table_check_shape(shape);
+    if (st)
+        return st;
+    if (max_kicks < 1 || max_kicks > 65535)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    t->shape = *shape;
+    t->bucket_bits = shape->semi_sort ? 4 * shape->fp_bits - 4 : shape->bucket_size * shape->fp_bits;
+    t->data_bytes = nidus_table_shape_bytes(shape) + NIDUS_BITS_SLACK;
+    t->bucket_mod = nidus_fastmod_make(shape->buckets);
+    t->fp_mask = (uint32_t)nidus_low_mask(shape->fp_bits);
+    t->offset_mask = (uint32_t)nidus_low_mask(shape->offset_bits);
+    t->slot_of_bit = (65536 + shape->fp_bits - 1) / shape->fp_bits;
+    t->max_kicks = max_kicks;
+    t->rng = (seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
+    plan_chunks(t);
+    t->data = nidus_calloc(a, (size_t)t->data_bytes, 1);
+    t->kick_log = nidus_malloc(a, max_kicks * sizeof *t->kick_log);
+    if (!t->data || !t->kick_log) {
+        nidus_table_release(t, a);
+        return NIDUS_ERR_NO_MEMORY;
+    }
+    return NIDUS_OK;
+}
+
+void nidus_table_release(nidus_table *t, const nidus_allocator *a)
+{
+    nidus_free(a, t->data);
+    nidus_free(a, t->kick_log);
+    nidus_overflow_release(&t->overflow, a);
+    t->data = NULL;
+    t->kick_log = NULL;
+}
+
+uint64_t nidus_table_memory(const nidus_table *t)
+{
+    return t->data_bytes + t->max_kicks * sizeof *t->kick_log + nidus_overflow_memory(&t->overflow);
+}
+
+void nidus_table_clear(nidus_table *t)
+{
+    memset(t->data, 0, (size_t)t->data_bytes);
+    t->occupied = 0;
+    nidus_overflow_clear(&t->overflow);
+}
+
+/* ---- bucket mutation: plain buckets edit one field in place; semi-sorted ones are decoded, edited and
+ * re-encoded, since any change can reorder them. */
+
+static uint64_t slot_pos(const nidus_table *t, uint64_t i, unsigned slot)
+{
+    return i * t->bucket_bits + (uint64_t)slot * t->shape.fp_bits;
+}
+
+/* The first slot of plain bucket i holding `value` (0 finds a free slot), or -1. */
+static int plain_find(const nidus_table *t, uint64_t i, uint32_t value)
+{
+    uint64_t pos = i * t->bucket_bits;
+    for (unsigned c = 0; c < t->chunks; c++) {
+        uint64_t hit = nidus_swar_match(&t->chunk_swar[c], nidus_table_read_raw(t->data, pos), value);
+        if (hit) {
+            unsigned bit = (unsigned)__builtin_ctzll(hit);
+            return (int)(c * t->fields_per_chunk + ((bit * t->slot_of_bit) >> 16));
+        }
+        pos += t->chunk_bits[c];
+    }
+    return -1;
+}
+
+static void semi_encode(nidus_table *t, uint64_t i, uint32_t fp[4])
+{
+    nidus_semisort_sort4(fp);
+    uint64_t pos = i * t->bucket_bits;
+    unsigned hb = t->shape.fp_bits - 4;
+    nidus_bits_write(t->data, pos, NIDUS_SEMISORT_RANK_BITS, nidus_semisort_rank(fp));
+    pos += NIDUS_SEMISORT_RANK_BITS;
+    for (unsigned s = 0; s < 4; s++, pos += hb)
+        nidus_bits_write(t->data, pos, hb, fp[s] >> 4);
+}
+
+/* Replaces one copy of `from` in bucket i with `to`; false when bucket i holds no `from`. Inserting is
+ * replacing an empty slot (0), removing is replacing with 0. */
+static bool bucket_replace(nidus_table *t, uint64_t i, uint32_t from, uint32_t to)
+{
+    if (!t->shape.semi_sort) {
+        int slot = plain_find(t, i, from);
+        if (slot < 0)
+            return false;
+        nidus_bits_write(t->data, slot_pos(t, i, (unsigned)slot), t->shape.fp_bits, to);
+        return true;
+    }
+    uint32_t fp[4];
+    nidus_table_semi_decode(t, i, fp);
+    for (unsigned s = 0; s < 4; s++) {
+        if (fp[s] == from) {
+            fp[s] = to;
+            semi_encode(t, i, fp);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Puts `fp` in slot `slot` of a full bucket i and returns what was there. */
+static uint32_t bucket_swap(nidus_table *t, uint64_t i, unsigned slot, uint32_t fp)
+{
+    if (!t->shape.semi_sort) {
+        uint64_t pos = slot_pos(t, i, slot);
+        uint32_t old = (uint32_t)nidus_bits_read(t->data, pos, t->shape.fp_bits);
+        nidus_bits_write(t->data, pos, t->shape.fp_bits, fp);
+        return old;
+    }
+    uint32_t have[4];
+    nidus_table_semi_decode(t, i, have);
+    uint32_t old = have[slot];
+    have[slot] = fp;
+    semi_encode(t, i, have);
+    return old;
+}
+
+static uint64_t rng_next(nidus_table *t)
+{
+    uint64_t x = t->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    t->rng = x;
+    return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/* The random walk of cuckoo hashing: put the carried fingerprint in a random slot of a full bucket, carry the
+ * one it displaces to that one's alternate bucket, and repeat until a free slot turns up or max_kicks steps are
+ * spent. Giving up must not lose the fingerprint carried at that moment, so the walk is undone step by step:
+ * the log holds what each step put down and where, and the involution alt() leads back along the same buckets.
+ * Plain buckets are restored slot by slot. A semi-sorted bucket reorders itself on every write, so there the
+ * undo replaces by value; its encoding is canonical, so either way the table ends bit-for-bit as it began. */
+static nidus_status kick(nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint32_t carried = fp;
+    unsigned steps = 0;
+    while (steps < t->max_kicks) {
+        unsigned slot = (unsigned)(rng_next(t) >> 61) & (t->shape.bucket_size - 1);
+        t->kick_log[steps++] = (uint64_t)slot << 32 | carried;
+        carried = bucket_swap(t, i, slot, carried);
+        i = nidus_table_alt(t, i, carried);
+        if (bucket_replace(t, i, 0, carried)) {
+            t->occupied++;
+            return NIDUS_OK;
+        }
+    }
+    while (steps--) {
+        i = nidus_table_alt(t, i, carried); /* back to the bucket `carried` was displaced from */
+        uint32_t put = (uint32_t)t->kick_log[steps];
+        if (t->shape.semi_sort)
+            bucket_replace(t, i, put, carried);
+        else
+            bucket_swap(t, i, (unsigned)(t->kick_log[steps] >> 32), carried);
+        carried = put;
+    }
+    return NIDUS_ERR_FULL;
+}
+
+nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp)
+{
+    uint64_t j = nidus_table_alt(t, i, fp);
+    if (bucket_replace(t, i, 0, fp) || bucket_replace(t, j, 0, fp)) {
+        t->occupied++;
+        return NIDUS_OK;
+    }
+    /* Both buckets are full. When fp already fills its share of the pair, a kick walk would mostly shuffle
+     * its own copies between the two buckets: count the copy on the side instead. */
+    unsigned copies = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
+    if (copies >= t->shape.bucket_size)
+        return nidus_overflow_add(&t->overflow, a, i < j ? i : j, fp);
+    return kick(t, (rng_next(t) >> 63) ? j : i, fp);
+}
+
+/* Overflow copies go first, so a pair keeps at least bucket_size copies in its slots while it has any counted
+ * on the side (kicks move copies only between the pair's two buckets). That is what lets lookups skip the
+ * overflow map. */
+bool nidus_table_remove(nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint64_t j = nidus_table_alt(t, i, fp);
+    if (t->overflow.used && nidus_overflow_take(&t->overflow, i < j ? i : j, fp))
+        return true;
+    if (bucket_replace(t, i, fp, 0) || bucket_replace(t, j, fp, 0)) {
+        t->occupied--;
+        return true;
+    }
+    return false;
+}
+
+uint64_t nidus_table_count(const nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint64_t j = nidus_table_alt(t, i, fp);
+    uint64_t n = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
+    if (n >= t->shape.bucket_size)
+        n += nidus_overflow_get(&t->overflow, i < j ? i : j, fp);
+    return n;
+}

@@ -1,0 +1,79 @@
+/* Internal: one fixed-size cuckoo table of bit-packed fingerprints.
+ *
+ * The table knows buckets and fingerprints, not keys: callers derive (bucket, fingerprint) from a key's hash
+ * with nidus_table_locate, so a filter made of several tables hashes once. */
+#ifndef NIDUS_SRC_CUCKOO_TABLE_H
+#define NIDUS_SRC_CUCKOO_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fastmod_impl.h"
+#include "nidus/alloc.h"
+#include "nidus/status.h"
+#include "overflow.h"
+#include "swar_impl.h"
+
+#define NIDUS_TABLE_MAX_CHUNKS 4u
+
+/* Shape of a table: everything that decides where a fingerprint goes, and so must be saved with it. */
+typedef struct nidus_table_shape {
+    uint64_t buckets;      /* even, >= 2 */
+    unsigned bucket_size;  /* 1, 2, 4 or 8 */
+    unsigned fp_bits;      /* 4..32 (5..32 when semi-sorted) */
+    unsigned offset_bits;  /* low fingerprint bits that choose the alternate bucket's offset, <= fp_bits */
+    unsigned reach_log2;   /* the alternate bucket lies less than 2^reach_log2 buckets away, 1..32 */
+    bool semi_sort;        /* bucket_size 4 only */
+} nidus_table_shape;
+
+typedef struct nidus_table {
+    nidus_table_shape shape;
+    uint8_t *data;           /* buckets * bucket_bits bits, then NIDUS_BITS_SLACK zero bytes */
+    uint64_t data_bytes;
+    nidus_fastmod bucket_mod;
+    unsigned bucket_bits;    /* b*f, or 4f-4 when semi-sorted */
+    uint32_t fp_mask;
+    uint32_t offset_mask;
+    /* SWAR view of a plain bucket: `chunks` words of up to `fields_per_chunk` fields each. */
+    unsigned chunks;
+    unsigned fields_per_chunk;
+    unsigned chunk_bits[NIDUS_TABLE_MAX_CHUNKS];
+    nidus_swar chunk_swar[NIDUS_TABLE_MAX_CHUNKS];
+    uint32_t slot_of_bit;    /* ceil(2^16 / f): (bit * slot_of_bit) >> 16 == bit / f for bit < 64 */
+    uint64_t occupied;       /* fingerprints in slots */
+    nidus_overflow overflow; /* duplicate copies beyond their bucket pair */
+    unsigned max_kicks;
+    uint64_t *kick_log;      /* max_kicks entries: slot << 32 | fingerprint each kick step put down, for the undo */
+    uint64_t rng;            /* xorshift state for the kick walk */
+} nidus_table;
+
+/* Checks a shape; NIDUS_ERR_INVALID_ARGUMENT or NIDUS_ERR_TOO_LARGE when it cannot be built. */
+nidus_status nidus_table_check_shape(const nidus_table_shape *shape);
+
+/* Bytes of fingerprint storage a shape needs (without slack). */
+uint64_t nidus_table_shape_bytes(const nidus_table_shape *shape);
+
+/* Builds an empty table. On failure `t` holds nothing to release. */
+nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks, uint64_t seed,
+                              const nidus_allocator *a);
+void nidus_table_release(nidus_table *t, const nidus_allocator *a);
+
+/* Adds fingerprint fp (nonzero, < 2^fp_bits) whose primary bucket is i. NIDUS_ERR_FULL leaves the table as it
+ * was; NIDUS_ERR_NO_MEMORY only when the overflow map could not grow. */
+nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp);
+
+/* Removes one copy; false when there is none. */
+bool nidus_table_remove(nidus_table *t, uint64_t i, uint32_t fp);
+
+/* Copies of fp in the pair of bucket i, overflow included. */
+uint64_t nidus_table_count(const nidus_table *t, uint64_t i, uint32_t fp);
+
+void nidus_table_clear(nidus_table *t);
+
+/* Bytes held through the allocator, the table's own struct excluded. */
+uint64_t nidus_table_memory(const nidus_table *t);
+
+/* Items stored: fingerprints in slots plus overflow copies. */
+static inline uint64_t nidus_table_items(const nidus_table *t) { return t->occupied + t->overflow.total; }
+
+#endif

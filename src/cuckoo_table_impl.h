@@ -1,0 +1,115 @@
+/* Internal: the hot paths of a cuckoo table, inline so that lookups compile to straight-line code.
+ *
+ * Placement. The primary bucket of a hash is `hash mod buckets`. The alternate bucket of bucket i for
+ * fingerprint fp is
+ *     alt(i) = i + r  (mod m)  when i is even,      alt(i) = i - r  (mod m)  when i is odd,
+ * with m = buckets (even) and r an odd offset below 2^reach_log2 hashed from the fingerprint's low offset_bits.
+ * An odd r flips parity, so applying alt twice returns to i, and alt(i) != i: a true involution for every even
+ * m, not only powers of two. The offset is bounded, so both buckets of a key lie within reach of each other in
+ * memory. And since the rule only looks at i's parity and at r, it commutes with reduction modulo any even
+ * divisor of m: the pair of a key in a table of m buckets reduces to its pair in a table of m/k buckets, which
+ * is what lets compaction move fingerprints between tables exactly. */
+#ifndef NIDUS_SRC_CUCKOO_TABLE_IMPL_H
+#define NIDUS_SRC_CUCKOO_TABLE_IMPL_H
+
+#include "bits_impl.h"
+#include "cuckoo_table.h"
+#include "hash_impl.h"
+#include "semisort.h"
+
+/* Where a hash lives in table t. */
+static inline void nidus_table_locate(const nidus_table *t, uint64_t hash, uint64_t *bucket, uint32_t *fp)
+{
+    *bucket = nidus_fastmod_reduce(&t->bucket_mod, hash);
+    *fp = nidus_fingerprint(nidus_fingerprint_source(hash), t->fp_mask);
+}
+
+static inline uint64_t nidus_table_offset(const nidus_table *t, uint32_t fp)
+{
+    uint32_t x = (fp & t->offset_mask) * UINT32_C(0x9E3779B1);
+    uint64_t r = ((uint64_t)x >> (32 - t->shape.reach_log2)) | 1;
+    if (r >= t->shape.buckets) /* only tables smaller than the reach */
+        r = nidus_fastmod_reduce(&t->bucket_mod, r);
+    return r;
+}
+
+static inline uint64_t nidus_table_alt(const nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint64_t r = nidus_table_offset(t, fp), m = t->shape.buckets;
+    if (i & 1)
+        return i >= r ? i - r : i + m - r;
+    uint64_t j = i + r;
+    return j >= m ? j - m : j;
+}
+
+/* Up to 64 bits at bit `pos`, without masking off the bits above n: SWAR matching ignores them. The 9th byte
+ * is always loaded (the slack makes it readable), shifted out when the field fits in the first eight. */
+static inline uint64_t nidus_table_read_raw(const uint8_t *data, uint64_t pos)
+{
+    const uint8_t *p = data + (pos >> 3);
+    unsigned shift = (unsigned)(pos & 7);
+    return (nidus_load_le64(p) >> shift) | (((uint64_t)p[8] << 1) << (63 - shift));
+}
+
+/* Plain buckets: OR of the match masks of every chunk (nonzero iff fp is in bucket i). */
+static inline uint64_t nidus_table_plain_match(const nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint64_t pos = i * t->bucket_bits, hit = 0;
+    for (unsigned c = 0; c < t->chunks; c++) {
+        uint64_t w = nidus_table_read_raw(t->data, pos);
+        hit |= nidus_swar_match(&t->chunk_swar[c], w, fp);
+        pos += t->chunk_bits[c];
+    }
+    return hit;
+}
+
+static inline unsigned nidus_table_plain_count(const nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint64_t pos = i * t->bucket_bits;
+    unsigned n = 0;
+    for (unsigned c = 0; c < t->chunks; c++) {
+        uint64_t w = nidus_table_read_raw(t->data, pos);
+        n += (unsigned)__builtin_popcountll(nidus_swar_match(&t->chunk_swar[c], w, fp));
+        pos += t->chunk_bits[c];
+    }
+    return n;
+}
+
+/* Semi-sorted buckets, decoded into their four fingerprints in canonical order. */
+static inline void nidus_table_semi_decode(const nidus_table *t, uint64_t i, uint32_t fp[4])
+{
+    uint64_t pos = i * t->bucket_bits;
+    unsigned hb = t->shape.fp_bits - 4;
+    unsigned nibbles = nidus_semisort_unrank[nidus_table_read_raw(t->data, pos) & 0xfff];
+    pos += NIDUS_SEMISORT_RANK_BITS;
+    for (unsigned s = 0; s < 4; s++) {
+        uint32_t high = (uint32_t)(nidus_table_read_raw(t->data, pos) & nidus_low_mask(hb));
+        fp[s] = (high << 4) | ((nibbles >> (4 * s)) & 15);
+        pos += hb;
+    }
+}
+
+static inline unsigned nidus_table_semi_count(const nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint32_t have[4];
+    nidus_table_semi_decode(t, i, have);
+    return (unsigned)(have[0] == fp) + (have[1] == fp) + (have[2] == fp) + (have[3] == fp);
+}
+
+/* Copies of fp in bucket i. */
+static inline unsigned nidus_table_bucket_count(const nidus_table *t, uint64_t i, uint32_t fp)
+{
+    return t->shape.semi_sort ? nidus_table_semi_count(t, i, fp) : nidus_table_plain_count(t, i, fp);
+}
+
+/* True when fp may have been added with primary bucket i. Overflow copies need no probe: a pair holds
+ * overflow copies of fp only while it holds copies in its buckets too. */
+static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint64_t j = nidus_table_alt(t, i, fp);
+    if (t->shape.semi_sort)
+        return nidus_table_semi_count(t, i, fp) + nidus_table_semi_count(t, j, fp) != 0;
+    return (nidus_table_plain_match(t, i, fp) | nidus_table_plain_match(t, j, fp)) != 0;
+}
+
+#endif

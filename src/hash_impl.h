@@ -1,0 +1,41 @@
+/* Internal: key hashing and what is derived from the one 64-bit hash of a key.
+ *
+ * The bucket index is `hash mod buckets` (exact modulo, so an index reduces consistently to any table whose
+ * size divides this one's — compaction depends on it). The fingerprint comes from a full-avalanche remix of
+ * the same hash, so it is independent of the index even though both come from one 64-bit value. */
+#ifndef NIDUS_SRC_HASH_IMPL_H
+#define NIDUS_SRC_HASH_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+static inline uint64_t nidus_hash_bytes(const void *key, size_t len, uint64_t seed)
+{
+    return XXH3_64bits_withSeed(key, len, seed);
+}
+
+/* 32 fingerprint bits: murmur3's finaliser, a bijection whose every output bit depends on every input bit. */
+static inline uint32_t nidus_fingerprint_source(uint64_t hash)
+{
+    hash ^= hash >> 33;
+    hash *= UINT64_C(0xff51afd7ed558ccd);
+    hash ^= hash >> 33;
+    hash *= UINT64_C(0xc4ceb9fe1a85ec53);
+    hash ^= hash >> 33;
+    return (uint32_t)(hash >> 32);
+}
+
+/* The f-bit fingerprint: the low f bits of the source, with 0 (which marks an empty slot) mapped to 1.
+ * Taking low bits means a shorter fingerprint is the truncation of a longer one (0 -> 1 commutes with
+ * truncation), which lets compaction move items between tables of different f. The price is that the value 1
+ * is twice as likely as the others; the error bound accounts for it. */
+static inline uint32_t nidus_fingerprint(uint32_t source, uint32_t mask)
+{
+    uint32_t fp = source & mask;
+    return fp | (uint32_t)(fp == 0);
+}
+
+#endif

@@ -1,0 +1,23 @@
+/* Internal: how a cuckoo filter's parameters resolve into a table shape. */
+#ifndef NIDUS_SRC_PARAMS_H
+#define NIDUS_SRC_PARAMS_H
+
+#include "cuckoo_table.h"
+#include "nidus/cuckoo.h"
+
+/* Bucket offsets reach at most 2^NIDUS_REACH_LOG2 buckets: see nidus_table_alt and docs/DESIGN-NOTES.md. */
+#define NIDUS_REACH_LOG2 16u
+
+/* The load factor a table of bucket size b is sized for: below what the kick walk reliably reaches. */
+double nidus_cuckoo_design_load(unsigned bucket_size);
+
+/* Probability that a lookup of an absent key matches some fingerprint when all 2b slots of its buckets are
+ * occupied: 2b times the chance that two fingerprints drawn as nidus_fingerprint draws them are equal,
+ * (2^f + 2) / 4^f (the value 1 is twice as likely as the others). */
+double nidus_cuckoo_error_bound(unsigned bucket_size, unsigned fp_bits);
+
+/* Resolves params into a plan and the table shape that realises it. */
+nidus_status nidus_cuckoo_resolve(const nidus_cuckoo_params *params, nidus_cuckoo_plan *plan,
+                                  nidus_table_shape *shape, unsigned *max_kicks);
+
+#endif

@@ -1,0 +1,51 @@
+/* Shared by the unit tests: cmocka, a seeded PRNG whose seed is printed and settable, and key helpers. */
+#ifndef NIDUS_TEST_UTIL_H
+#define NIDUS_TEST_UTIL_H
+
+#include <inttypes.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+/* The seed of randomised tests: NIDUS_TEST_SEED from the environment, else the clock. Printed once, so any
+ * failure can be replayed with NIDUS_TEST_SEED=<seed>. */
+static inline uint64_t test_seed(void)
+{
+    static uint64_t seed;
+    static int printed;
+    if (!printed) {
+        const char *env = getenv("NIDUS_TEST_SEED");
+        seed = env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+        printf("# NIDUS_TEST_SEED=%" PRIu64 "\n", seed);
+        fflush(stdout);
+        printed = 1;
+    }
+    return seed;
+}
+
+static inline uint64_t test_splitmix(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* Key i of a namespace, as bytes: namespaces never share keys. */
+static inline size_t test_key(char *buf, size_t cap, const char *ns, uint64_t i)
+{
+    return (size_t)snprintf(buf, cap, "%s:%" PRIu64, ns, i);
+}
+
+/* A one-sided statistical ceiling for a measured rate: the expected rate plus three standard deviations. */
+static inline double test_rate_ceiling(double rate, double trials) { return rate + 3.0 * sqrt(rate / trials); }
+
+#endif
