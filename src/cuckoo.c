@@ -1,13 +1,8 @@
 /* The public cuckoo filter: a key-hashing face over one cuckoo table. */
 #include "alloc.h"
 #include "cuckoo_table_impl.h"
+#include "cuckoo_filter.h"
 #include "params.h"
-
-struct nidus_cuckoo {
-    nidus_allocator alloc;
-    uint64_t seed;
-    nidus_table table;
-};
 
 nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **out)
 {
@@ -85,7 +80,7 @@ bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
     uint64_t i;
     uint32_t fp;
     nidus_table_locate(&cf->table, hash, &i, &fp);
-    return nidus_table_contains(&cf->table, i, fp);
+    return nidus_table_contains(&cf->table, i, nidus_table_alt(&cf->table, i, fp), fp);
 }
 
 bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)

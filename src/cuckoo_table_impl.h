@@ -89,11 +89,23 @@ static inline void nidus_table_semi_decode(const nidus_table *t, uint64_t i, uin
     }
 }
 
+/* Copies of fp in semi-sorted bucket i. For f <= 17 the bucket is at most 64 bits: one read gives the rank
+ * and all four high parts, and the four (nibble, high) pairs are compared without branches. */
 static inline unsigned nidus_table_semi_count(const nidus_table *t, uint64_t i, uint32_t fp)
 {
-    uint32_t have[4];
-    nidus_table_semi_decode(t, i, have);
-    return (unsigned)(have[0] == fp) + (have[1] == fp) + (have[2] == fp) + (have[3] == fp);
+    if (t->bucket_bits > 64) {
+        uint32_t have[4];
+        nidus_table_semi_decode(t, i, have);
+        return (unsigned)(have[0] == fp) + (have[1] == fp) + (have[2] == fp) + (have[3] == fp);
+    }
+    unsigned hb = t->shape.fp_bits - 4;
+    uint64_t raw = nidus_table_read_raw(t->data, i * t->bucket_bits);
+    uint64_t highs = raw >> NIDUS_SEMISORT_RANK_BITS, hmask = nidus_low_mask(hb), want = fp >> 4;
+    unsigned nibbles = nidus_semisort_unrank[raw & 0xfff], low = fp & 15;
+    return (unsigned)(((highs & hmask) == want) & ((nibbles & 15) == low)) +
+           (unsigned)((((highs >> hb) & hmask) == want) & (((nibbles >> 4) & 15) == low)) +
+           (unsigned)((((highs >> 2 * hb) & hmask) == want) & (((nibbles >> 8) & 15) == low)) +
+           (unsigned)((((highs >> 3 * hb) & hmask) == want) & ((nibbles >> 12) == low));
 }
 
 /* Copies of fp in bucket i. */
@@ -102,14 +114,21 @@ static inline unsigned nidus_table_bucket_count(const nidus_table *t, uint64_t i
     return t->shape.semi_sort ? nidus_table_semi_count(t, i, fp) : nidus_table_plain_count(t, i, fp);
 }
 
-/* True when fp may have been added with primary bucket i. Overflow copies need no probe: a pair holds
- * overflow copies of fp only while it holds copies in its buckets too. */
-static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint32_t fp)
+/* True when fp may be in bucket i or its alternate j. Overflow copies need no probe: a pair holds overflow
+ * copies of fp only while it holds copies in its buckets too. */
+static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
-    uint64_t j = nidus_table_alt(t, i, fp);
     if (t->shape.semi_sort)
         return nidus_table_semi_count(t, i, fp) + nidus_table_semi_count(t, j, fp) != 0;
     return (nidus_table_plain_match(t, i, fp) | nidus_table_plain_match(t, j, fp)) != 0;
+}
+
+/* Asks for the cache line(s) of bucket i ahead of a probe: the first byte and the last one a read touches. */
+static inline void nidus_table_prefetch(const nidus_table *t, uint64_t i)
+{
+    const uint8_t *p = t->data + ((i * t->bucket_bits) >> 3);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 8 + (t->bucket_bits > 64 ? t->bucket_bits / 8 : 0));
 }
 
 #endif

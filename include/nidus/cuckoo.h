@@ -101,6 +101,20 @@ NIDUS_API nidus_status nidus_cuckoo_add_unique_hash(nidus_cuckoo *filter, uint64
 NIDUS_API bool nidus_cuckoo_contains(const nidus_cuckoo *filter, const void *key, size_t len);
 NIDUS_API bool nidus_cuckoo_contains_hash(const nidus_cuckoo *filter, uint64_t hash);
 
+/* Batched lookups: out[k] tells whether keys[k] (lens[k] bytes) may be present. Hashes ahead and prefetches
+ * both buckets of upcoming keys, so their memory latency overlaps; the answers equal one-at-a-time calls. */
+NIDUS_API void nidus_cuckoo_contains_many(const nidus_cuckoo *filter, const void *const *keys, const size_t *lens,
+                                          size_t n, bool *out);
+NIDUS_API void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *filter, const uint64_t *hashes, size_t n,
+                                               bool *out);
+
+/* Batched adds, in order, with the same prefetching. Stops at the first failure and returns its status;
+ * `*added` (may be NULL) receives how many keys were added, which on failure is the failing key's index. */
+NIDUS_API nidus_status nidus_cuckoo_add_many(nidus_cuckoo *filter, const void *const *keys, const size_t *lens,
+                                             size_t n, size_t *added);
+NIDUS_API nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *filter, const uint64_t *hashes, size_t n,
+                                                  size_t *added);
+
 /* Removes one copy of the key. NIDUS_ERR_NOT_FOUND when none is present. Removing a key that was never added
  * but collides with one that was removes the other's copy: use add_unique to keep that from happening. */
 NIDUS_API nidus_status nidus_cuckoo_remove(nidus_cuckoo *filter, const void *key, size_t len);

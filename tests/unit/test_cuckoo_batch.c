@@ -1,0 +1,121 @@
+/* Batched calls answer exactly as one-at-a-time calls do. */
+#include "test_util.h"
+
+#include "cuckoo_filter.h"
+
+static nidus_cuckoo *make(uint64_t capacity, unsigned b, unsigned f, bool semi)
+{
+    nidus_cuckoo_params p = {.capacity = capacity, .bucket_size = b, .fingerprint_bits = f, .semi_sort = semi,
+                             .seed = test_seed()};
+    nidus_cuckoo *cf = NULL;
+    assert_int_equal(nidus_cuckoo_new(&p, &cf), NIDUS_OK);
+    return cf;
+}
+
+static const struct { unsigned b, f; bool semi; } configs[] = {
+    {1, 8, false}, {2, 8, false}, {4, 12, false}, {4, 16, false}, {8, 12, false}, {8, 32, false},
+    {4, 9, true}, {4, 13, true}, {4, 17, true}, {4, 24, true}};
+
+static void test_contains_many_equals_single_lookups(void **state)
+{
+    (void)state;
+    uint64_t rng = test_seed();
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        nidus_cuckoo *cf = make(20000, configs[c].b, configs[c].f, configs[c].semi);
+        static uint64_t present[20000], mix[50000];
+        for (int k = 0; k < 20000; k++) {
+            present[k] = test_splitmix(&rng);
+            assert_int_equal(nidus_cuckoo_add_hash(cf, present[k]), NIDUS_OK);
+        }
+        for (int k = 0; k < 50000; k++) /* a random mix of present and absent keys, odd lengths of batch */
+            mix[k] = (test_splitmix(&rng) & 1) ? present[test_splitmix(&rng) % 20000] : test_splitmix(&rng);
+        static bool out[50000];
+        const size_t lengths[] = {0, 1, 15, 16, 17, 33, 50000};
+        for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
+            memset(out, 0xff, sizeof out);
+            nidus_cuckoo_contains_many_hash(cf, mix, lengths[l], out);
+            for (size_t k = 0; k < lengths[l]; k++)
+                assert_int_equal(out[k], nidus_cuckoo_contains_hash(cf, mix[k]));
+        }
+        nidus_cuckoo_free(cf);
+    }
+}
+
+static void test_contains_many_by_key_equals_single_lookups(void **state)
+{
+    (void)state;
+    nidus_cuckoo *cf = make(1000, 4, 12, false);
+    char storage[3000][24];
+    const void *keys[3000];
+    size_t lens[3000];
+    for (int k = 0; k < 3000; k++) {
+        lens[k] = test_key(storage[k], sizeof storage[k], "key", (uint64_t)k);
+        keys[k] = storage[k];
+        if (k % 3 == 0)
+            assert_int_equal(nidus_cuckoo_add(cf, keys[k], lens[k]), NIDUS_OK);
+    }
+    bool out[3000];
+    nidus_cuckoo_contains_many(cf, keys, lens, 3000, out);
+    for (int k = 0; k < 3000; k++) {
+        assert_int_equal(out[k], nidus_cuckoo_contains(cf, keys[k], lens[k]));
+        if (k % 3 == 0)
+            assert_true(out[k]);
+    }
+    nidus_cuckoo_free(cf);
+}
+
+/* add_many makes the very same table as adding one by one (same seed, same kick walks), and on a full filter
+ * stops at the first key that does not fit, reporting how many went in. */
+static void test_add_many_equals_sequential_adds(void **state)
+{
+    (void)state;
+    uint64_t rng = test_seed() + 1;
+    for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+        nidus_cuckoo *one = make(5000, configs[c].b, configs[c].f, configs[c].semi);
+        nidus_cuckoo *many = make(5000, configs[c].b, configs[c].f, configs[c].semi);
+        static uint64_t hashes[20000];
+        for (int k = 0; k < 20000; k++)
+            hashes[k] = test_splitmix(&rng);
+        size_t sequential = 0;
+        while (sequential < 20000 && nidus_cuckoo_add_hash(one, hashes[sequential]) == NIDUS_OK)
+            sequential++;
+        size_t added = 12345;
+        nidus_status st = nidus_cuckoo_add_many_hash(many, hashes, 20000, &added);
+        assert_int_equal(st, sequential < 20000 ? NIDUS_ERR_FULL : NIDUS_OK);
+        assert_int_equal(added, sequential);
+        assert_memory_equal(one->table.data, many->table.data, (size_t)one->table.data_bytes);
+        nidus_cuckoo_free(one);
+        nidus_cuckoo_free(many);
+    }
+}
+
+static void test_add_many_by_key(void **state)
+{
+    (void)state;
+    nidus_cuckoo *cf = make(1000, 0, 0, false);
+    char storage[200][24];
+    const void *keys[200];
+    size_t lens[200], added = 0;
+    for (int k = 0; k < 200; k++) {
+        lens[k] = test_key(storage[k], sizeof storage[k], "k", (uint64_t)k);
+        keys[k] = storage[k];
+    }
+    assert_int_equal(nidus_cuckoo_add_many(cf, keys, lens, 200, &added), NIDUS_OK);
+    assert_int_equal(added, 200);
+    for (int k = 0; k < 200; k++)
+        assert_int_equal(nidus_cuckoo_count(cf, keys[k], lens[k]), 1);
+    assert_int_equal(nidus_cuckoo_add_many(cf, keys, lens, 0, NULL), NIDUS_OK);
+    nidus_cuckoo_free(cf);
+}
+
+int main(void)
+{
+    test_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_contains_many_equals_single_lookups),
+        cmocka_unit_test(test_contains_many_by_key_equals_single_lookups),
+        cmocka_unit_test(test_add_many_equals_sequential_adds),
+        cmocka_unit_test(test_add_many_by_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
