@@ -64,6 +64,8 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
     t->max_kicks = max_kicks;
     t->rng = (seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
     plan_chunks(t);
+    if (shape->semi_sort)
+        t->semi_swar = nidus_swar_make(shape->fp_bits - 4, 4);
     t->data = nidus_calloc(a, (size_t)t->data_bytes, 1);
     t->kick_log = nidus_malloc(a, max_kicks * sizeof *t->kick_log);
     if (!t->data || !t->kick_log) {
@@ -139,6 +141,8 @@ static bool bucket_replace(nidus_table *t, uint64_t i, uint32_t from, uint32_t t
         nidus_bits_write(t->data, slot_pos(t, i, (unsigned)slot), t->shape.fp_bits, to);
         return true;
     }
+    if (from == 0 ? !nidus_table_semi_has_free(t, i) : nidus_table_semi_count(t, i, from) == 0)
+        return false;
     uint32_t fp[4];
     nidus_table_semi_decode(t, i, fp);
     for (unsigned s = 0; s < 4; s++) {

@@ -39,6 +39,7 @@ typedef struct nidus_table {
     unsigned fields_per_chunk;
     unsigned chunk_bits[NIDUS_TABLE_MAX_CHUNKS];
     nidus_swar chunk_swar[NIDUS_TABLE_MAX_CHUNKS];
+    nidus_swar semi_swar;    /* the four (f-4)-bit high parts of a semi-sorted bucket */
     uint32_t slot_of_bit;    /* ceil(2^16 / f): (bit * slot_of_bit) >> 16 == bit / f for bit < 64 */
     uint64_t occupied;       /* fingerprints in slots */
     nidus_overflow overflow; /* duplicate copies beyond their bucket pair */

@@ -90,7 +90,8 @@ static inline void nidus_table_semi_decode(const nidus_table *t, uint64_t i, uin
 }
 
 /* Copies of fp in semi-sorted bucket i. For f <= 17 the bucket is at most 64 bits: one read gives the rank
- * and all four high parts, and the four (nibble, high) pairs are compared without branches. */
+ * and the four high parts, which sit side by side and are matched with SWAR first. Only when some high part
+ * matches (for an absent key, probability about 4 / 2^(f-4)) is the rank table consulted for the nibbles. */
 static inline unsigned nidus_table_semi_count(const nidus_table *t, uint64_t i, uint32_t fp)
 {
     if (t->bucket_bits > 64) {
@@ -98,14 +99,23 @@ static inline unsigned nidus_table_semi_count(const nidus_table *t, uint64_t i, 
         nidus_table_semi_decode(t, i, have);
         return (unsigned)(have[0] == fp) + (have[1] == fp) + (have[2] == fp) + (have[3] == fp);
     }
-    unsigned hb = t->shape.fp_bits - 4;
     uint64_t raw = nidus_table_read_raw(t->data, i * t->bucket_bits);
-    uint64_t highs = raw >> NIDUS_SEMISORT_RANK_BITS, hmask = nidus_low_mask(hb), want = fp >> 4;
-    unsigned nibbles = nidus_semisort_unrank[raw & 0xfff], low = fp & 15;
-    return (unsigned)(((highs & hmask) == want) & ((nibbles & 15) == low)) +
-           (unsigned)((((highs >> hb) & hmask) == want) & (((nibbles >> 4) & 15) == low)) +
-           (unsigned)((((highs >> 2 * hb) & hmask) == want) & (((nibbles >> 8) & 15) == low)) +
-           (unsigned)((((highs >> 3 * hb) & hmask) == want) & ((nibbles >> 12) == low));
+    uint64_t high_hits = nidus_swar_match(&t->semi_swar, raw >> NIDUS_SEMISORT_RANK_BITS, fp >> 4);
+    if (!high_hits)
+        return 0;
+    unsigned hb = t->shape.fp_bits - 4, low = fp & 15, n = 0;
+    unsigned nibbles = nidus_semisort_unrank[raw & 0xfff];
+    for (unsigned s = 0; s < 4; s++)
+        n += (unsigned)((high_hits >> (s * hb + hb - 1)) & 1) & (((nibbles >> (4 * s)) & 15) == low);
+    return n;
+}
+
+/* A semi-sorted bucket has a free slot iff its first fingerprint is 0: empty slots sort first. */
+static inline bool nidus_table_semi_has_free(const nidus_table *t, uint64_t i)
+{
+    uint64_t raw = nidus_table_read_raw(t->data, i * t->bucket_bits);
+    return (nidus_semisort_unrank[raw & 0xfff] & 15) == 0 &&
+           ((raw >> NIDUS_SEMISORT_RANK_BITS) & nidus_low_mask(t->shape.fp_bits - 4)) == 0;
 }
 
 /* Copies of fp in bucket i. */
@@ -114,12 +124,41 @@ static inline unsigned nidus_table_bucket_count(const nidus_table *t, uint64_t i
     return t->shape.semi_sort ? nidus_table_semi_count(t, i, fp) : nidus_table_plain_count(t, i, fp);
 }
 
+/* Of the slots whose high part matched (`high_hits`, SWAR high bits of (f-4)-bit fields), whether one also has
+ * fp's low nibble. Branch-free: both masks are reduced to one bit per slot and intersected. */
+static inline bool nidus_table_semi_nibble_hit(const nidus_table *t, uint64_t raw, uint64_t high_hits, uint32_t fp)
+{
+    unsigned hb = t->shape.fp_bits - 4;
+    uint64_t nibbles = nidus_semisort_unrank[raw & 0xfff];
+    uint64_t z = nibbles ^ ((fp & 15) * UINT64_C(0x1111));
+    uint64_t zero = ~(((z & 0x7777) + 0x7777) | z | 0x7777) & 0x8888; /* bit 4s+3: nibble s equal */
+    unsigned nib_slots = (unsigned)((((zero >> 3) * 0x1248) >> 12) & 15);
+    unsigned high_slots = (unsigned)(((high_hits >> (hb - 1)) & 1) | ((high_hits >> (2 * hb - 2)) & 2) |
+                                     ((high_hits >> (3 * hb - 3)) & 4) | ((high_hits >> (4 * hb - 4)) & 8));
+    return (nib_slots & high_slots) != 0;
+}
+
+/* Semi-sorted lookup in both buckets: the high parts of both are matched first, so an absent key (the common
+ * case for a filter) is rejected after one well-predicted branch, without touching the rank table. */
+static inline bool nidus_table_semi_contains(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
+{
+    if (t->bucket_bits > 64)
+        return nidus_table_semi_count(t, i, fp) + nidus_table_semi_count(t, j, fp) != 0;
+    uint64_t ri = nidus_table_read_raw(t->data, i * t->bucket_bits);
+    uint64_t rj = nidus_table_read_raw(t->data, j * t->bucket_bits);
+    uint64_t hi = nidus_swar_match(&t->semi_swar, ri >> NIDUS_SEMISORT_RANK_BITS, fp >> 4);
+    uint64_t hj = nidus_swar_match(&t->semi_swar, rj >> NIDUS_SEMISORT_RANK_BITS, fp >> 4);
+    if (!(hi | hj))
+        return false;
+    return nidus_table_semi_nibble_hit(t, ri, hi, fp) | nidus_table_semi_nibble_hit(t, rj, hj, fp);
+}
+
 /* True when fp may be in bucket i or its alternate j. Overflow copies need no probe: a pair holds overflow
  * copies of fp only while it holds copies in its buckets too. */
 static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
     if (t->shape.semi_sort)
-        return nidus_table_semi_count(t, i, fp) + nidus_table_semi_count(t, j, fp) != 0;
+        return nidus_table_semi_contains(t, i, j, fp);
     return (nidus_table_plain_match(t, i, fp) | nidus_table_plain_match(t, j, fp)) != 0;
 }
 
