@@ -124,9 +124,9 @@ static inline unsigned nidus_table_bucket_count(const nidus_table *t, uint64_t i
     return t->shape.semi_sort ? nidus_table_semi_count(t, i, fp) : nidus_table_plain_count(t, i, fp);
 }
 
-/* Of the slots whose high part matched (`high_hits`, SWAR high bits of (f-4)-bit fields), whether one also has
- * fp's low nibble. Branch-free: both masks are reduced to one bit per slot and intersected. */
-static inline bool nidus_table_semi_nibble_hit(const nidus_table *t, uint64_t raw, uint64_t high_hits, uint32_t fp)
+/* Of the slots whose high part matched (`high_hits`, SWAR high bits of (f-4)-bit fields), those that also have
+ * fp's low nibble, one bit per slot. Branch-free: both masks are reduced to a bit per slot and intersected. */
+static inline unsigned nidus_table_semi_nibble_hits(const nidus_table *t, uint64_t raw, uint64_t high_hits, uint32_t fp)
 {
     unsigned hb = t->shape.fp_bits - 4;
     uint64_t nibbles = nidus_semisort_unrank[raw & 0xfff];
@@ -135,7 +135,7 @@ static inline bool nidus_table_semi_nibble_hit(const nidus_table *t, uint64_t ra
     unsigned nib_slots = (unsigned)((((zero >> 3) * 0x1248) >> 12) & 15);
     unsigned high_slots = (unsigned)(((high_hits >> (hb - 1)) & 1) | ((high_hits >> (2 * hb - 2)) & 2) |
                                      ((high_hits >> (3 * hb - 3)) & 4) | ((high_hits >> (4 * hb - 4)) & 8));
-    return (nib_slots & high_slots) != 0;
+    return nib_slots & high_slots;
 }
 
 /* Semi-sorted lookup in both buckets: the high parts of both are matched first, so an absent key (the common
@@ -150,7 +150,7 @@ static inline bool nidus_table_semi_contains(const nidus_table *t, uint64_t i, u
     uint64_t hj = nidus_swar_match(&t->semi_swar, rj >> NIDUS_SEMISORT_RANK_BITS, fp >> 4);
     if (!(hi | hj))
         return false;
-    return nidus_table_semi_nibble_hit(t, ri, hi, fp) | nidus_table_semi_nibble_hit(t, rj, hj, fp);
+    return (nidus_table_semi_nibble_hits(t, ri, hi, fp) | nidus_table_semi_nibble_hits(t, rj, hj, fp)) != 0;
 }
 
 /* True when fp may be in bucket i or its alternate j. Overflow copies need no probe: a pair holds overflow
