@@ -12,6 +12,15 @@ static nidus_cuckoo *make(uint64_t capacity, unsigned b, unsigned f, bool semi)
     return cf;
 }
 
+/* Keys "<ns>:0" .. "<ns>:n-1" as the pointer and length arrays the `_many` calls take. */
+static void fill_keys(char (*storage)[24], const void **keys, size_t *lens, size_t n, const char *ns)
+{
+    for (size_t k = 0; k < n; k++) {
+        lens[k] = test_key(storage[k], sizeof storage[k], ns, (uint64_t)k);
+        keys[k] = storage[k];
+    }
+}
+
 static const struct { unsigned b, f; bool semi; } configs[] = {
     {1, 8, false}, {2, 8, false}, {4, 12, false}, {4, 16, false}, {8, 12, false}, {8, 32, false},
     {4, 9, true}, {4, 13, true}, {4, 17, true}, {4, 24, true}};
@@ -48,12 +57,9 @@ static void test_contains_many_by_key_equals_single_lookups(void **state)
     char storage[3000][24];
     const void *keys[3000];
     size_t lens[3000];
-    for (int k = 0; k < 3000; k++) {
-        lens[k] = test_key(storage[k], sizeof storage[k], "key", (uint64_t)k);
-        keys[k] = storage[k];
-        if (k % 3 == 0)
-            assert_int_equal(nidus_cuckoo_add(cf, keys[k], lens[k]), NIDUS_OK);
-    }
+    fill_keys(storage, keys, lens, 3000, "key");
+    for (int k = 0; k < 3000; k += 3)
+        assert_int_equal(nidus_cuckoo_add(cf, keys[k], lens[k]), NIDUS_OK);
     bool out[3000];
     nidus_cuckoo_contains_many(cf, keys, lens, 3000, out);
     for (int k = 0; k < 3000; k++) {
@@ -96,10 +102,7 @@ static void test_add_many_by_key(void **state)
     char storage[200][24];
     const void *keys[200];
     size_t lens[200], added = 0;
-    for (int k = 0; k < 200; k++) {
-        lens[k] = test_key(storage[k], sizeof storage[k], "k", (uint64_t)k);
-        keys[k] = storage[k];
-    }
+    fill_keys(storage, keys, lens, 200, "k");
     assert_int_equal(nidus_cuckoo_add_many(cf, keys, lens, 200, &added), NIDUS_OK);
     assert_int_equal(added, 200);
     for (int k = 0; k < 200; k++)
