@@ -5,7 +5,7 @@
 double nidus_cuckoo_design_load(unsigned bucket_size)
 {
     switch (bucket_size) {
-    case 1: return 0.40;
+    case 1: return 0.30;
     case 2: return 0.84;
     case 4: return 0.95;
     default: return 0.98;

@@ -32,12 +32,12 @@ static void test_contains_many_equals_single_lookups(void **state)
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
         nidus_cuckoo *cf = make(20000, configs[c].b, configs[c].f, configs[c].semi);
         static uint64_t present[20000], mix[50000];
-        for (int k = 0; k < 20000; k++) {
-            present[k] = test_splitmix(&rng);
-            assert_int_equal(nidus_cuckoo_add_hash(cf, present[k]), NIDUS_OK);
-        }
+        uint64_t stored = 0; /* b = 1 may fill before its capacity (see docs/DESIGN-NOTES.md) */
+        while (stored < 20000 && nidus_cuckoo_add_hash(cf, present[stored] = test_splitmix(&rng)) == NIDUS_OK)
+            stored++;
+        assert_true(stored > 10000);
         for (int k = 0; k < 50000; k++) /* a random mix of present and absent keys, odd lengths of batch */
-            mix[k] = (test_splitmix(&rng) & 1) ? present[test_splitmix(&rng) % 20000] : test_splitmix(&rng);
+            mix[k] = (test_splitmix(&rng) & 1) ? present[test_splitmix(&rng) % stored] : test_splitmix(&rng);
         static bool out[50000];
         const size_t lengths[] = {0, 1, 15, 16, 17, 33, 50000};
         for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++) {
