@@ -106,7 +106,7 @@ static void test_add_many_by_key(void **state)
     assert_int_equal(nidus_cuckoo_add_many(cf, keys, lens, 200, &added), NIDUS_OK);
     assert_int_equal(added, 200);
     for (int k = 0; k < 200; k++)
-        assert_int_equal(nidus_cuckoo_count(cf, keys[k], lens[k]), 1);
+        assert_true(nidus_cuckoo_count(cf, keys[k], lens[k]) >= 1); /* more only through a collision */
     assert_int_equal(nidus_cuckoo_add_many(cf, keys, lens, 0, NULL), NIDUS_OK);
     nidus_cuckoo_free(cf);
 }
