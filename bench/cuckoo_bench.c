@@ -182,31 +182,33 @@ int main(int argc, char **argv)
     printf("nidus %s cuckoo benchmark: %zu items, median of %u runs, Mops/s\n", nidus_version(), items, runs);
     printf("%-10s %6s %8s %8s %7s | %7s %7s %7s %7s | %7s %7s | %9s %9s\n", "config", "bits", "fpr%", "bound%",
            "load", "insert", "pos", "neg", "remove", "pos×16", "neg×16", "2-line Mr", "neg/limit");
-    for (unsigned c = 0; c < nconfigs; c++) {
-        double v[6][64];
-        result *r = &res[c];
-        r->c = configs[c];
-        unsigned n = runs > 64 ? 64 : runs;
-        double lr[64];
-        for (unsigned k = 0; k < n; k++) {
-            run_once(&configs[c], items, keys, absent, out, r, &v[0][k], &v[1][k], &v[2][k], &v[3][k], &v[4][k],
-                     &v[5][k]);
-            lr[k] = r->line_reads;
+    /* Runs are interleaved (every configuration once, then again), so a noisy neighbour on a shared machine
+     * slows all configurations alike instead of one of them. */
+    unsigned n = runs > 64 ? 64 : runs;
+    double(*v)[7][64] = calloc(nconfigs, sizeof *v);
+    for (unsigned k = 0; k < n; k++)
+        for (unsigned c = 0; c < nconfigs; c++) {
+            res[c].c = configs[c];
+            run_once(&configs[c], items, keys, absent, out, &res[c], &v[c][0][k], &v[c][1][k], &v[c][2][k],
+                     &v[c][3][k], &v[c][4][k], &v[c][5][k]);
+            v[c][6][k] = res[c].line_reads;
         }
-        r->insert = median(v[0], n);
-        r->pos_single = median(v[1], n);
-        r->neg_single = median(v[2], n);
-        r->pos_batch = median(v[3], n);
-        r->neg_batch = median(v[4], n);
-        r->remove = median(v[5], n);
-        r->line_reads = median(lr, n);
+    for (unsigned c = 0; c < nconfigs; c++) {
+        result *r = &res[c];
+        r->insert = median(v[c][0], n);
+        r->pos_single = median(v[c][1], n);
+        r->neg_single = median(v[c][2], n);
+        r->pos_batch = median(v[c][3], n);
+        r->neg_batch = median(v[c][4], n);
+        r->remove = median(v[c][5], n);
+        r->line_reads = median(v[c][6], n);
         char name[32];
         snprintf(name, sizeof name, "b=%u f=%u%s", r->c.b, r->c.f, r->c.semi ? "s" : "");
         printf("%-10s %6.2f %8.4f %8.4f %7.4f | %7.2f %7.2f %7.2f %7.2f | %7.2f %7.2f | %9.2f %9.2f\n", name,
                r->bits_per_item, 100 * r->fpr, 100 * r->bound, r->load, r->insert, r->pos_single, r->neg_single,
                r->remove, r->pos_batch, r->neg_batch, r->line_reads / 2, r->neg_batch / (r->line_reads / 2));
-        fflush(stdout);
     }
+    free(v);
     if (json) {
         FILE *f = fopen(json, "w");
         if (!f) {

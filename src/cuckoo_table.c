@@ -64,8 +64,13 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
     t->max_kicks = max_kicks;
     t->rng = (seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
     plan_chunks(t);
-    if (shape->semi_sort && t->bucket_bits <= 64) /* wider buckets are decoded, not matched in a word */
-        t->semi_swar = nidus_swar_make(shape->fp_bits - 4, 4);
+    if (shape->semi_sort && t->bucket_bits <= 64) { /* wider buckets are decoded, not matched in a word */
+        unsigned hb = shape->fp_bits - 4;
+        t->semi_swar = nidus_swar_make(hb, 4);
+        if (hb >= 4)
+            for (unsigned k = 0; k < 4; k++)
+                t->semi_gather |= UINT64_C(1) << (k * (hb - 1));
+    }
     t->data = nidus_calloc(a, (size_t)t->data_bytes, 1);
     t->kick_log = nidus_malloc(a, max_kicks * sizeof *t->kick_log);
     if (!t->data || !t->kick_log) {

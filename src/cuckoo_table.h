@@ -40,6 +40,7 @@ typedef struct nidus_table {
     unsigned chunk_bits[NIDUS_TABLE_MAX_CHUNKS];
     nidus_swar chunk_swar[NIDUS_TABLE_MAX_CHUNKS];
     nidus_swar semi_swar;    /* the four (f-4)-bit high parts of a semi-sorted bucket */
+    uint64_t semi_gather;    /* multiplier gathering their match bits into a slot mask; 0 when f < 8 */
     uint32_t slot_of_bit;    /* ceil(2^16 / f): (bit * slot_of_bit) >> 16 == bit / f for bit < 64 */
     uint64_t occupied;       /* fingerprints in slots */
     nidus_overflow overflow; /* duplicate copies beyond their bucket pair */

@@ -89,6 +89,30 @@ static inline void nidus_table_semi_decode(const nidus_table *t, uint64_t i, uin
     }
 }
 
+/* The four match bits of a semi-sorted bucket's high parts (SWAR high bits at s*hb + hb - 1) as a 4-bit slot
+ * mask. One multiply: with M = sum of 2^(t(hb-1)), bit s*hb lands at 3hb-3+s when t = 3-s, and no two terms
+ * share a position once hb >= 4, so nothing carries. Narrower high parts (f < 8) take four shifts. */
+static inline uint64_t nidus_table_semi_slots(const nidus_table *t, uint64_t high_hits)
+{
+    unsigned hb = t->shape.fp_bits - 4;
+    uint64_t h = high_hits >> (hb - 1);
+    if (t->semi_gather)
+        return ((h * t->semi_gather) >> (3 * hb - 3)) & 15;
+    return (h & 1) | ((h >> (hb - 1)) & 2) | ((h >> (2 * hb - 2)) & 4) | ((h >> (3 * hb - 3)) & 8);
+}
+
+/* The slots of a semi-sorted bucket (`raw`: rank, then high parts) holding fp, one bit per slot, given the
+ * SWAR matches of its high parts: fp's low nibble is compared with the four sorted nibbles the rank stands for
+ * (exact zero-nibble test, then bits 4s gathered to 12..15 by one multiply: 4s + 3k, k = 4 - s, never collide),
+ * and intersected with the high-part matches. */
+static inline uint64_t nidus_table_semi_hits(const nidus_table *t, uint64_t raw, uint64_t high_hits, uint32_t fp)
+{
+    uint64_t z = nidus_semisort_unrank[raw & 0xfff] ^ ((fp & 15) * UINT64_C(0x1111));
+    uint64_t zero = ~(((z & 0x7777) + 0x7777) | z | 0x7777) & 0x8888; /* bit 4s+3: nibble s equal */
+    uint64_t nib_slots = (((zero >> 3) * 0x1248) >> 12) & 15;
+    return nib_slots & nidus_table_semi_slots(t, high_hits);
+}
+
 /* Copies of fp in semi-sorted bucket i. For f <= 17 the bucket is at most 64 bits: one read gives the rank
  * and the four high parts, which sit side by side and are matched with SWAR first. Only when some high part
  * matches (for an absent key, probability about 4 / 2^(f-4)) is the rank table consulted for the nibbles. */
@@ -103,11 +127,7 @@ static inline unsigned nidus_table_semi_count(const nidus_table *t, uint64_t i, 
     uint64_t high_hits = nidus_swar_match(&t->semi_swar, raw >> NIDUS_SEMISORT_RANK_BITS, fp >> 4);
     if (!high_hits)
         return 0;
-    unsigned hb = t->shape.fp_bits - 4, low = fp & 15, n = 0;
-    unsigned nibbles = nidus_semisort_unrank[raw & 0xfff];
-    for (unsigned s = 0; s < 4; s++)
-        n += (unsigned)((high_hits >> (s * hb + hb - 1)) & 1) & (((nibbles >> (4 * s)) & 15) == low);
-    return n;
+    return (unsigned)__builtin_popcountll(nidus_table_semi_hits(t, raw, high_hits, fp));
 }
 
 /* A semi-sorted bucket has a free slot iff its first fingerprint is 0: empty slots sort first. */
@@ -124,22 +144,9 @@ static inline unsigned nidus_table_bucket_count(const nidus_table *t, uint64_t i
     return t->shape.semi_sort ? nidus_table_semi_count(t, i, fp) : nidus_table_plain_count(t, i, fp);
 }
 
-/* Of the slots whose high part matched (`high_hits`, SWAR high bits of (f-4)-bit fields), those that also have
- * fp's low nibble, one bit per slot. Branch-free: both masks are reduced to a bit per slot and intersected. */
-static inline unsigned nidus_table_semi_nibble_hits(const nidus_table *t, uint64_t raw, uint64_t high_hits, uint32_t fp)
-{
-    unsigned hb = t->shape.fp_bits - 4;
-    uint64_t nibbles = nidus_semisort_unrank[raw & 0xfff];
-    uint64_t z = nibbles ^ ((fp & 15) * UINT64_C(0x1111));
-    uint64_t zero = ~(((z & 0x7777) + 0x7777) | z | 0x7777) & 0x8888; /* bit 4s+3: nibble s equal */
-    unsigned nib_slots = (unsigned)((((zero >> 3) * 0x1248) >> 12) & 15);
-    unsigned high_slots = (unsigned)(((high_hits >> (hb - 1)) & 1) | ((high_hits >> (2 * hb - 2)) & 2) |
-                                     ((high_hits >> (3 * hb - 3)) & 4) | ((high_hits >> (4 * hb - 4)) & 8));
-    return nib_slots & high_slots;
-}
-
 /* Semi-sorted lookup in both buckets: the high parts of both are matched first, so an absent key (the common
- * case for a filter) is rejected after one well-predicted branch, without touching the rank table. */
+ * case for a filter) is rejected after one well-predicted branch, without touching the rank table. A present
+ * key then costs two rank-table reads and two short branch-free nibble tests. */
 static inline bool nidus_table_semi_contains(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
     if (t->bucket_bits > 64)
@@ -150,7 +157,7 @@ static inline bool nidus_table_semi_contains(const nidus_table *t, uint64_t i, u
     uint64_t hj = nidus_swar_match(&t->semi_swar, rj >> NIDUS_SEMISORT_RANK_BITS, fp >> 4);
     if (!(hi | hj))
         return false;
-    return (nidus_table_semi_nibble_hits(t, ri, hi, fp) | nidus_table_semi_nibble_hits(t, rj, hj, fp)) != 0;
+    return (nidus_table_semi_hits(t, ri, hi, fp) | nidus_table_semi_hits(t, rj, hj, fp)) != 0;
 }
 
 /* True when fp may be in bucket i or its alternate j. Overflow copies need no probe: a pair holds overflow
