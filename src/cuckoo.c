@@ -1,8 +1,18 @@
-/* The public cuckoo filter: a key-hashing face over one cuckoo table. */
+/* The public cuckoo filter: hashing once, then the tables from the newest to the oldest. */
+#include <math.h>
+
 #include "alloc.h"
-#include "cuckoo_table_impl.h"
 #include "cuckoo_filter.h"
+#include "cuckoo_table_impl.h"
 #include "params.h"
+
+nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, unsigned max_kicks)
+{
+    if (expansion > NIDUS_CUCKOO_MAX_EXPANSION || max_tables < 1 || max_tables > NIDUS_CUCKOO_MAX_TABLES ||
+        max_kicks < 1 || max_kicks > NIDUS_CUCKOO_MAX_KICKS)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    return NIDUS_OK;
+}
 
 nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **out)
 {
@@ -14,18 +24,36 @@ nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **
     nidus_status st = nidus_cuckoo_resolve(params, &plan, &shape, &max_kicks);
     if (st)
         return st;
+    unsigned max_tables = params->max_tables ? params->max_tables : NIDUS_CUCKOO_DEFAULT_MAX_TABLES;
+    st = nidus_cuckoo_check_limits(params->expansion, max_tables, max_kicks);
+    if (st)
+        return st;
+    if (params->max_memory &&
+        nidus_table_data_bytes(&shape) + (uint64_t)max_kicks * sizeof(uint64_t) > params->max_memory)
+        return NIDUS_ERR_LIMIT_MEMORY;
     nidus_allocator alloc;
     nidus_alloc_resolve(params->allocator, &alloc);
-    nidus_cuckoo *cf = nidus_malloc(&alloc, sizeof *cf);
+    nidus_cuckoo *cf = nidus_calloc(&alloc, 1, sizeof *cf);
     if (!cf)
         return NIDUS_ERR_NO_MEMORY;
-    cf->alloc = alloc;
-    cf->seed = params->seed;
-    st = nidus_table_init(&cf->table, &shape, max_kicks, params->seed, &cf->alloc);
+    *cf = (nidus_cuckoo){
+        .alloc = alloc,
+        .seed = params->seed,
+        .base = shape,
+        .max_kicks = max_kicks,
+        .expansion = params->expansion,
+        .max_tables = max_tables,
+        .max_memory = params->max_memory,
+    };
+    cf->tables = nidus_malloc(&alloc, sizeof *cf->tables);
+    st = cf->tables ? nidus_table_init(&cf->tables[0], &shape, max_kicks, params->seed, &alloc)
+                    : NIDUS_ERR_NO_MEMORY;
     if (st) {
+        nidus_free(&alloc, cf->tables);
         nidus_free(&alloc, cf);
         return st;
     }
+    cf->ntables = 1;
     *out = cf;
     return NIDUS_OK;
 }
@@ -35,7 +63,11 @@ void nidus_cuckoo_free(nidus_cuckoo *cf)
     if (!cf)
         return;
     nidus_allocator alloc = cf->alloc;
-    nidus_table_release(&cf->table, &alloc);
+    for (unsigned k = 0; k < cf->ntables; k++)
+        nidus_table_release(&cf->tables[k], &alloc);
+    nidus_free(&alloc, cf->tables);
+    nidus_cuckoo_loader_free(cf);
+    nidus_cuckoo_unmap(cf);
     nidus_free(&alloc, cf);
 }
 
@@ -44,12 +76,52 @@ uint64_t nidus_cuckoo_hash(const nidus_cuckoo *cf, const void *key, size_t len)
     return nidus_hash_bytes(key, len, cf->seed);
 }
 
+bool nidus_cuckoo_is_read_only(const nidus_cuckoo *cf) { return cf->read_only; }
+
+/* Adds a table for growth; the filter is unchanged on failure. */
+static nidus_status grow(nidus_cuckoo *cf)
+{
+    if (cf->ntables >= cf->max_tables)
+        return NIDUS_ERR_LIMIT_TABLES;
+    nidus_table_shape shape;
+    nidus_status st = nidus_cuckoo_next_shape(cf, cf->ntables, cf->tables[cf->ntables - 1].shape.buckets, &shape);
+    if (st)
+        return st;
+    uint64_t need = nidus_table_data_bytes(&shape) + (uint64_t)cf->max_kicks * sizeof(uint64_t);
+    if (cf->max_memory && need > cf->max_memory - nidus_cuckoo_tables_memory(cf))
+        return NIDUS_ERR_LIMIT_MEMORY;
+    nidus_table *tables = nidus_realloc(&cf->alloc, cf->tables, (cf->ntables + 1) * sizeof *tables);
+    if (!tables)
+        return NIDUS_ERR_NO_MEMORY;
+    cf->tables = tables;
+    st = nidus_table_init(&tables[cf->ntables], &shape, cf->max_kicks, cf->seed + cf->ntables, &cf->alloc);
+    if (st)
+        return st;
+    cf->ntables++;
+    return NIDUS_OK;
+}
+
 nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
 {
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
     uint64_t i;
     uint32_t fp;
-    nidus_table_locate(&cf->table, hash, &i, &fp);
-    return nidus_table_add(&cf->table, &cf->alloc, i, fp);
+    for (unsigned k = cf->ntables; k-- > 0;) {
+        nidus_table_locate(&cf->tables[k], hash, &i, &fp);
+        if (nidus_table_place_free(&cf->tables[k], i, fp))
+            return NIDUS_OK;
+    }
+    nidus_table *newest = &cf->tables[cf->ntables - 1];
+    nidus_table_locate(newest, hash, &i, &fp);
+    nidus_status st = nidus_table_add(newest, &cf->alloc, i, fp);
+    if (st != NIDUS_ERR_FULL || cf->expansion == 0)
+        return st;
+    if ((st = grow(cf)))
+        return st;
+    newest = &cf->tables[cf->ntables - 1];
+    nidus_table_locate(newest, hash, &i, &fp);
+    return nidus_table_add(newest, &cf->alloc, i, fp); /* an empty table: a free slot */
 }
 
 nidus_status nidus_cuckoo_add(nidus_cuckoo *cf, const void *key, size_t len)
@@ -63,6 +135,8 @@ nidus_status nidus_cuckoo_add_unique_hash(nidus_cuckoo *cf, uint64_t hash, bool 
     if (!added)
         added = &dummy;
     *added = false;
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
     if (nidus_cuckoo_contains_hash(cf, hash))
         return NIDUS_OK;
     nidus_status st = nidus_cuckoo_add_hash(cf, hash);
@@ -77,10 +151,17 @@ nidus_status nidus_cuckoo_add_unique(nidus_cuckoo *cf, const void *key, size_t l
 
 bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
-    uint64_t i;
-    uint32_t fp;
-    nidus_table_locate(&cf->table, hash, &i, &fp);
-    return nidus_table_contains(&cf->table, i, nidus_table_alt(&cf->table, i, fp), fp);
+    if (cf->loader)
+        return false;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        const nidus_table *t = &cf->tables[k];
+        uint64_t i;
+        uint32_t fp;
+        nidus_table_locate(t, hash, &i, &fp);
+        if (nidus_table_contains(t, i, nidus_table_alt(t, i, fp), fp))
+            return true;
+    }
+    return false;
 }
 
 bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
@@ -88,12 +169,31 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
     return nidus_cuckoo_contains_hash(cf, nidus_cuckoo_hash(cf, key, len));
 }
 
+static uint64_t total_items(const nidus_cuckoo *cf)
+{
+    uint64_t n = 0;
+    for (unsigned k = 0; k < cf->ntables; k++)
+        n += nidus_table_items(&cf->tables[k]);
+    return n;
+}
+
 nidus_status nidus_cuckoo_remove_hash(nidus_cuckoo *cf, uint64_t hash)
 {
-    uint64_t i;
-    uint32_t fp;
-    nidus_table_locate(&cf->table, hash, &i, &fp);
-    return nidus_table_remove(&cf->table, i, fp) ? NIDUS_OK : NIDUS_ERR_NOT_FOUND;
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
+    for (unsigned k = cf->ntables; k-- > 0;) {
+        uint64_t i;
+        uint32_t fp;
+        nidus_table_locate(&cf->tables[k], hash, &i, &fp);
+        if (nidus_table_remove(&cf->tables[k], i, fp)) {
+            cf->deleted++;
+            /* As RedisBloom: once removes pass a tenth of the items, try to give back whole tables. */
+            if (cf->ntables > 1 && (double)cf->deleted > 0.10 * (double)total_items(cf))
+                nidus_cuckoo_compact(cf, NULL);
+            return NIDUS_OK;
+        }
+    }
+    return NIDUS_ERR_NOT_FOUND;
 }
 
 nidus_status nidus_cuckoo_remove(nidus_cuckoo *cf, const void *key, size_t len)
@@ -103,10 +203,16 @@ nidus_status nidus_cuckoo_remove(nidus_cuckoo *cf, const void *key, size_t len)
 
 uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
-    uint64_t i;
-    uint32_t fp;
-    nidus_table_locate(&cf->table, hash, &i, &fp);
-    return nidus_table_count(&cf->table, i, fp);
+    uint64_t n = 0;
+    if (cf->loader)
+        return 0;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        uint64_t i;
+        uint32_t fp;
+        nidus_table_locate(&cf->tables[k], hash, &i, &fp);
+        n += nidus_table_count(&cf->tables[k], i, fp);
+    }
+    return n;
 }
 
 uint64_t nidus_cuckoo_count(const nidus_cuckoo *cf, const void *key, size_t len)
@@ -114,25 +220,74 @@ uint64_t nidus_cuckoo_count(const nidus_cuckoo *cf, const void *key, size_t len)
     return nidus_cuckoo_count_hash(cf, nidus_cuckoo_hash(cf, key, len));
 }
 
-void nidus_cuckoo_clear(nidus_cuckoo *cf) { nidus_table_clear(&cf->table); }
+nidus_status nidus_cuckoo_clear(nidus_cuckoo *cf)
+{
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
+    while (cf->ntables > 1)
+        nidus_table_release(&cf->tables[--cf->ntables], &cf->alloc);
+    nidus_table_clear(&cf->tables[0]);
+    cf->deleted = 0;
+    return NIDUS_OK;
+}
+
+uint64_t nidus_cuckoo_tables_memory(const nidus_cuckoo *cf)
+{
+    uint64_t n = 0;
+    for (unsigned k = 0; k < cf->ntables; k++)
+        n += nidus_table_memory(&cf->tables[k]);
+    return n;
+}
 
 void nidus_cuckoo_get_stats(const nidus_cuckoo *cf, nidus_cuckoo_stats *s)
 {
-    const nidus_table *t = &cf->table;
-    uint64_t items = nidus_table_items(t);
-    uint64_t memory = sizeof *cf + nidus_table_memory(t);
+    const nidus_table *t0 = &cf->tables[0];
+    uint64_t items = 0, overflow = 0, occupied = 0, slots = 0;
+    double bound = 0.0;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        const nidus_table *t = &cf->tables[k];
+        items += nidus_table_items(t);
+        overflow += t->overflow.total;
+        occupied += t->occupied;
+        slots += t->shape.buckets * t->shape.bucket_size;
+        bound += nidus_cuckoo_error_bound(t->shape.bucket_size, t->shape.fp_bits);
+    }
+    uint64_t memory = sizeof *cf + cf->ntables * sizeof *cf->tables + nidus_cuckoo_tables_memory(cf);
     *s = (nidus_cuckoo_stats){
         .items = items,
-        .overflow_items = t->overflow.total,
-        .buckets = t->shape.buckets,
-        .slots = t->shape.buckets * t->shape.bucket_size,
-        .bucket_size = t->shape.bucket_size,
-        .fingerprint_bits = t->shape.fp_bits,
-        .max_kicks = t->max_kicks,
-        .semi_sort = t->shape.semi_sort,
-        .load = (double)t->occupied / (double)(t->shape.buckets * t->shape.bucket_size),
+        .overflow_items = overflow,
+        .buckets = t0->shape.buckets,
+        .slots = t0->shape.buckets * t0->shape.bucket_size,
+        .bucket_size = t0->shape.bucket_size,
+        .fingerprint_bits = t0->shape.fp_bits,
+        .max_kicks = cf->max_kicks,
+        .semi_sort = t0->shape.semi_sort,
+        .load = (double)occupied / (double)slots,
         .memory_bytes = memory,
         .bits_per_item = items ? (double)memory * 8.0 / (double)items : 0.0,
-        .error_bound = nidus_cuckoo_error_bound(t->shape.bucket_size, t->shape.fp_bits),
+        .error_bound = bound < 1.0 ? bound : 1.0,
+        .target_error = nidus_cuckoo_error_bound(cf->base.bucket_size, cf->base.fp_bits),
+        .tables = cf->ntables,
+        .expansion = cf->expansion,
+        .max_tables = cf->max_tables,
+        .max_memory = cf->max_memory,
+        .total_slots = slots,
+        .items_deleted = cf->deleted,
     };
+}
+
+nidus_status nidus_cuckoo_get_table_stats(const nidus_cuckoo *cf, unsigned index, nidus_cuckoo_table_stats *s)
+{
+    if (index >= cf->ntables || !s)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    const nidus_table *t = &cf->tables[index];
+    *s = (nidus_cuckoo_table_stats){
+        .buckets = t->shape.buckets,
+        .items = nidus_table_items(t),
+        .fingerprint_bits = t->shape.fp_bits,
+        .load = (double)t->occupied / (double)(t->shape.buckets * t->shape.bucket_size),
+        .error_bound = nidus_cuckoo_error_bound(t->shape.bucket_size, t->shape.fp_bits),
+        .memory_bytes = nidus_table_memory(t),
+    };
+    return NIDUS_OK;
 }

@@ -22,40 +22,55 @@ static inline void stage(const nidus_table *t, uint64_t hash, pending *p)
     nidus_table_prefetch(t, p->j);
 }
 
-void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out)
+/* Probes table t for every key; with `only_missing`, only for keys whose out[] is still false (later tables of
+ * a grown filter), and those are the only ones staged and prefetched. */
+static void probe_table(const nidus_table *t, const uint64_t *hashes, size_t n, bool *out, bool only_missing)
 {
-    const nidus_table *t = &cf->table;
     pending ring[AHEAD];
-    size_t k = 0;
-    for (; k < n && k < AHEAD; k++)
-        stage(t, hashes[k], &ring[k]);
-    for (size_t done = 0; done < n; done++) {
-        const pending *p = &ring[done % AHEAD];
-        out[done] = nidus_table_contains(t, p->i, p->j, p->fp);
-        if (k < n) {
-            stage(t, hashes[k], &ring[k % AHEAD]);
+    size_t idx[AHEAD];
+    size_t k = 0, staged = 0, done = 0;
+    while (done < staged || k < n) {
+        while (staged - done < AHEAD && k < n) {
+            if (!only_missing || !out[k]) {
+                stage(t, hashes[k], &ring[staged % AHEAD]);
+                idx[staged % AHEAD] = k;
+                staged++;
+            }
             k++;
+        }
+        if (done < staged) {
+            const pending *p = &ring[done % AHEAD];
+            out[idx[done % AHEAD]] = nidus_table_contains(t, p->i, p->j, p->fp);
+            done++;
         }
     }
 }
 
+void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out)
+{
+    if (cf->loader) {
+        for (size_t k = 0; k < n; k++)
+            out[k] = false;
+        return;
+    }
+    for (unsigned t = 0; t < cf->ntables; t++)
+        probe_table(&cf->tables[t], hashes, n, out, t > 0);
+}
+
+/* Adds go through nidus_cuckoo_add_hash one by one (free slots in every table, kicks, growth: the same
+ * results as single calls); the batch only prefetches the newest table's buckets of the keys ahead. */
 nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes, size_t n, size_t *added)
 {
-    nidus_table *t = &cf->table;
-    pending ring[AHEAD];
-    size_t k = 0, done = 0;
-    nidus_status st = NIDUS_OK;
-    for (; k < n && k < AHEAD; k++)
-        stage(t, hashes[k], &ring[k]);
-    for (; done < n; done++) {
-        const pending *p = &ring[done % AHEAD];
-        st = nidus_table_add(t, &cf->alloc, p->i, p->fp);
-        if (st)
+    size_t done = 0;
+    nidus_status st = nidus_cuckoo_writable(cf) ? NIDUS_OK : NIDUS_ERR_READ_ONLY;
+    pending p;
+    for (size_t k = 0; k < AHEAD && k < n && !st; k++)
+        stage(&cf->tables[cf->ntables - 1], hashes[k], &p);
+    for (; done < n && !st; done++) {
+        if (done + AHEAD < n)
+            stage(&cf->tables[cf->ntables - 1], hashes[done + AHEAD], &p);
+        if ((st = nidus_cuckoo_add_hash(cf, hashes[done])))
             break;
-        if (k < n) {
-            stage(t, hashes[k], &ring[k % AHEAD]);
-            k++;
-        }
     }
     if (added)
         *added = done;

@@ -1,14 +1,56 @@
-/* Internal: the cuckoo filter object behind the public handle. */
+/* Internal: the cuckoo filter object behind the public handle — a list of tables that grows.
+ *
+ * Table k (0 the oldest) has buckets(0) * expansion^k buckets (each table's a multiple of the one before) and
+ * enough fingerprint bits that its error bound is at most bound(0) * c / (k+1)^2, c = 1 / (pi^2/6 - 1), so the
+ * sum over any number of tables stays under 2 * bound(0). Every table takes its bucket offsets from the same
+ * low fingerprint bits (offset_bits = f of table 0), so a key's bucket pair in a table reduces, modulo the
+ * smaller size, to its pair in every older table: compaction moves fingerprints down exactly. */
 #ifndef NIDUS_SRC_CUCKOO_FILTER_H
 #define NIDUS_SRC_CUCKOO_FILTER_H
 
 #include "cuckoo_table.h"
 #include "nidus/cuckoo.h"
 
+typedef struct nidus_cuckoo_loader nidus_cuckoo_loader;
+
 struct nidus_cuckoo {
     nidus_allocator alloc;
     uint64_t seed;
-    nidus_table table;
+    nidus_table_shape base; /* table 0's shape: bucket size, f0, offset bits, reach, semi-sorting */
+    unsigned max_kicks;
+    unsigned expansion;     /* 0: never grow */
+    unsigned max_tables;
+    uint64_t max_memory;    /* 0: no limit */
+    uint64_t deleted;       /* removes since creation or the last compaction */
+    unsigned ntables;
+    nidus_table *tables;    /* ntables of them, allocated to exactly that many */
+    bool read_only;         /* a view: tables borrow their data */
+    void *mapping;          /* the mapped file of nidus_cuckoo_map_file, unmapped by free */
+    size_t mapping_bytes;
+    nidus_cuckoo_loader *loader; /* while chunks are being loaded: the tables are incomplete */
 };
+
+/* Writes are refused on views and on filters still loading; lookups on the latter. */
+static inline bool nidus_cuckoo_writable(const nidus_cuckoo *cf) { return !cf->read_only && !cf->loader; }
+
+/* Releases the chunk loader's state, if any. */
+void nidus_cuckoo_loader_free(nidus_cuckoo *cf);
+
+/* The error bound a table at position k may have: see above. */
+double nidus_cuckoo_table_budget(double base_bound, unsigned k);
+
+/* The shape of table k (k >= 1) given the newest table's bucket count: NIDUS_ERR_LIMIT_TABLES when no f up to
+ * 32 meets the budget, NIDUS_ERR_TOO_LARGE when the size overflows. */
+nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_t prev_buckets,
+                                     nidus_table_shape *out);
+
+/* Sum of the tables' memory through the allocator (data, kick logs, overflow maps). */
+uint64_t nidus_cuckoo_tables_memory(const nidus_cuckoo *cf);
+
+/* Releases the file mapping of a filter opened with nidus_cuckoo_map_file, if any. */
+void nidus_cuckoo_unmap(nidus_cuckoo *cf);
+
+/* Checks the filter-level parameters shared by new and decoded filters. */
+nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, unsigned max_kicks);
 
 #endif

@@ -45,8 +45,13 @@ static void plan_chunks(nidus_table *t)
     }
 }
 
-nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks, uint64_t seed,
-                              const nidus_allocator *a)
+uint64_t nidus_table_data_bytes(const nidus_table_shape *shape)
+{
+    return nidus_table_shape_bytes(shape) + NIDUS_BITS_SLACK;
+}
+
+/* Everything but the memory: derived constants of the shape. */
+static nidus_status setup(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks, uint64_t seed)
 {
     memset(t, 0, sizeof *t);
     nidus_status st = nidus_table_check_shape(shape);
@@ -56,7 +61,7 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
         return NIDUS_ERR_INVALID_ARGUMENT;
     t->shape = *shape;
     t->bucket_bits = shape->semi_sort ? 4 * shape->fp_bits - 4 : shape->bucket_size * shape->fp_bits;
-    t->data_bytes = nidus_table_shape_bytes(shape) + NIDUS_BITS_SLACK;
+    t->data_bytes = nidus_table_data_bytes(shape);
     t->bucket_mod = nidus_fastmod_make(shape->buckets);
     t->fp_mask = (uint32_t)nidus_low_mask(shape->fp_bits);
     t->offset_mask = (uint32_t)nidus_low_mask(shape->offset_bits);
@@ -71,6 +76,15 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
             for (unsigned k = 0; k < 4; k++)
                 t->semi_gather |= UINT64_C(1) << (k * (hb - 1));
     }
+    return NIDUS_OK;
+}
+
+nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks, uint64_t seed,
+                              const nidus_allocator *a)
+{
+    nidus_status st = setup(t, shape, max_kicks, seed);
+    if (st)
+        return st;
     t->data = nidus_calloc(a, (size_t)t->data_bytes, 1);
     t->kick_log = nidus_malloc(a, max_kicks * sizeof *t->kick_log);
     if (!t->data || !t->kick_log) {
@@ -80,9 +94,20 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
     return NIDUS_OK;
 }
 
+nidus_status nidus_table_init_borrowed(nidus_table *t, const nidus_table_shape *shape, const uint8_t *data)
+{
+    nidus_status st = setup(t, shape, 1, 0);
+    if (st)
+        return st;
+    t->data = (uint8_t *)(uintptr_t)data; /* never written: every write path refuses borrowed tables first */
+    t->borrowed = true;
+    return NIDUS_OK;
+}
+
 void nidus_table_release(nidus_table *t, const nidus_allocator *a)
 {
-    nidus_free(a, t->data);
+    if (!t->borrowed)
+        nidus_free(a, t->data);
     nidus_free(a, t->kick_log);
     nidus_overflow_release(&t->overflow, a);
     t->data = NULL;
@@ -91,7 +116,8 @@ void nidus_table_release(nidus_table *t, const nidus_allocator *a)
 
 uint64_t nidus_table_memory(const nidus_table *t)
 {
-    return t->data_bytes + t->max_kicks * sizeof *t->kick_log + nidus_overflow_memory(&t->overflow);
+    uint64_t own = t->borrowed ? 0 : t->data_bytes + t->max_kicks * sizeof *t->kick_log;
+    return own + nidus_overflow_memory(&t->overflow);
 }
 
 void nidus_table_clear(nidus_table *t)
@@ -256,4 +282,89 @@ uint64_t nidus_table_count(const nidus_table *t, uint64_t i, uint32_t fp)
     if (n >= t->shape.bucket_size)
         n += nidus_overflow_get(&t->overflow, i < j ? i : j, fp);
     return n;
+}
+
+bool nidus_table_place_free(nidus_table *t, uint64_t i, uint32_t fp)
+{
+    if (bucket_replace(t, i, 0, fp) || bucket_replace(t, nidus_table_alt(t, i, fp), 0, fp)) {
+        t->occupied++;
+        return true;
+    }
+    return false;
+}
+
+void nidus_table_read_bucket(const nidus_table *t, uint64_t i, uint32_t *fps)
+{
+    if (t->shape.semi_sort) {
+        nidus_table_semi_decode(t, i, fps);
+        return;
+    }
+    for (unsigned s = 0; s < t->shape.bucket_size; s++)
+        fps[s] = (uint32_t)nidus_bits_read(t->data, slot_pos(t, i, s), t->shape.fp_bits);
+}
+
+bool nidus_table_take(nidus_table *t, uint64_t i, uint32_t fp)
+{
+    if (!bucket_replace(t, i, fp, 0))
+        return false;
+    t->occupied--;
+    return true;
+}
+
+uint64_t nidus_table_overflow_count(const nidus_table *t, uint64_t i, uint32_t fp)
+{
+    if (!t->overflow.used)
+        return 0;
+    uint64_t j = nidus_table_alt(t, i, fp);
+    return nidus_overflow_get(&t->overflow, i < j ? i : j, fp);
+}
+
+/* A semi-sorted bucket is canonical when its rank is one of the 3876 codes and, among slots with equal low
+ * nibbles, the high parts ascend (the rank fixes the nibble order; the high parts must follow sort4's). */
+static bool semi_bucket_valid(const nidus_table *t, uint64_t i)
+{
+    if ((nidus_bits_read(t->data, i * t->bucket_bits, NIDUS_SEMISORT_RANK_BITS)) >= NIDUS_SEMISORT_CODES)
+        return false;
+    uint32_t fp[4];
+    nidus_table_semi_decode(t, i, fp);
+    for (unsigned s = 1; s < 4; s++)
+        if ((fp[s] & 15) == (fp[s - 1] & 15) && fp[s] < fp[s - 1])
+            return false;
+    return true;
+}
+
+nidus_status nidus_table_validate(nidus_table *t)
+{
+    uint64_t occupied = 0, m = t->shape.buckets;
+    unsigned b = t->shape.bucket_size;
+    uint32_t fps[8];
+    for (uint64_t i = 0; i < m; i++) {
+        if (t->shape.semi_sort && !semi_bucket_valid(t, i))
+            return NIDUS_ERR_CORRUPT;
+        nidus_table_read_bucket(t, i, fps);
+        for (unsigned s = 0; s < b; s++)
+            occupied += fps[s] != 0;
+    }
+    /* Past the last bucket: the unused bits of the last byte, then the slack, all zero. */
+    uint64_t used_bits = m * t->bucket_bits, bytes = nidus_table_shape_bytes(&t->shape);
+    if (used_bits % 8 && (t->data[bytes - 1] >> (used_bits % 8)))
+        return NIDUS_ERR_CORRUPT;
+    for (uint64_t k = bytes; k < t->data_bytes; k++)
+        if (t->data[k])
+            return NIDUS_ERR_CORRUPT;
+    /* Overflow copies exist only for a fingerprint that fills its share of a full pair (nidus_table_add). */
+    const nidus_overflow *ov = &t->overflow;
+    for (uint64_t e = 0; e < ov->capacity; e++) {
+        const nidus_overflow_entry *en = &ov->entries[e];
+        if (!en->count)
+            continue;
+        if (en->bucket >= m || en->fingerprint == 0 || en->fingerprint > t->fp_mask)
+            return NIDUS_ERR_CORRUPT;
+        uint64_t j = nidus_table_alt(t, en->bucket, en->fingerprint);
+        if (j < en->bucket || nidus_table_bucket_count(t, en->bucket, en->fingerprint) +
+                                      nidus_table_bucket_count(t, j, en->fingerprint) < b)
+            return NIDUS_ERR_CORRUPT;
+    }
+    t->occupied = occupied;
+    return NIDUS_OK;
 }

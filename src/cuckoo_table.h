@@ -29,6 +29,7 @@ typedef struct nidus_table_shape {
 typedef struct nidus_table {
     nidus_table_shape shape;
     uint8_t *data;           /* buckets * bucket_bits bits, then NIDUS_BITS_SLACK zero bytes */
+    bool borrowed;           /* data belongs to someone else (a mapped file): read-only, never freed */
     uint64_t data_bytes;
     nidus_fastmod bucket_mod;
     unsigned bucket_bits;    /* b*f, or 4f-4 when semi-sorted */
@@ -58,7 +59,32 @@ uint64_t nidus_table_shape_bytes(const nidus_table_shape *shape);
 /* Builds an empty table. On failure `t` holds nothing to release. */
 nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks, uint64_t seed,
                               const nidus_allocator *a);
+
+/* Builds a read-only table over `data` (nidus_table_data_bytes(shape) bytes, slack included), which must
+ * outlive it. Allocates nothing; check the contents with nidus_table_validate before probing. */
+nidus_status nidus_table_init_borrowed(nidus_table *t, const nidus_table_shape *shape, const uint8_t *data);
+
 void nidus_table_release(nidus_table *t, const nidus_allocator *a);
+
+/* Bytes of `data` a table of this shape holds: the fingerprints, then NIDUS_BITS_SLACK zero bytes. */
+uint64_t nidus_table_data_bytes(const nidus_table_shape *shape);
+
+/* Checks untrusted table contents: every semi-sorted rank in range and every bucket in canonical order,
+ * the bits past the last bucket zero, every overflow entry where only an add could have put it. Recomputes
+ * `occupied`. NIDUS_ERR_CORRUPT when anything is off. */
+nidus_status nidus_table_validate(nidus_table *t);
+
+/* Puts fp into a free slot of bucket i or of its alternate, without kicking; false when both are full. */
+bool nidus_table_place_free(nidus_table *t, uint64_t i, uint32_t fp);
+
+/* The fingerprints of bucket i (0 for an empty slot), bucket_size of them. */
+void nidus_table_read_bucket(const nidus_table *t, uint64_t i, uint32_t *fps);
+
+/* Removes one copy of fp from bucket i itself (not its alternate, not the overflow); false when absent. */
+bool nidus_table_take(nidus_table *t, uint64_t i, uint32_t fp);
+
+/* Copies of fp in the overflow map for the pair of bucket i. */
+uint64_t nidus_table_overflow_count(const nidus_table *t, uint64_t i, uint32_t fp);
 
 /* Adds fingerprint fp (nonzero, < 2^fp_bits) whose primary bucket is i. NIDUS_ERR_FULL leaves the table as it
  * was; NIDUS_ERR_NO_MEMORY only when the overflow map could not grow. */

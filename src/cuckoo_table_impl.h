@@ -24,9 +24,13 @@ static inline void nidus_table_locate(const nidus_table *t, uint64_t hash, uint6
     *fp = nidus_fingerprint(nidus_fingerprint_source(hash), t->fp_mask);
 }
 
+/* The offset comes from the fingerprint's low offset_bits, with 0 read as 1 just as a fingerprint of 0 is
+ * stored as 1: then a table with longer fingerprints, whose fp truncates to this one's, offsets identically,
+ * which is what compaction needs (see nidus_fingerprint). */
 static inline uint64_t nidus_table_offset(const nidus_table *t, uint32_t fp)
 {
-    uint32_t x = (fp & t->offset_mask) * UINT32_C(0x9E3779B1);
+    uint32_t o = fp & t->offset_mask;
+    uint32_t x = (o | (uint32_t)(o == 0)) * UINT32_C(0x9E3779B1);
     uint64_t r = ((uint64_t)x >> (32 - t->shape.reach_log2)) | 1;
     if (r >= t->shape.buckets) /* only tables smaller than the reach */
         r = nidus_fastmod_reduce(&t->bucket_mod, r);

@@ -13,6 +13,10 @@ const char *nidus_strerror(nidus_status status)
     case NIDUS_ERR_CORRUPT: return "corrupt or truncated data";
     case NIDUS_ERR_VERSION: return "unsupported format version";
     case NIDUS_ERR_IO: return "input/output error";
+    case NIDUS_ERR_LIMIT_TABLES: return "maximum number of sub-filters reached";
+    case NIDUS_ERR_LIMIT_MEMORY: return "maximum filter memory reached";
+    case NIDUS_ERR_READ_ONLY: return "filter is read-only";
+    case NIDUS_ERR_SEQUENCE: return "chunk out of sequence or from another filter";
     }
     return "unknown status";
 }

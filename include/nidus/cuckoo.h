@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "alloc.h"
+#include "codec.h"
 #include "status.h"
 
 #include "api.h"
@@ -25,6 +26,9 @@ extern "C" {
 #define NIDUS_CUCKOO_MAX_KICKS 65535u
 #define NIDUS_CUCKOO_DEFAULT_MAX_KICKS 500u
 #define NIDUS_CUCKOO_DEFAULT_ERROR_RATE 0.01
+#define NIDUS_CUCKOO_DEFAULT_MAX_TABLES 32u
+#define NIDUS_CUCKOO_MAX_TABLES 64u
+#define NIDUS_CUCKOO_MAX_EXPANSION 32768u
 
 typedef struct nidus_cuckoo nidus_cuckoo;
 
@@ -38,6 +42,11 @@ typedef struct nidus_cuckoo_params {
     bool semi_sort;            /* b = 4 only: store each slot in f-1 bits at the error rate of f */
     uint64_t seed;             /* hash seed; filters must share it to share pre-computed hashes */
     const nidus_allocator *allocator; /* NULL: the C library's malloc/calloc/realloc/free */
+    /* Growth. 0 (the default) never grows: an add that finds no room fails with NIDUS_ERR_FULL. Otherwise a
+     * full filter adds a table `expansion` times the buckets of its newest one, in [1, 32768]. */
+    unsigned expansion;
+    unsigned max_tables;       /* tables a filter may grow to, [1, 64]; 0: 32 */
+    uint64_t max_memory;       /* bytes the tables may hold in all; growth beyond fails; 0: no limit */
 } nidus_cuckoo_params;
 
 /* The configuration a set of parameters resolves to, before anything is allocated. */
@@ -65,8 +74,25 @@ typedef struct nidus_cuckoo_stats {
     double load;          /* occupied slots / slots */
     uint64_t memory_bytes; /* everything the filter holds through its allocator */
     double bits_per_item; /* memory bits / items (0 when empty) */
-    double error_bound;   /* false-positive probability bound at full occupancy */
+    double error_bound;   /* false-positive bound of the whole filter: the sum of its tables' bounds */
+    double target_error;  /* the bound of the first table; growth keeps error_bound under twice this */
+    unsigned tables;      /* sub-filters; buckets, slots and fingerprint_bits above are the first one's */
+    unsigned expansion;
+    unsigned max_tables;
+    uint64_t max_memory;
+    uint64_t total_slots;   /* slots of every table */
+    uint64_t items_deleted; /* removes since creation or the last compaction (as RedisBloom's CF.INFO) */
 } nidus_cuckoo_stats;
+
+/* One sub-filter of a filter. */
+typedef struct nidus_cuckoo_table_stats {
+    uint64_t buckets;
+    uint64_t items; /* fingerprints in slots plus overflow copies */
+    unsigned fingerprint_bits;
+    double load;
+    double error_bound;
+    uint64_t memory_bytes;
+} nidus_cuckoo_table_stats;
 
 /* Resolves `params` into a plan: chooses b and f when they are 0, sizes the table for `capacity` at the load
  * that b can reach, and reports the cost. NIDUS_ERR_INVALID_ARGUMENT for any field out of range,
@@ -84,10 +110,12 @@ NIDUS_API void nidus_cuckoo_free(nidus_cuckoo *filter);
  * once and probe several filters created with the same seed. */
 NIDUS_API uint64_t nidus_cuckoo_hash(const nidus_cuckoo *filter, const void *key, size_t len);
 
-/* Adds one copy of the key. The same key may be added many times; copies beyond what its two buckets hold
- * are counted in a side table, so count and remove stay exact and nothing kicks or fails for them.
- * NIDUS_ERR_FULL when no room was found within max_kicks relocations: the filter is then unchanged.
- * NIDUS_ERR_NO_MEMORY only when the duplicate side table had to grow. */
+/* Adds one copy of the key: into a free slot of any table, else by relocation in the newest, else (when
+ * expansion > 0) into a new table. The same key may be added many times; copies beyond what its two buckets
+ * hold are counted in a side table, so count and remove stay exact and nothing kicks or grows for them.
+ * On failure the filter is unchanged: NIDUS_ERR_FULL (no room and expansion 0), NIDUS_ERR_LIMIT_TABLES or
+ * NIDUS_ERR_LIMIT_MEMORY (growth would pass max_tables or max_memory, or more fingerprint bits than 32 would
+ * be needed to keep the error bound), NIDUS_ERR_NO_MEMORY, NIDUS_ERR_READ_ONLY. */
 NIDUS_API nidus_status nidus_cuckoo_add(nidus_cuckoo *filter, const void *key, size_t len);
 NIDUS_API nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *filter, uint64_t hash);
 
@@ -115,8 +143,10 @@ NIDUS_API nidus_status nidus_cuckoo_add_many(nidus_cuckoo *filter, const void *c
 NIDUS_API nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *filter, const uint64_t *hashes, size_t n,
                                                   size_t *added);
 
-/* Removes one copy of the key. NIDUS_ERR_NOT_FOUND when none is present. Removing a key that was never added
- * but collides with one that was removes the other's copy: use add_unique to keep that from happening. */
+/* Removes one copy of the key, looking in the newest table first (the longest fingerprints, so the least
+ * likely to match another key's). NIDUS_ERR_NOT_FOUND when none is present; NIDUS_ERR_READ_ONLY on a view.
+ * Removing a key that was never added but collides with one that was removes the other's copy: use add_unique
+ * to keep that from happening. */
 NIDUS_API nidus_status nidus_cuckoo_remove(nidus_cuckoo *filter, const void *key, size_t len);
 NIDUS_API nidus_status nidus_cuckoo_remove_hash(nidus_cuckoo *filter, uint64_t hash);
 
@@ -125,11 +155,75 @@ NIDUS_API nidus_status nidus_cuckoo_remove_hash(nidus_cuckoo *filter, uint64_t h
 NIDUS_API uint64_t nidus_cuckoo_count(const nidus_cuckoo *filter, const void *key, size_t len);
 NIDUS_API uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *filter, uint64_t hash);
 
-/* Removes every item; keeps the memory and the parameters. */
-NIDUS_API void nidus_cuckoo_clear(nidus_cuckoo *filter);
+/* Removes every item and every table but the first; keeps the parameters. NIDUS_ERR_READ_ONLY on a view. */
+NIDUS_API nidus_status nidus_cuckoo_clear(nidus_cuckoo *filter);
 
 /* Fills `*stats` with the filter's current figures. */
 NIDUS_API void nidus_cuckoo_get_stats(const nidus_cuckoo *filter, nidus_cuckoo_stats *stats);
+
+/* Figures of table `index` (0 is the oldest); NIDUS_ERR_INVALID_ARGUMENT past the last. */
+NIDUS_API nidus_status nidus_cuckoo_get_table_stats(const nidus_cuckoo *filter, unsigned index,
+                                                    nidus_cuckoo_table_stats *stats);
+
+/* Moves fingerprints from newer tables into free slots of older ones (exactly: table sizes divide each other
+ * and placements reduce consistently), then frees the tables left empty. Never loses an item. Also runs by
+ * itself when removes since the last compaction exceed 10 % of the items. `*freed` (may be NULL) receives the
+ * number of tables freed. Fails only with NIDUS_ERR_READ_ONLY. */
+NIDUS_API nidus_status nidus_cuckoo_compact(nidus_cuckoo *filter, unsigned *freed);
+
+/* True for a read-only view (nidus_cuckoo_view, nidus_cuckoo_map_file): every write fails with
+ * NIDUS_ERR_READ_ONLY. */
+NIDUS_API bool nidus_cuckoo_is_read_only(const nidus_cuckoo *filter);
+
+/* ---- Encoding (format in nidus/codec.h). Every decoder checks the length, the checksum and every field before
+ * it allocates: bad input gives NIDUS_ERR_CORRUPT (NIDUS_ERR_VERSION for another format version,
+ * NIDUS_ERR_UNSUPPORTED for another filter kind), never a crash or an allocation the input does not imply. */
+
+/* Bytes nidus_cuckoo_encode writes for the filter as it is now. */
+NIDUS_API uint64_t nidus_cuckoo_encoded_size(const nidus_cuckoo *filter);
+
+/* Encodes the whole filter into buf; NIDUS_ERR_TOO_LARGE when `cap` is below nidus_cuckoo_encoded_size. */
+NIDUS_API nidus_status nidus_cuckoo_encode(const nidus_cuckoo *filter, void *buf, size_t cap, size_t *written);
+
+/* A new filter from an encoding, copied: `buf` may be freed afterwards. */
+NIDUS_API nidus_status nidus_cuckoo_decode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                           nidus_cuckoo **out);
+
+/* A read-only filter over an encoding, without copying its tables: `buf` must outlive the filter. Lookups and
+ * counts work; writes fail with NIDUS_ERR_READ_ONLY. The contents are validated once, here. */
+NIDUS_API nidus_status nidus_cuckoo_view(const void *buf, size_t len, const nidus_allocator *allocator,
+                                         nidus_cuckoo **out);
+
+/* Writes the filter to `path` atomically: a temporary file beside it, fsync, rename. On NIDUS_ERR_IO errno
+ * tells why, and the old file (if any) is untouched. */
+NIDUS_API nidus_status nidus_cuckoo_save_file(const nidus_cuckoo *filter, const char *path);
+
+/* Reads a filter file into a new, writable filter. */
+NIDUS_API nidus_status nidus_cuckoo_load_file(const char *path, const nidus_allocator *allocator,
+                                              nidus_cuckoo **out);
+
+/* Maps a filter file read-only and views it in place (see nidus_cuckoo_view); nidus_cuckoo_free unmaps it. */
+NIDUS_API nidus_status nidus_cuckoo_map_file(const char *path, const nidus_allocator *allocator,
+                                             nidus_cuckoo **out);
+
+/* ---- Chunks, for Redis's SCANDUMP / LOADCHUNK. */
+
+/* Chunk `cursor` of the filter's encoding into buf (NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD bytes always
+ * suffice). Cursor 0 gives the header chunk; `*next` is the cursor to ask for next. Past the last chunk,
+ * `*len` is 0 and `*next` is 0. The filter must not change between the calls of one dump. */
+NIDUS_API nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *filter, uint64_t cursor, void *buf, size_t cap,
+                                               size_t *len, uint64_t *next);
+
+/* Loads one chunk. A header chunk needs `*filter` NULL and creates a filter there (refused with
+ * NIDUS_ERR_LIMIT_MEMORY when its encoding would pass `max_bytes`, unless that is 0); later chunks must come
+ * in the order they were dumped, from the same filter, else NIDUS_ERR_SEQUENCE and nothing changes. Until the
+ * last one has landed and the whole checksum and contents check out, the filter is loading: lookups answer
+ * false, writes fail. If that final check fails (NIDUS_ERR_CORRUPT), the filter stays unusable: free it. */
+NIDUS_API nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, size_t len,
+                                               uint64_t max_bytes, const nidus_allocator *allocator);
+
+/* True while a filter created by nidus_cuckoo_load_chunk still waits for chunks (or failed its final check). */
+NIDUS_API bool nidus_cuckoo_loading(const nidus_cuckoo *filter);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "status.h"
+#include "codec.h"
 #include "cuckoo.h"
 
 #include "api.h"

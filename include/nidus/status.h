@@ -20,7 +20,11 @@ typedef enum nidus_status {
     NIDUS_ERR_UNSUPPORTED,      /* a valid request this build or filter kind does not implement */
     NIDUS_ERR_CORRUPT,          /* encoded input is malformed, truncated or fails its checksum */
     NIDUS_ERR_VERSION,          /* encoded input has a format version this build cannot read */
-    NIDUS_ERR_IO                /* a file could not be read or written (errno tells why) */
+    NIDUS_ERR_IO,               /* a file could not be read or written (errno tells why) */
+    NIDUS_ERR_LIMIT_TABLES,     /* growing would exceed the filter's maximum number of tables */
+    NIDUS_ERR_LIMIT_MEMORY,     /* growing or loading would exceed the filter's maximum memory */
+    NIDUS_ERR_READ_ONLY,        /* the filter is a read-only view (of a mapped file or a buffer) */
+    NIDUS_ERR_SEQUENCE          /* a chunk arrived out of order, twice, or belongs to another filter */
 } nidus_status;
 
 /* A short, constant, human-readable description of `status` ("no memory", ...).

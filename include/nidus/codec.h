@@ -1,0 +1,40 @@
+/* nidus — what every encoded filter has in common: its kind, and the limits of its chunks.
+ *
+ * Every filter kind encodes to one little-endian format: the magic "NIDUS", a format version, the kind, the
+ * total length, the kind's parameters and counters, its tables, and an XXH3-64 checksum of everything before
+ * it. Decoders check the length, the checksum and every field before they allocate anything. */
+#ifndef NIDUS_CODEC_H
+#define NIDUS_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The format version this build writes and the only one it reads. */
+#define NIDUS_FORMAT_VERSION 1u
+
+/* Data chunks carry at most this many bytes of the encoding, plus NIDUS_CHUNK_OVERHEAD of framing. */
+#define NIDUS_CHUNK_PAYLOAD_MAX (4u << 20)
+#define NIDUS_CHUNK_OVERHEAD 28u
+
+typedef enum nidus_kind {
+    NIDUS_KIND_CUCKOO = 1,
+    NIDUS_KIND_BLOOM = 2,
+    NIDUS_KIND_COUNTING_BLOOM = 3
+} nidus_kind;
+
+/* Reads the kind of an encoded filter from its first 16 bytes, without checking the rest: NIDUS_ERR_CORRUPT
+ * when the magic is missing or `len` is shorter, NIDUS_ERR_VERSION for another format version. */
+NIDUS_API nidus_status nidus_codec_peek(const void *buf, size_t len, nidus_kind *kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

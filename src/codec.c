@@ -1,0 +1,202 @@
+/* The byte-level pieces of the encoding: see codec.h for the layout. */
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+#include "codec.h"
+
+static const uint8_t magic[5] = {'N', 'I', 'D', 'U', 'S'};
+static const uint8_t chunk_magic[4] = {'N', 'D', 'C', 'K'};
+
+void nidus_put_u8(nidus_writer *w, unsigned v) { *w->p++ = (uint8_t)v; }
+
+void nidus_put_u32(nidus_writer *w, uint32_t v)
+{
+    for (unsigned k = 0; k < 4; k++)
+        *w->p++ = (uint8_t)(v >> (8 * k));
+}
+
+void nidus_put_u64(nidus_writer *w, uint64_t v)
+{
+    for (unsigned k = 0; k < 8; k++)
+        *w->p++ = (uint8_t)(v >> (8 * k));
+}
+
+void nidus_put_bytes(nidus_writer *w, const void *src, size_t n)
+{
+    if (n)
+        memcpy(w->p, src, n);
+    w->p += n;
+}
+
+static const uint8_t *take(nidus_reader *r, size_t n)
+{
+    if (r->bad || r->left < n) {
+        r->bad = true;
+        return NULL;
+    }
+    const uint8_t *p = r->p;
+    r->p += n;
+    r->left -= n;
+    return p;
+}
+
+unsigned nidus_get_u8(nidus_reader *r)
+{
+    const uint8_t *p = take(r, 1);
+    return p ? p[0] : 0;
+}
+
+uint32_t nidus_read_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t read_le64(const uint8_t *p) { return nidus_read_le32(p) | (uint64_t)nidus_read_le32(p + 4) << 32; }
+
+uint32_t nidus_get_u32(nidus_reader *r)
+{
+    const uint8_t *p = take(r, 4);
+    return p ? nidus_read_le32(p) : 0;
+}
+
+uint64_t nidus_get_u64(nidus_reader *r)
+{
+    const uint8_t *p = take(r, 8);
+    return p ? read_le64(p) : 0;
+}
+
+const uint8_t *nidus_get_bytes(nidus_reader *r, size_t n) { return take(r, n); }
+
+/* Visits the pieces of stream range [offset, offset + n) segment by segment. */
+#define FOR_EACH_PIECE(segs, count, offset, n, BODY)                                                           \
+    do {                                                                                                       \
+        uint64_t base_ = 0, done_ = 0;                                                                         \
+        for (unsigned s_ = 0; s_ < (count) && done_ < (n); s_++) {                                             \
+            uint64_t end_ = base_ + (segs)[s_].bytes;                                                          \
+            uint64_t at_ = (offset) + done_;                                                                   \
+            if (at_ < end_) {                                                                                  \
+                uint64_t within = at_ - base_;                                                                 \
+                uint64_t piece = end_ - at_ < (n)-done_ ? end_ - at_ : (n)-done_;                              \
+                const nidus_segment *seg = &(segs)[s_];                                                        \
+                BODY;                                                                                          \
+                done_ += piece;                                                                                \
+            }                                                                                                  \
+            base_ = end_;                                                                                      \
+        }                                                                                                      \
+    } while (0)
+
+void nidus_segments_read(const nidus_segment *segs, unsigned count, uint64_t offset, uint8_t *out, uint64_t n)
+{
+    FOR_EACH_PIECE(segs, count, offset, n, memcpy(out + done_, seg->data + within, (size_t)piece));
+}
+
+void nidus_segments_write(const nidus_segment *segs, unsigned count, uint64_t offset, const uint8_t *in,
+                          uint64_t n)
+{
+    /* The segments of a filter being loaded point into its own writable memory. */
+    FOR_EACH_PIECE(segs, count, offset, n,
+                   memcpy((uint8_t *)(uintptr_t)seg->data + within, in + done_, (size_t)piece));
+}
+
+uint64_t nidus_codec_hash(const void *p, size_t n) { return XXH3_64bits(p, n); }
+
+uint64_t nidus_codec_checksum(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
+                              unsigned count)
+{
+    XXH3_state_t state;
+    XXH3_INITSTATE(&state);
+    XXH3_64bits_reset(&state);
+    XXH3_64bits_update(&state, prefix, prefix_bytes);
+    for (unsigned s = 0; s < count; s++)
+        if (segs[s].bytes)
+            XXH3_64bits_update(&state, segs[s].data, (size_t)segs[s].bytes);
+    return XXH3_64bits_digest(&state);
+}
+
+void nidus_codec_put_prefix(nidus_writer *w, nidus_kind kind, uint64_t total, uint32_t meta_bytes)
+{
+    nidus_put_bytes(w, magic, sizeof magic);
+    nidus_put_u8(w, NIDUS_FORMAT_VERSION);
+    nidus_put_u8(w, kind);
+    nidus_put_u8(w, 0);
+    nidus_put_u64(w, total);
+    nidus_put_u32(w, meta_bytes);
+}
+
+nidus_status nidus_codec_peek(const void *buf, size_t len, nidus_kind *kind)
+{
+    const uint8_t *p = buf;
+    if (!buf || len < 16 || memcmp(p, magic, sizeof magic))
+        return NIDUS_ERR_CORRUPT;
+    if (p[5] != NIDUS_FORMAT_VERSION)
+        return NIDUS_ERR_VERSION;
+    if (kind)
+        *kind = (nidus_kind)p[6];
+    return NIDUS_OK;
+}
+
+nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, uint64_t *total,
+                                      nidus_reader *meta)
+{
+    nidus_reader r = {buf, len, false};
+    const uint8_t *m = nidus_get_bytes(&r, sizeof magic);
+    if (!m || memcmp(m, magic, sizeof magic))
+        return NIDUS_ERR_CORRUPT;
+    unsigned version = nidus_get_u8(&r);
+    if (r.bad)
+        return NIDUS_ERR_CORRUPT;
+    if (version != NIDUS_FORMAT_VERSION)
+        return NIDUS_ERR_VERSION;
+    unsigned k = nidus_get_u8(&r), flags = nidus_get_u8(&r);
+    uint64_t declared = nidus_get_u64(&r);
+    uint32_t meta_bytes = nidus_get_u32(&r);
+    if (r.bad || flags != 0)
+        return NIDUS_ERR_CORRUPT;
+    if (k != (unsigned)kind)
+        return NIDUS_ERR_UNSUPPORTED;
+    if (total && *total && declared != *total)
+        return NIDUS_ERR_CORRUPT;
+    if (declared < NIDUS_CODEC_PREFIX_FIXED + (uint64_t)meta_bytes + NIDUS_CODEC_CHECKSUM_BYTES)
+        return NIDUS_ERR_CORRUPT;
+    const uint8_t *mp = nidus_get_bytes(&r, meta_bytes);
+    if (!mp)
+        return NIDUS_ERR_CORRUPT;
+    if (total)
+        *total = declared;
+    *meta = (nidus_reader){mp, meta_bytes, false};
+    return NIDUS_OK;
+}
+
+void nidus_chunk_frame(uint8_t *out, uint32_t seq, uint64_t token, const uint8_t *payload, uint32_t n)
+{
+    nidus_writer w = {out};
+    nidus_put_bytes(&w, chunk_magic, sizeof chunk_magic);
+    nidus_put_u32(&w, seq);
+    nidus_put_u64(&w, token);
+    nidus_put_u32(&w, n);
+    if (payload != w.p)
+        memmove(w.p, payload, n);
+    w.p += n;
+    nidus_put_u64(&w, XXH3_64bits(out, NIDUS_CHUNK_HEADER_BYTES + (size_t)n));
+}
+
+nidus_status nidus_chunk_parse(const uint8_t *chunk, size_t len, uint32_t *seq, uint64_t *token,
+                               const uint8_t **payload, uint32_t *n)
+{
+    nidus_reader r = {chunk, len, false};
+    const uint8_t *m = nidus_get_bytes(&r, sizeof chunk_magic);
+    if (!m || memcmp(m, chunk_magic, sizeof chunk_magic))
+        return NIDUS_ERR_CORRUPT;
+    *seq = nidus_get_u32(&r);
+    *token = nidus_get_u64(&r);
+    *n = nidus_get_u32(&r);
+    if (r.bad || *n > NIDUS_CHUNK_PAYLOAD_MAX || len != (size_t)*n + NIDUS_CHUNK_OVERHEAD)
+        return NIDUS_ERR_CORRUPT;
+    *payload = chunk + NIDUS_CHUNK_HEADER_BYTES;
+    if (read_le64(chunk + NIDUS_CHUNK_HEADER_BYTES + *n) != XXH3_64bits(chunk, NIDUS_CHUNK_HEADER_BYTES + (size_t)*n))
+        return NIDUS_ERR_CORRUPT;
+    return NIDUS_OK;
+}

@@ -1,0 +1,84 @@
+/* Internal: the byte-level pieces of the encoding shared by every filter kind.
+ *
+ * An encoding is a prefix, a sequence of segments, and a checksum:
+ *     prefix:   "NIDUS" | version u8 | kind u8 | flags u8 (0) | total bytes u64 | meta bytes u32 | meta
+ *     segments: the kind's bulk data (tables, overflow entries), back to back, in an order the meta implies
+ *     checksum: XXH3-64 of every byte before it, u64
+ * Chunks (SCANDUMP/LOADCHUNK) cut the same bytes: chunk 0 carries the prefix, chunk n >= 1 the n-th run of at
+ * most NIDUS_CHUNK_PAYLOAD_MAX bytes of segments and checksum. Each is framed as
+ *     "NDCK" | sequence u32 | token u64 (XXH3 of the prefix) | payload bytes u32 | payload | XXH3-64 u64
+ * so a chunk from another filter, out of order, or damaged is refused on arrival, and the whole checksum
+ * catches the rest when the last one lands. All integers little-endian. */
+#ifndef NIDUS_SRC_CODEC_H
+#define NIDUS_SRC_CODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nidus/codec.h"
+
+#define NIDUS_CODEC_PREFIX_FIXED 20u /* the prefix before the meta */
+#define NIDUS_CODEC_CHECKSUM_BYTES 8u
+#define NIDUS_CHUNK_HEADER_BYTES 20u
+
+/* Little-endian writing into a buffer sized exactly beforehand. */
+typedef struct nidus_writer {
+    uint8_t *p;
+} nidus_writer;
+
+void nidus_put_u8(nidus_writer *w, unsigned v);
+void nidus_put_u32(nidus_writer *w, uint32_t v);
+void nidus_put_u64(nidus_writer *w, uint64_t v);
+void nidus_put_bytes(nidus_writer *w, const void *src, size_t n);
+
+/* Bounds-checked little-endian reading: past the end, reads give 0 and set `bad`, so a parser checks once. */
+typedef struct nidus_reader {
+    const uint8_t *p;
+    size_t left;
+    bool bad;
+} nidus_reader;
+
+unsigned nidus_get_u8(nidus_reader *r);
+uint32_t nidus_get_u32(nidus_reader *r);
+uint64_t nidus_get_u64(nidus_reader *r);
+const uint8_t *nidus_get_bytes(nidus_reader *r, size_t n);
+
+uint32_t nidus_read_le32(const uint8_t *p);
+
+/* A run of bytes in the segment stream. */
+typedef struct nidus_segment {
+    const uint8_t *data;
+    uint64_t bytes;
+} nidus_segment;
+
+/* Copies stream bytes [offset, offset + n) of the segments into `out`; the range must lie inside them. */
+void nidus_segments_read(const nidus_segment *segs, unsigned count, uint64_t offset, uint8_t *out, uint64_t n);
+
+/* Copies `n` bytes into stream position `offset` of the segments (whose data are writable). */
+void nidus_segments_write(const nidus_segment *segs, unsigned count, uint64_t offset, const uint8_t *in,
+                          uint64_t n);
+
+/* XXH3-64 of the prefix followed by the segments: the encoding's checksum. */
+uint64_t nidus_codec_checksum(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
+                              unsigned count);
+
+/* Writes the fixed prefix (through the meta length); the caller writes the meta after it. */
+void nidus_codec_put_prefix(nidus_writer *w, nidus_kind kind, uint64_t total, uint32_t meta_bytes);
+
+/* Checks the fixed prefix of an encoding of `len` bytes (len = total for a whole encoding, or 0 for a chunked
+ * one whose total is returned instead) and returns its meta. */
+nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, uint64_t *total,
+                                      nidus_reader *meta);
+
+/* Frames `payload` as chunk `seq` into `out` (NIDUS_CHUNK_OVERHEAD + n bytes); the payload may already be at
+ * out + NIDUS_CHUNK_HEADER_BYTES. */
+void nidus_chunk_frame(uint8_t *out, uint32_t seq, uint64_t token, const uint8_t *payload, uint32_t n);
+
+/* Unframes a chunk, checking its magic, length and checksum. */
+nidus_status nidus_chunk_parse(const uint8_t *chunk, size_t len, uint32_t *seq, uint64_t *token,
+                               const uint8_t **payload, uint32_t *n);
+
+uint64_t nidus_codec_hash(const void *p, size_t n);
+
+#endif

@@ -1,0 +1,489 @@
+/* Encoding and decoding of cuckoo filters: whole, viewed in place, and in chunks. Layout in codec.h; the
+ * cuckoo meta is
+ *     seed u64 | max_memory u64 | deleted u64 | max_kicks u32 | expansion u32 |
+ *     bucket_size u8 | f0 u8 | reach_log2 u8 | flags u8 (bit 0: semi-sorted) |
+ *     tables u8 | max_tables u8 | offset_bits u8 | 0 u8
+ *     per table: buckets u64 | overflow entries u64 | fingerprint bits u8 | 7 zero bytes
+ * and the segments are, per table, its overflow entries (bucket u64 | count u64 | fingerprint u32 each, in
+ * the map's slot order) and then its bit-packed slots with their NIDUS_BITS_SLACK zero bytes, exactly as they
+ * lie in memory — which is what lets a mapped file be probed without a copy. */
+#include <string.h>
+
+#include "alloc.h"
+#include "codec.h"
+#include "cuckoo_filter.h"
+#include "params.h"
+
+#define META_FIXED 40u
+#define META_PER_TABLE 24u
+#define OV_ENTRY_BYTES 20u
+#define PREFIX_MAX (NIDUS_CODEC_PREFIX_FIXED + META_FIXED + META_PER_TABLE * NIDUS_CUCKOO_MAX_TABLES)
+#define SEGS_MAX (2 * NIDUS_CUCKOO_MAX_TABLES + 1)
+#define FLAG_SEMI 1u
+
+typedef struct cuckoo_meta {
+    uint64_t seed, max_memory, deleted;
+    unsigned max_kicks, expansion, max_tables, ntables;
+    nidus_table_shape shapes[NIDUS_CUCKOO_MAX_TABLES];
+    uint64_t overflow[NIDUS_CUCKOO_MAX_TABLES];
+    uint64_t stream; /* bytes of segments and checksum the meta implies */
+} cuckoo_meta;
+
+static uint32_t meta_bytes(unsigned ntables) { return META_FIXED + META_PER_TABLE * ntables; }
+
+/* The prefix of cf's encoding into `out` (PREFIX_MAX bytes); returns its length. */
+static size_t write_prefix(const nidus_cuckoo *cf, uint8_t *out, uint64_t total)
+{
+    nidus_writer w = {out};
+    nidus_codec_put_prefix(&w, NIDUS_KIND_CUCKOO, total, meta_bytes(cf->ntables));
+    nidus_put_u64(&w, cf->seed);
+    nidus_put_u64(&w, cf->max_memory);
+    nidus_put_u64(&w, cf->deleted);
+    nidus_put_u32(&w, cf->max_kicks);
+    nidus_put_u32(&w, cf->expansion);
+    nidus_put_u8(&w, cf->base.bucket_size);
+    nidus_put_u8(&w, cf->base.fp_bits);
+    nidus_put_u8(&w, cf->base.reach_log2);
+    nidus_put_u8(&w, cf->base.semi_sort ? FLAG_SEMI : 0);
+    nidus_put_u8(&w, cf->ntables);
+    nidus_put_u8(&w, cf->max_tables);
+    nidus_put_u8(&w, cf->base.offset_bits);
+    nidus_put_u8(&w, 0);
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        const nidus_table *t = &cf->tables[k];
+        nidus_put_u64(&w, t->shape.buckets);
+        nidus_put_u64(&w, t->overflow.used);
+        nidus_put_u8(&w, t->shape.fp_bits);
+        for (unsigned z = 0; z < 7; z++)
+            nidus_put_u8(&w, 0);
+    }
+    return (size_t)(w.p - out);
+}
+
+static uint64_t stream_bytes(const nidus_cuckoo *cf)
+{
+    uint64_t n = NIDUS_CODEC_CHECKSUM_BYTES;
+    for (unsigned k = 0; k < cf->ntables; k++)
+        n += cf->tables[k].overflow.used * OV_ENTRY_BYTES + cf->tables[k].data_bytes;
+    return n;
+}
+
+uint64_t nidus_cuckoo_encoded_size(const nidus_cuckoo *cf)
+{
+    return NIDUS_CODEC_PREFIX_FIXED + meta_bytes(cf->ntables) + stream_bytes(cf);
+}
+
+static void write_overflow(const nidus_overflow *ov, uint8_t *out)
+{
+    nidus_writer w = {out};
+    for (uint64_t e = 0; e < ov->capacity; e++) {
+        const nidus_overflow_entry *en = &ov->entries[e];
+        if (!en->count)
+            continue;
+        nidus_put_u64(&w, en->bucket);
+        nidus_put_u64(&w, en->count);
+        nidus_put_u32(&w, en->fingerprint);
+    }
+}
+
+/* The segments of cf: serialised overflow maps (in buffers allocated here, freed by release_segments) and the
+ * tables' own bytes. The checksum is not among them. */
+static nidus_status build_segments(const nidus_cuckoo *cf, nidus_segment *segs, unsigned *count)
+{
+    unsigned n = 0;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        const nidus_table *t = &cf->tables[k];
+        uint8_t *ov = NULL;
+        uint64_t ov_bytes = t->overflow.used * OV_ENTRY_BYTES;
+        if (ov_bytes) {
+            ov = nidus_malloc(&cf->alloc, (size_t)ov_bytes);
+            if (!ov) {
+                *count = n;
+                return NIDUS_ERR_NO_MEMORY;
+            }
+            write_overflow(&t->overflow, ov);
+        }
+        segs[n++] = (nidus_segment){ov, ov_bytes};
+        segs[n++] = (nidus_segment){t->data, t->data_bytes};
+    }
+    *count = n;
+    return NIDUS_OK;
+}
+
+static void release_segments(const nidus_cuckoo *cf, nidus_segment *segs, unsigned count)
+{
+    for (unsigned s = 0; s < count; s += 2)
+        nidus_free(&cf->alloc, (void *)(uintptr_t)segs[s].data);
+}
+
+nidus_status nidus_cuckoo_encode(const nidus_cuckoo *cf, void *buf, size_t cap, size_t *written)
+{
+    if (!cf || !buf)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (cf->loader)
+        return NIDUS_ERR_READ_ONLY;
+    uint64_t total = nidus_cuckoo_encoded_size(cf);
+    if (total > cap)
+        return NIDUS_ERR_TOO_LARGE;
+    nidus_segment segs[SEGS_MAX];
+    unsigned count;
+    nidus_status st = build_segments(cf, segs, &count);
+    if (!st) {
+        uint8_t *out = buf;
+        size_t prefix = write_prefix(cf, out, total);
+        uint64_t body = total - prefix - NIDUS_CODEC_CHECKSUM_BYTES;
+        nidus_segments_read(segs, count, 0, out + prefix, body);
+        nidus_writer w = {out + prefix + body};
+        nidus_put_u64(&w, nidus_codec_hash(out, (size_t)(total - NIDUS_CODEC_CHECKSUM_BYTES)));
+        if (written)
+            *written = (size_t)total;
+    }
+    release_segments(cf, segs, count);
+    return st;
+}
+
+/* ---- decoding ---- */
+
+/* Parses and checks every field of the meta; fills `m`. Nothing is allocated. */
+static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
+{
+    m->seed = nidus_get_u64(r);
+    m->max_memory = nidus_get_u64(r);
+    m->deleted = nidus_get_u64(r);
+    m->max_kicks = nidus_get_u32(r);
+    m->expansion = nidus_get_u32(r);
+    nidus_table_shape base = {0};
+    base.bucket_size = nidus_get_u8(r);
+    base.fp_bits = nidus_get_u8(r);
+    base.reach_log2 = nidus_get_u8(r);
+    unsigned flags = nidus_get_u8(r);
+    m->ntables = nidus_get_u8(r);
+    m->max_tables = nidus_get_u8(r);
+    base.offset_bits = nidus_get_u8(r);
+    unsigned zero = nidus_get_u8(r);
+    base.semi_sort = flags & FLAG_SEMI;
+    if (r->bad || zero || (flags & ~FLAG_SEMI) || m->ntables < 1 || m->ntables > m->max_tables ||
+        base.offset_bits != base.fp_bits || r->left != (size_t)m->ntables * META_PER_TABLE ||
+        nidus_cuckoo_check_limits(m->expansion, m->max_tables, m->max_kicks))
+        return NIDUS_ERR_CORRUPT;
+    double base_bound = nidus_cuckoo_error_bound(base.bucket_size, base.fp_bits);
+    uint64_t stream = NIDUS_CODEC_CHECKSUM_BYTES, memory = 0;
+    for (unsigned k = 0; k < m->ntables; k++) {
+        nidus_table_shape s = base;
+        s.buckets = nidus_get_u64(r);
+        m->overflow[k] = nidus_get_u64(r);
+        s.fp_bits = nidus_get_u8(r);
+        for (unsigned z = 0; z < 7; z++)
+            zero |= nidus_get_u8(r);
+        if (r->bad || zero || nidus_table_check_shape(&s))
+            return NIDUS_ERR_CORRUPT;
+        /* What growth guarantees: sizes that divide each other (compaction is exact only then), fingerprints
+         * at least f0 bits, and each table within the error budget of its position. */
+        if (k == 0 ? s.fp_bits != base.fp_bits
+                   : (m->expansion == 0 || s.buckets % m->shapes[k - 1].buckets || s.fp_bits < base.fp_bits ||
+                      nidus_cuckoo_error_bound(s.bucket_size, s.fp_bits) >
+                          nidus_cuckoo_table_budget(base_bound, k)))
+            return NIDUS_ERR_CORRUPT;
+        uint64_t data = nidus_table_data_bytes(&s);
+        if (m->overflow[k] > UINT64_MAX / 4 / OV_ENTRY_BYTES || m->overflow[k] > s.buckets * s.bucket_size)
+            return NIDUS_ERR_CORRUPT;
+        uint64_t add = m->overflow[k] * OV_ENTRY_BYTES + data;
+        if (add > UINT64_MAX / 4 - stream)
+            return NIDUS_ERR_CORRUPT;
+        stream += add;
+        memory += data + (uint64_t)m->max_kicks * sizeof(uint64_t);
+        m->shapes[k] = s;
+    }
+    if (m->max_memory && memory > m->max_memory)
+        return NIDUS_ERR_CORRUPT;
+    m->stream = stream;
+    return NIDUS_OK;
+}
+
+/* An empty filter of the meta's shape. With `data` (a whole encoding), the tables borrow their bytes from it. */
+static nidus_status filter_from_meta(const cuckoo_meta *m, const nidus_allocator *hook, nidus_cuckoo **out)
+{
+    nidus_allocator alloc;
+    nidus_alloc_resolve(hook, &alloc);
+    nidus_cuckoo *cf = nidus_calloc(&alloc, 1, sizeof *cf);
+    if (!cf)
+        return NIDUS_ERR_NO_MEMORY;
+    *cf = (nidus_cuckoo){
+        .alloc = alloc,
+        .seed = m->seed,
+        .base = m->shapes[0],
+        .max_kicks = m->max_kicks,
+        .expansion = m->expansion,
+        .max_tables = m->max_tables,
+        .max_memory = m->max_memory,
+        .deleted = m->deleted,
+    };
+    cf->tables = nidus_calloc(&alloc, m->ntables, sizeof *cf->tables);
+    if (!cf->tables) {
+        nidus_free(&alloc, cf);
+        return NIDUS_ERR_NO_MEMORY;
+    }
+    *out = cf;
+    return NIDUS_OK;
+}
+
+/* Reads `count` overflow entries into table t's map; refuses repeated keys and counts that would overflow. */
+static nidus_status load_overflow(nidus_table *t, const nidus_allocator *a, const uint8_t *p, uint64_t count)
+{
+    nidus_reader r = {p, (size_t)(count * OV_ENTRY_BYTES), false};
+    uint64_t total = 0;
+    for (uint64_t e = 0; e < count; e++) {
+        uint64_t bucket = nidus_get_u64(&r), n = nidus_get_u64(&r);
+        uint32_t fp = nidus_get_u32(&r);
+        if (n == 0 || n > UINT64_MAX / 2 - total || nidus_overflow_get(&t->overflow, bucket, fp))
+            return NIDUS_ERR_CORRUPT;
+        total += n;
+        nidus_status st = nidus_overflow_set(&t->overflow, a, bucket, fp, n);
+        if (st)
+            return st;
+    }
+    return NIDUS_OK;
+}
+
+/* Decodes a whole encoding: copies the tables, or (view) points them into `buf`. */
+static nidus_status decode(const void *buf, size_t len, const nidus_allocator *hook, bool view, nidus_cuckoo **out)
+{
+    if (!buf || !out)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    const uint8_t *in = buf;
+    uint64_t total = len;
+    nidus_reader meta;
+    nidus_status st = nidus_codec_check_prefix(in, len, NIDUS_KIND_CUCKOO, &total, &meta);
+    if (st)
+        return st;
+    if (total != len)
+        return NIDUS_ERR_CORRUPT;
+    nidus_reader tail = {in + len - NIDUS_CODEC_CHECKSUM_BYTES, NIDUS_CODEC_CHECKSUM_BYTES, false};
+    if (nidus_get_u64(&tail) != nidus_codec_hash(in, len - NIDUS_CODEC_CHECKSUM_BYTES))
+        return NIDUS_ERR_CORRUPT;
+    cuckoo_meta m;
+    size_t prefix = NIDUS_CODEC_PREFIX_FIXED + meta.left;
+    if ((st = parse_meta(&meta, &m)))
+        return st;
+    if (prefix + m.stream != len)
+        return NIDUS_ERR_CORRUPT;
+
+    nidus_cuckoo *cf;
+    if ((st = filter_from_meta(&m, hook, &cf)))
+        return st;
+    cf->read_only = view;
+    const uint8_t *p = in + prefix;
+    for (unsigned k = 0; k < m.ntables && !st; k++) {
+        nidus_table *t = &cf->tables[k];
+        const uint8_t *ov = p, *data = p + m.overflow[k] * OV_ENTRY_BYTES;
+        if (view) {
+            st = nidus_table_init_borrowed(t, &m.shapes[k], data);
+        } else if (!(st = nidus_table_init(t, &m.shapes[k], m.max_kicks, m.seed + k, &cf->alloc))) {
+            memcpy(t->data, data, (size_t)t->data_bytes);
+        }
+        if (st)
+            break;
+        cf->ntables = k + 1;
+        if (!(st = load_overflow(t, &cf->alloc, ov, m.overflow[k])))
+            st = nidus_table_validate(t);
+        p = data + t->data_bytes;
+    }
+    if (st) {
+        nidus_cuckoo_free(cf);
+        return st;
+    }
+    *out = cf;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_cuckoo_decode(const void *buf, size_t len, const nidus_allocator *allocator, nidus_cuckoo **out)
+{
+    return decode(buf, len, allocator, false, out);
+}
+
+nidus_status nidus_cuckoo_view(const void *buf, size_t len, const nidus_allocator *allocator, nidus_cuckoo **out)
+{
+    return decode(buf, len, allocator, true, out);
+}
+
+/* ---- chunks ---- */
+
+struct nidus_cuckoo_loader {
+    uint64_t token;
+    uint32_t next_seq;
+    bool failed;
+    uint64_t pos, stream;
+    size_t prefix_bytes;
+    uint8_t prefix[PREFIX_MAX];
+    uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES];
+    uint64_t overflow[NIDUS_CUCKOO_MAX_TABLES];
+    uint8_t *stage[NIDUS_CUCKOO_MAX_TABLES]; /* the overflow entries of each table, until the last chunk */
+};
+
+void nidus_cuckoo_loader_free(nidus_cuckoo *cf)
+{
+    nidus_cuckoo_loader *l = cf->loader;
+    if (!l)
+        return;
+    for (unsigned k = 0; k < NIDUS_CUCKOO_MAX_TABLES; k++)
+        nidus_free(&cf->alloc, l->stage[k]);
+    nidus_free(&cf->alloc, l);
+    cf->loader = NULL;
+}
+
+bool nidus_cuckoo_loading(const nidus_cuckoo *cf) { return cf->loader != NULL; }
+
+/* The stream of a filter being loaded: staged overflow entries, the tables' bytes, the checksum. */
+static unsigned loader_segments(nidus_cuckoo *cf, nidus_segment *segs, bool with_checksum)
+{
+    nidus_cuckoo_loader *l = cf->loader;
+    unsigned n = 0;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        segs[n++] = (nidus_segment){l->stage[k], l->overflow[k] * OV_ENTRY_BYTES};
+        segs[n++] = (nidus_segment){cf->tables[k].data, cf->tables[k].data_bytes};
+    }
+    if (with_checksum)
+        segs[n++] = (nidus_segment){l->checksum, NIDUS_CODEC_CHECKSUM_BYTES};
+    return n;
+}
+
+nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                     uint64_t *next)
+{
+    if (!cf || !buf || !len || !next || cursor > UINT32_MAX)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (cf->loader)
+        return NIDUS_ERR_READ_ONLY;
+    uint8_t prefix[PREFIX_MAX];
+    size_t prefix_bytes = write_prefix(cf, prefix, nidus_cuckoo_encoded_size(cf));
+    uint64_t token = nidus_codec_hash(prefix, prefix_bytes), stream = stream_bytes(cf);
+    uint8_t *out = buf;
+    if (cursor == 0) {
+        if (cap < prefix_bytes + NIDUS_CHUNK_OVERHEAD)
+            return NIDUS_ERR_TOO_LARGE;
+        nidus_chunk_frame(out, 0, token, prefix, (uint32_t)prefix_bytes);
+        *len = prefix_bytes + NIDUS_CHUNK_OVERHEAD;
+        *next = 1;
+        return NIDUS_OK;
+    }
+    uint64_t offset = (cursor - 1) * NIDUS_CHUNK_PAYLOAD_MAX;
+    if (offset >= stream) {
+        *len = 0;
+        *next = 0;
+        return NIDUS_OK;
+    }
+    uint64_t n = stream - offset < NIDUS_CHUNK_PAYLOAD_MAX ? stream - offset : NIDUS_CHUNK_PAYLOAD_MAX;
+    if (cap < n + NIDUS_CHUNK_OVERHEAD)
+        return NIDUS_ERR_TOO_LARGE;
+    nidus_segment segs[SEGS_MAX];
+    unsigned count;
+    nidus_status st = build_segments(cf, segs, &count);
+    if (!st) {
+        uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES];
+        if (offset + n > stream - NIDUS_CODEC_CHECKSUM_BYTES) { /* this chunk carries the checksum */
+            nidus_writer w = {checksum};
+            nidus_put_u64(&w, nidus_codec_checksum(prefix, prefix_bytes, segs, count));
+        }
+        segs[count] = (nidus_segment){checksum, NIDUS_CODEC_CHECKSUM_BYTES};
+        nidus_segments_read(segs, count + 1, offset, out + NIDUS_CHUNK_HEADER_BYTES, n);
+        nidus_chunk_frame(out, (uint32_t)cursor, token, out + NIDUS_CHUNK_HEADER_BYTES, (uint32_t)n);
+        *len = (size_t)n + NIDUS_CHUNK_OVERHEAD;
+        *next = cursor + 1;
+    }
+    release_segments(cf, segs, count);
+    return st;
+}
+
+static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint32_t n, uint64_t token,
+                                uint64_t max_bytes, const nidus_allocator *hook)
+{
+    uint64_t total = 0;
+    nidus_reader meta;
+    nidus_status st = nidus_codec_check_prefix(payload, n, NIDUS_KIND_CUCKOO, &total, &meta);
+    if (st)
+        return st;
+    size_t prefix = NIDUS_CODEC_PREFIX_FIXED + meta.left;
+    cuckoo_meta m;
+    if (prefix != n || token != nidus_codec_hash(payload, n) || (st = parse_meta(&meta, &m)))
+        return st ? st : NIDUS_ERR_CORRUPT;
+    if (prefix + m.stream != total)
+        return NIDUS_ERR_CORRUPT;
+    if (max_bytes && total > max_bytes)
+        return NIDUS_ERR_LIMIT_MEMORY;
+    nidus_cuckoo *cf;
+    if ((st = filter_from_meta(&m, hook, &cf)))
+        return st;
+    nidus_cuckoo_loader *l = nidus_calloc(&cf->alloc, 1, sizeof *l);
+    cf->loader = l;
+    st = l ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
+    for (unsigned k = 0; k < m.ntables && !st; k++) {
+        if ((st = nidus_table_init(&cf->tables[k], &m.shapes[k], m.max_kicks, m.seed + k, &cf->alloc)))
+            break;
+        cf->ntables = k + 1;
+        l->overflow[k] = m.overflow[k];
+        if (m.overflow[k] && !(l->stage[k] = nidus_malloc(&cf->alloc, (size_t)(m.overflow[k] * OV_ENTRY_BYTES))))
+            st = NIDUS_ERR_NO_MEMORY;
+    }
+    if (st) {
+        nidus_cuckoo_free(cf);
+        return st;
+    }
+    l->token = token;
+    l->next_seq = 1;
+    l->stream = m.stream;
+    l->prefix_bytes = prefix;
+    memcpy(l->prefix, payload, prefix);
+    *out = cf;
+    return NIDUS_OK;
+}
+
+/* The last chunk landed: check the whole checksum, then the contents, as a whole decode would. */
+static nidus_status load_finish(nidus_cuckoo *cf)
+{
+    nidus_cuckoo_loader *l = cf->loader;
+    nidus_segment segs[SEGS_MAX];
+    unsigned count = loader_segments(cf, segs, false);
+    nidus_reader r = {l->checksum, NIDUS_CODEC_CHECKSUM_BYTES, false};
+    if (nidus_get_u64(&r) != nidus_codec_checksum(l->prefix, l->prefix_bytes, segs, count))
+        return NIDUS_ERR_CORRUPT;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        nidus_table *t = &cf->tables[k];
+        nidus_status st = load_overflow(t, &cf->alloc, l->stage[k], l->overflow[k]);
+        if (st || (st = nidus_table_validate(t)))
+            return st;
+    }
+    nidus_cuckoo_loader_free(cf);
+    return NIDUS_OK;
+}
+
+nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, size_t len, uint64_t max_bytes,
+                                     const nidus_allocator *allocator)
+{
+    if (!filter || !chunk)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    uint32_t seq, n;
+    uint64_t token;
+    const uint8_t *payload;
+    nidus_status st = nidus_chunk_parse(chunk, len, &seq, &token, &payload, &n);
+    if (st)
+        return st;
+    nidus_cuckoo *cf = *filter;
+    if (seq == 0)
+        return cf ? NIDUS_ERR_SEQUENCE : load_header(filter, payload, n, token, max_bytes, allocator);
+    nidus_cuckoo_loader *l = cf ? cf->loader : NULL;
+    if (!l || l->failed || token != l->token || seq != l->next_seq)
+        return NIDUS_ERR_SEQUENCE;
+    uint64_t want = l->stream - l->pos < NIDUS_CHUNK_PAYLOAD_MAX ? l->stream - l->pos : NIDUS_CHUNK_PAYLOAD_MAX;
+    if (n != want)
+        return NIDUS_ERR_SEQUENCE;
+    nidus_segment segs[SEGS_MAX];
+    unsigned count = loader_segments(cf, segs, true);
+    nidus_segments_write(segs, count, l->pos, payload, n);
+    l->pos += n;
+    l->next_seq++;
+    if (l->pos < l->stream)
+        return NIDUS_OK;
+    if ((st = load_finish(cf)))
+        l->failed = true;
+    return st;
+}

@@ -1,0 +1,88 @@
+/* Growth and compaction of a cuckoo filter: the shape of each new table, and moving fingerprints back down. */
+#include <math.h>
+
+#include "alloc.h"
+#include "cuckoo_filter.h"
+#include "cuckoo_table_impl.h"
+#include "params.h"
+
+/* Table 0 keeps its own bound; table k >= 1 gets bound(0) * c / (k+1)^2 with c = 1 / (pi^2/6 - 1), so the
+ * tables after the first add at most c * (pi^2/6 - 1) = 1 times bound(0), whatever their number. A quadratic
+ * budget costs 2 log2(k+1) + 1 extra bits at table k, fewer than a geometric one (k extra bits) from the
+ * fifth table on, and the tables late in the list are the large ones. */
+double nidus_cuckoo_table_budget(double base_bound, unsigned k)
+{
+    if (k == 0)
+        return base_bound;
+    const double c = 1.0 / (1.6449340668482264 - 1.0); /* pi^2/6 = sum of 1/n^2 */
+    return base_bound * c / ((double)(k + 1) * (double)(k + 1));
+}
+
+nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_t prev_buckets,
+                                     nidus_table_shape *out)
+{
+    nidus_table_shape s = cf->base;
+    unsigned b = s.bucket_size;
+    double budget = nidus_cuckoo_table_budget(nidus_cuckoo_error_bound(b, cf->base.fp_bits), k);
+    unsigned f = cf->base.fp_bits;
+    while (f <= NIDUS_CUCKOO_MAX_FINGERPRINT_BITS && nidus_cuckoo_error_bound(b, f) > budget)
+        f++;
+    if (f > NIDUS_CUCKOO_MAX_FINGERPRINT_BITS)
+        return NIDUS_ERR_LIMIT_TABLES;
+    if (prev_buckets > UINT64_MAX / cf->expansion)
+        return NIDUS_ERR_TOO_LARGE;
+    s.buckets = prev_buckets * cf->expansion;
+    s.fp_bits = f;
+    *out = s;
+    return nidus_table_check_shape(&s);
+}
+
+/* Moves what it can of table k into free slots of tables 0..k-1. A fingerprint in bucket i of table k reduces
+ * to bucket i mod m_j of table j (m_j divides m_k, and the pair of buckets reduces with it) and to its low f_j
+ * bits (0 read as 1, as nidus_fingerprint does). Copies of a (pair, fingerprint) with overflow copies stay:
+ * the overflow count is only meaningful beside at least bucket_size copies in the slots. */
+static void compact_table(nidus_cuckoo *cf, unsigned k)
+{
+    nidus_table *t = &cf->tables[k];
+    uint32_t fps[8];
+    for (uint64_t i = 0; i < t->shape.buckets && t->occupied; i++) {
+        nidus_table_read_bucket(t, i, fps);
+        for (unsigned s = 0; s < t->shape.bucket_size; s++) {
+            uint32_t fp = fps[s];
+            if (!fp || nidus_table_overflow_count(t, i, fp))
+                continue;
+            for (unsigned j = 0; j < k; j++) {
+                nidus_table *older = &cf->tables[j];
+                uint64_t to = nidus_fastmod_reduce(&older->bucket_mod, i);
+                if (nidus_table_place_free(older, to, nidus_fingerprint(fp, older->fp_mask))) {
+                    nidus_table_take(t, i, fp);
+                    break;
+                }
+            }
+        }
+    }
+}
+
+nidus_status nidus_cuckoo_compact(nidus_cuckoo *cf, unsigned *freed)
+{
+    if (freed)
+        *freed = 0;
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
+    for (unsigned k = cf->ntables; k-- > 1;)
+        compact_table(cf, k);
+    /* Free the tables left empty; the first stays, as the filter's base. */
+    unsigned kept = 1;
+    for (unsigned k = 1; k < cf->ntables; k++) {
+        if (nidus_table_items(&cf->tables[k]) == 0) {
+            nidus_table_release(&cf->tables[k], &cf->alloc);
+            if (freed)
+                ++*freed;
+        } else {
+            cf->tables[kept++] = cf->tables[k];
+        }
+    }
+    cf->ntables = kept;
+    cf->deleted = 0;
+    return NIDUS_OK;
+}
