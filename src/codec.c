@@ -196,7 +196,8 @@ nidus_status nidus_chunk_parse(const uint8_t *chunk, size_t len, uint32_t *seq, 
     if (r.bad || *n > NIDUS_CHUNK_PAYLOAD_MAX || len != (size_t)*n + NIDUS_CHUNK_OVERHEAD)
         return NIDUS_ERR_CORRUPT;
     *payload = chunk + NIDUS_CHUNK_HEADER_BYTES;
-    if (read_le64(chunk + NIDUS_CHUNK_HEADER_BYTES + *n) != XXH3_64bits(chunk, NIDUS_CHUNK_HEADER_BYTES + (size_t)*n))
+    if (NIDUS_CHECKSUM_BAD(read_le64(chunk + NIDUS_CHUNK_HEADER_BYTES + *n),
+                           XXH3_64bits(chunk, NIDUS_CHUNK_HEADER_BYTES + (size_t)*n)))
         return NIDUS_ERR_CORRUPT;
     return NIDUS_OK;
 }

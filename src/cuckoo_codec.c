@@ -3,7 +3,7 @@
  *     seed u64 | max_memory u64 | deleted u64 | max_kicks u32 | expansion u32 |
  *     bucket_size u8 | f0 u8 | reach_log2 u8 | flags u8 (bit 0: semi-sorted) |
  *     tables u8 | max_tables u8 | offset_bits u8 | 0 u8
- *     per table: buckets u64 | overflow entries u64 | fingerprint bits u8 | 7 zero bytes
+ *     per table: buckets u64 | overflow entries u64 | fingerprints in slots u64 | fingerprint bits u8 | 7 zeros
  * and the segments are, per table, its overflow entries (bucket u64 | count u64 | fingerprint u32 each, in
  * the map's slot order) and then its bit-packed slots with their NIDUS_BITS_SLACK zero bytes, exactly as they
  * lie in memory — which is what lets a mapped file be probed without a copy. */
@@ -15,7 +15,7 @@
 #include "params.h"
 
 #define META_FIXED 40u
-#define META_PER_TABLE 24u
+#define META_PER_TABLE 32u
 #define OV_ENTRY_BYTES 20u
 #define PREFIX_MAX (NIDUS_CODEC_PREFIX_FIXED + META_FIXED + META_PER_TABLE * NIDUS_CUCKOO_MAX_TABLES)
 #define SEGS_MAX (2 * NIDUS_CUCKOO_MAX_TABLES + 1)
@@ -26,6 +26,7 @@ typedef struct cuckoo_meta {
     unsigned max_kicks, expansion, max_tables, ntables;
     nidus_table_shape shapes[NIDUS_CUCKOO_MAX_TABLES];
     uint64_t overflow[NIDUS_CUCKOO_MAX_TABLES];
+    uint64_t occupied[NIDUS_CUCKOO_MAX_TABLES];
     uint64_t stream; /* bytes of segments and checksum the meta implies */
 } cuckoo_meta;
 
@@ -53,6 +54,7 @@ static size_t write_prefix(const nidus_cuckoo *cf, uint8_t *out, uint64_t total)
         const nidus_table *t = &cf->tables[k];
         nidus_put_u64(&w, t->shape.buckets);
         nidus_put_u64(&w, t->overflow.used);
+        nidus_put_u64(&w, t->occupied);
         nidus_put_u8(&w, t->shape.fp_bits);
         for (unsigned z = 0; z < 7; z++)
             nidus_put_u8(&w, 0);
@@ -172,6 +174,7 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
         nidus_table_shape s = base;
         s.buckets = nidus_get_u64(r);
         m->overflow[k] = nidus_get_u64(r);
+        m->occupied[k] = nidus_get_u64(r);
         s.fp_bits = nidus_get_u8(r);
         for (unsigned z = 0; z < 7; z++)
             zero |= nidus_get_u8(r);
@@ -259,7 +262,7 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
     if (total != len)
         return NIDUS_ERR_CORRUPT;
     nidus_reader tail = {in + len - NIDUS_CODEC_CHECKSUM_BYTES, NIDUS_CODEC_CHECKSUM_BYTES, false};
-    if (nidus_get_u64(&tail) != nidus_codec_hash(in, len - NIDUS_CODEC_CHECKSUM_BYTES))
+    if (NIDUS_CHECKSUM_BAD(nidus_get_u64(&tail), nidus_codec_hash(in, len - NIDUS_CODEC_CHECKSUM_BYTES)))
         return NIDUS_ERR_CORRUPT;
     cuckoo_meta m;
     size_t prefix = NIDUS_CODEC_PREFIX_FIXED + meta.left;
@@ -284,8 +287,9 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
         if (st)
             break;
         cf->ntables = k + 1;
-        if (!(st = load_overflow(t, &cf->alloc, ov, m.overflow[k])))
-            st = nidus_table_validate(t);
+        if (!(st = load_overflow(t, &cf->alloc, ov, m.overflow[k])) && !(st = nidus_table_validate(t)) &&
+            t->occupied != m.occupied[k])
+            st = NIDUS_ERR_CORRUPT;
         p = data + t->data_bytes;
     }
     if (st) {
@@ -317,6 +321,7 @@ struct nidus_cuckoo_loader {
     uint8_t prefix[PREFIX_MAX];
     uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES];
     uint64_t overflow[NIDUS_CUCKOO_MAX_TABLES];
+    uint64_t occupied[NIDUS_CUCKOO_MAX_TABLES];
     uint8_t *stage[NIDUS_CUCKOO_MAX_TABLES]; /* the overflow entries of each table, until the last chunk */
 };
 
@@ -404,7 +409,7 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
         return st;
     size_t prefix = NIDUS_CODEC_PREFIX_FIXED + meta.left;
     cuckoo_meta m;
-    if (prefix != n || token != nidus_codec_hash(payload, n) || (st = parse_meta(&meta, &m)))
+    if (prefix != n || NIDUS_CHECKSUM_BAD(token, nidus_codec_hash(payload, n)) || (st = parse_meta(&meta, &m)))
         return st ? st : NIDUS_ERR_CORRUPT;
     if (prefix + m.stream != total)
         return NIDUS_ERR_CORRUPT;
@@ -421,6 +426,7 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
             break;
         cf->ntables = k + 1;
         l->overflow[k] = m.overflow[k];
+        l->occupied[k] = m.occupied[k];
         if (m.overflow[k] && !(l->stage[k] = nidus_malloc(&cf->alloc, (size_t)(m.overflow[k] * OV_ENTRY_BYTES))))
             st = NIDUS_ERR_NO_MEMORY;
     }
@@ -444,13 +450,15 @@ static nidus_status load_finish(nidus_cuckoo *cf)
     nidus_segment segs[SEGS_MAX];
     unsigned count = loader_segments(cf, segs, false);
     nidus_reader r = {l->checksum, NIDUS_CODEC_CHECKSUM_BYTES, false};
-    if (nidus_get_u64(&r) != nidus_codec_checksum(l->prefix, l->prefix_bytes, segs, count))
+    if (NIDUS_CHECKSUM_BAD(nidus_get_u64(&r), nidus_codec_checksum(l->prefix, l->prefix_bytes, segs, count)))
         return NIDUS_ERR_CORRUPT;
     for (unsigned k = 0; k < cf->ntables; k++) {
         nidus_table *t = &cf->tables[k];
         nidus_status st = load_overflow(t, &cf->alloc, l->stage[k], l->overflow[k]);
         if (st || (st = nidus_table_validate(t)))
             return st;
+        if (t->occupied != l->occupied[k])
+            return NIDUS_ERR_CORRUPT;
     }
     nidus_cuckoo_loader_free(cf);
     return NIDUS_OK;
