@@ -201,3 +201,115 @@ nidus_status nidus_chunk_parse(const uint8_t *chunk, size_t len, uint32_t *seq, 
         return NIDUS_ERR_CORRUPT;
     return NIDUS_OK;
 }
+
+void nidus_codec_write_whole(uint8_t *out, uint64_t total, const uint8_t *prefix, size_t prefix_bytes,
+                             const nidus_segment *segs, unsigned count)
+{
+    memcpy(out, prefix, prefix_bytes);
+    uint64_t body = total - prefix_bytes - NIDUS_CODEC_CHECKSUM_BYTES;
+    nidus_segments_read(segs, count, 0, out + prefix_bytes, body);
+    nidus_writer w = {out + prefix_bytes + body};
+    nidus_put_u64(&w, XXH3_64bits(out, (size_t)(total - NIDUS_CODEC_CHECKSUM_BYTES)));
+}
+
+nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind kind, nidus_reader *meta,
+                                    size_t *prefix_bytes)
+{
+    if (!buf)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    uint64_t total = len;
+    nidus_status st = nidus_codec_check_prefix(buf, len, kind, &total, meta);
+    if (st)
+        return st;
+    if (total != len)
+        return NIDUS_ERR_CORRUPT;
+    if (NIDUS_CHECKSUM_BAD(read_le64(buf + len - NIDUS_CODEC_CHECKSUM_BYTES),
+                           XXH3_64bits(buf, len - NIDUS_CODEC_CHECKSUM_BYTES)))
+        return NIDUS_ERR_CORRUPT;
+    *prefix_bytes = NIDUS_CODEC_PREFIX_FIXED + meta->left;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
+                                    unsigned count, uint64_t cursor, uint8_t *buf, size_t cap, size_t *len,
+                                    uint64_t *next)
+{
+    uint64_t token = XXH3_64bits(prefix, prefix_bytes), stream = NIDUS_CODEC_CHECKSUM_BYTES;
+    for (unsigned s = 0; s < count; s++)
+        stream += segs[s].bytes;
+    if (cursor == 0) {
+        if (cap < prefix_bytes + NIDUS_CHUNK_OVERHEAD)
+            return NIDUS_ERR_TOO_LARGE;
+        nidus_chunk_frame(buf, 0, token, prefix, (uint32_t)prefix_bytes);
+        *len = prefix_bytes + NIDUS_CHUNK_OVERHEAD;
+        *next = 1;
+        return NIDUS_OK;
+    }
+    uint64_t offset = (cursor - 1) * NIDUS_CHUNK_PAYLOAD_MAX;
+    if (offset >= stream) {
+        *len = 0;
+        *next = 0;
+        return NIDUS_OK;
+    }
+    uint64_t n = stream - offset < NIDUS_CHUNK_PAYLOAD_MAX ? stream - offset : NIDUS_CHUNK_PAYLOAD_MAX;
+    if (cap < n + NIDUS_CHUNK_OVERHEAD)
+        return NIDUS_ERR_TOO_LARGE;
+    uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES] = {0};
+    if (offset + n > stream - NIDUS_CODEC_CHECKSUM_BYTES) { /* this chunk carries the checksum */
+        nidus_writer w = {checksum};
+        nidus_put_u64(&w, nidus_codec_checksum(prefix, prefix_bytes, segs, count));
+    }
+    /* the segments, then the checksum as one more */
+    uint8_t *payload = buf + NIDUS_CHUNK_HEADER_BYTES;
+    uint64_t body = stream - NIDUS_CODEC_CHECKSUM_BYTES;
+    if (offset < body)
+        nidus_segments_read(segs, count, offset, payload, (offset + n < body ? offset + n : body) - offset);
+    if (offset + n > body) {
+        uint64_t from = offset > body ? offset - body : 0;
+        memcpy(payload + (body > offset ? body - offset : 0), checksum + from, (size_t)(offset + n - body - from));
+    }
+    nidus_chunk_frame(buf, (uint32_t)cursor, token, payload, (uint32_t)n);
+    *len = (size_t)n + NIDUS_CHUNK_OVERHEAD;
+    *next = cursor + 1;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_codec_open_header(const uint8_t *payload, uint32_t n, uint64_t token, nidus_kind kind,
+                                     nidus_reader *meta, uint64_t *total)
+{
+    *total = 0;
+    nidus_status st = nidus_codec_check_prefix(payload, n, kind, total, meta);
+    if (st)
+        return st;
+    if (NIDUS_CODEC_PREFIX_FIXED + meta->left != n || NIDUS_CHECKSUM_BAD(token, XXH3_64bits(payload, n)))
+        return NIDUS_ERR_CORRUPT;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_chunk_accept(nidus_chunk_loader *l, uint32_t seq, uint64_t token, const uint8_t *payload,
+                                uint32_t n, const nidus_segment *segs, unsigned count, bool *complete)
+{
+    *complete = false;
+    if (l->failed || token != l->token || seq != l->next_seq)
+        return NIDUS_ERR_SEQUENCE;
+    uint64_t want = l->stream - l->pos < NIDUS_CHUNK_PAYLOAD_MAX ? l->stream - l->pos : NIDUS_CHUNK_PAYLOAD_MAX;
+    if (n != want)
+        return NIDUS_ERR_SEQUENCE;
+    uint64_t body = l->stream - NIDUS_CODEC_CHECKSUM_BYTES;
+    if (l->pos < body)
+        nidus_segments_write(segs, count, l->pos, payload, (l->pos + n < body ? l->pos + n : body) - l->pos);
+    if (l->pos + n > body) {
+        uint64_t from = l->pos > body ? l->pos - body : 0;
+        memcpy(l->checksum + from, payload + (body > l->pos ? body - l->pos : 0), (size_t)(l->pos + n - body - from));
+    }
+    l->pos += n;
+    l->next_seq++;
+    if (l->pos < l->stream)
+        return NIDUS_OK;
+    if (NIDUS_CHECKSUM_BAD(read_le64(l->checksum), nidus_codec_checksum(l->prefix, l->prefix_bytes, segs, count))) {
+        l->failed = true;
+        return NIDUS_ERR_CORRUPT;
+    }
+    *complete = true;
+    return NIDUS_OK;
+}

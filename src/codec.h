@@ -90,6 +90,45 @@ void nidus_chunk_frame(uint8_t *out, uint32_t seq, uint64_t token, const uint8_t
 nidus_status nidus_chunk_parse(const uint8_t *chunk, size_t len, uint32_t *seq, uint64_t *token,
                                const uint8_t **payload, uint32_t *n);
 
+/* ---- what every kind does the same way, given its prefix (through the meta) and its segments ---- */
+
+/* Writes a whole encoding of `total` bytes: prefix, segments, checksum. */
+void nidus_codec_write_whole(uint8_t *out, uint64_t total, const uint8_t *prefix, size_t prefix_bytes,
+                             const nidus_segment *segs, unsigned count);
+
+/* Checks the prefix, the exact length and the checksum of a whole encoding; returns its meta and the prefix
+ * length (where the segments begin). */
+nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind kind, nidus_reader *meta,
+                                    size_t *prefix_bytes);
+
+/* Chunk `cursor` of an encoding (see nidus_cuckoo_dump_chunk for the contract). */
+nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
+                                    unsigned count, uint64_t cursor, uint8_t *buf, size_t cap, size_t *len,
+                                    uint64_t *next);
+
+/* Checks a header chunk's payload (seq 0): the prefix fills it exactly and matches the token. Returns the
+ * meta and the encoding's declared total. */
+nidus_status nidus_codec_open_header(const uint8_t *payload, uint32_t n, uint64_t token, nidus_kind kind,
+                                     nidus_reader *meta, uint64_t *total);
+
+/* The state of a chunked load between chunks. */
+typedef struct nidus_chunk_loader {
+    uint64_t token;
+    uint32_t next_seq;
+    bool failed;     /* the final check failed: every later chunk is refused */
+    uint64_t pos;    /* stream bytes received */
+    uint64_t stream; /* stream bytes expected: segments and checksum */
+    size_t prefix_bytes;
+    uint8_t *prefix; /* a copy, for the final checksum */
+    uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES];
+} nidus_chunk_loader;
+
+/* Takes data chunk (seq, token, payload) into the segments (and the loader's checksum bytes). Out of order,
+ * repeated, foreign or wrongly cut: NIDUS_ERR_SEQUENCE, nothing written. When it was the last, checks the
+ * whole checksum (NIDUS_ERR_CORRUPT and `failed` when wrong) and sets `*complete`. */
+nidus_status nidus_chunk_accept(nidus_chunk_loader *l, uint32_t seq, uint64_t token, const uint8_t *payload,
+                                uint32_t n, const nidus_segment *segs, unsigned count, bool *complete);
+
 uint64_t nidus_codec_hash(const void *p, size_t n);
 
 #endif

@@ -131,12 +131,9 @@ nidus_status nidus_cuckoo_encode(const nidus_cuckoo *cf, void *buf, size_t cap, 
     unsigned count;
     nidus_status st = build_segments(cf, segs, &count);
     if (!st) {
-        uint8_t *out = buf;
-        size_t prefix = write_prefix(cf, out, total);
-        uint64_t body = total - prefix - NIDUS_CODEC_CHECKSUM_BYTES;
-        nidus_segments_read(segs, count, 0, out + prefix, body);
-        nidus_writer w = {out + prefix + body};
-        nidus_put_u64(&w, nidus_codec_hash(out, (size_t)(total - NIDUS_CODEC_CHECKSUM_BYTES)));
+        uint8_t prefix[PREFIX_MAX];
+        size_t prefix_bytes = write_prefix(cf, prefix, total);
+        nidus_codec_write_whole(buf, total, prefix, prefix_bytes, segs, count);
         if (written)
             *written = (size_t)total;
     }
@@ -254,18 +251,12 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
     if (!buf || !out)
         return NIDUS_ERR_INVALID_ARGUMENT;
     const uint8_t *in = buf;
-    uint64_t total = len;
     nidus_reader meta;
-    nidus_status st = nidus_codec_check_prefix(in, len, NIDUS_KIND_CUCKOO, &total, &meta);
+    size_t prefix;
+    nidus_status st = nidus_codec_open_whole(in, len, NIDUS_KIND_CUCKOO, &meta, &prefix);
     if (st)
         return st;
-    if (total != len)
-        return NIDUS_ERR_CORRUPT;
-    nidus_reader tail = {in + len - NIDUS_CODEC_CHECKSUM_BYTES, NIDUS_CODEC_CHECKSUM_BYTES, false};
-    if (NIDUS_CHECKSUM_BAD(nidus_get_u64(&tail), nidus_codec_hash(in, len - NIDUS_CODEC_CHECKSUM_BYTES)))
-        return NIDUS_ERR_CORRUPT;
     cuckoo_meta m;
-    size_t prefix = NIDUS_CODEC_PREFIX_FIXED + meta.left;
     if ((st = parse_meta(&meta, &m)))
         return st;
     if (prefix + m.stream != len)
@@ -313,13 +304,7 @@ nidus_status nidus_cuckoo_view(const void *buf, size_t len, const nidus_allocato
 /* ---- chunks ---- */
 
 struct nidus_cuckoo_loader {
-    uint64_t token;
-    uint32_t next_seq;
-    bool failed;
-    uint64_t pos, stream;
-    size_t prefix_bytes;
-    uint8_t prefix[PREFIX_MAX];
-    uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES];
+    nidus_chunk_loader base;
     uint64_t overflow[NIDUS_CUCKOO_MAX_TABLES];
     uint64_t occupied[NIDUS_CUCKOO_MAX_TABLES];
     uint8_t *stage[NIDUS_CUCKOO_MAX_TABLES]; /* the overflow entries of each table, until the last chunk */
@@ -332,23 +317,22 @@ void nidus_cuckoo_loader_free(nidus_cuckoo *cf)
         return;
     for (unsigned k = 0; k < NIDUS_CUCKOO_MAX_TABLES; k++)
         nidus_free(&cf->alloc, l->stage[k]);
+    nidus_free(&cf->alloc, l->base.prefix);
     nidus_free(&cf->alloc, l);
     cf->loader = NULL;
 }
 
 bool nidus_cuckoo_loading(const nidus_cuckoo *cf) { return cf->loader != NULL; }
 
-/* The stream of a filter being loaded: staged overflow entries, the tables' bytes, the checksum. */
-static unsigned loader_segments(nidus_cuckoo *cf, nidus_segment *segs, bool with_checksum)
+/* The segments of a filter being loaded: staged overflow entries and the tables' bytes. */
+static unsigned loader_segments(const nidus_cuckoo *cf, nidus_segment *segs)
 {
-    nidus_cuckoo_loader *l = cf->loader;
+    const nidus_cuckoo_loader *l = cf->loader;
     unsigned n = 0;
     for (unsigned k = 0; k < cf->ntables; k++) {
         segs[n++] = (nidus_segment){l->stage[k], l->overflow[k] * OV_ENTRY_BYTES};
         segs[n++] = (nidus_segment){cf->tables[k].data, cf->tables[k].data_bytes};
     }
-    if (with_checksum)
-        segs[n++] = (nidus_segment){l->checksum, NIDUS_CODEC_CHECKSUM_BYTES};
     return n;
 }
 
@@ -361,40 +345,11 @@ nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, vo
         return NIDUS_ERR_READ_ONLY;
     uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = write_prefix(cf, prefix, nidus_cuckoo_encoded_size(cf));
-    uint64_t token = nidus_codec_hash(prefix, prefix_bytes), stream = stream_bytes(cf);
-    uint8_t *out = buf;
-    if (cursor == 0) {
-        if (cap < prefix_bytes + NIDUS_CHUNK_OVERHEAD)
-            return NIDUS_ERR_TOO_LARGE;
-        nidus_chunk_frame(out, 0, token, prefix, (uint32_t)prefix_bytes);
-        *len = prefix_bytes + NIDUS_CHUNK_OVERHEAD;
-        *next = 1;
-        return NIDUS_OK;
-    }
-    uint64_t offset = (cursor - 1) * NIDUS_CHUNK_PAYLOAD_MAX;
-    if (offset >= stream) {
-        *len = 0;
-        *next = 0;
-        return NIDUS_OK;
-    }
-    uint64_t n = stream - offset < NIDUS_CHUNK_PAYLOAD_MAX ? stream - offset : NIDUS_CHUNK_PAYLOAD_MAX;
-    if (cap < n + NIDUS_CHUNK_OVERHEAD)
-        return NIDUS_ERR_TOO_LARGE;
     nidus_segment segs[SEGS_MAX];
     unsigned count;
     nidus_status st = build_segments(cf, segs, &count);
-    if (!st) {
-        uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES];
-        if (offset + n > stream - NIDUS_CODEC_CHECKSUM_BYTES) { /* this chunk carries the checksum */
-            nidus_writer w = {checksum};
-            nidus_put_u64(&w, nidus_codec_checksum(prefix, prefix_bytes, segs, count));
-        }
-        segs[count] = (nidus_segment){checksum, NIDUS_CODEC_CHECKSUM_BYTES};
-        nidus_segments_read(segs, count + 1, offset, out + NIDUS_CHUNK_HEADER_BYTES, n);
-        nidus_chunk_frame(out, (uint32_t)cursor, token, out + NIDUS_CHUNK_HEADER_BYTES, (uint32_t)n);
-        *len = (size_t)n + NIDUS_CHUNK_OVERHEAD;
-        *next = cursor + 1;
-    }
+    if (!st)
+        st = nidus_codec_dump_chunk(prefix, prefix_bytes, segs, count, cursor, buf, cap, len, next);
     release_segments(cf, segs, count);
     return st;
 }
@@ -402,16 +357,13 @@ nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, vo
 static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint32_t n, uint64_t token,
                                 uint64_t max_bytes, const nidus_allocator *hook)
 {
-    uint64_t total = 0;
+    uint64_t total;
     nidus_reader meta;
-    nidus_status st = nidus_codec_check_prefix(payload, n, NIDUS_KIND_CUCKOO, &total, &meta);
-    if (st)
-        return st;
-    size_t prefix = NIDUS_CODEC_PREFIX_FIXED + meta.left;
     cuckoo_meta m;
-    if (prefix != n || NIDUS_CHECKSUM_BAD(token, nidus_codec_hash(payload, n)) || (st = parse_meta(&meta, &m)))
-        return st ? st : NIDUS_ERR_CORRUPT;
-    if (prefix + m.stream != total)
+    nidus_status st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_CUCKOO, &meta, &total);
+    if (st || (st = parse_meta(&meta, &m)))
+        return st;
+    if (n + m.stream != total)
         return NIDUS_ERR_CORRUPT;
     if (max_bytes && total > max_bytes)
         return NIDUS_ERR_LIMIT_MEMORY;
@@ -420,7 +372,7 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
         return st;
     nidus_cuckoo_loader *l = nidus_calloc(&cf->alloc, 1, sizeof *l);
     cf->loader = l;
-    st = l ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
+    st = l && (l->base.prefix = nidus_malloc(&cf->alloc, n)) ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
     for (unsigned k = 0; k < m.ntables && !st; k++) {
         if ((st = nidus_table_init(&cf->tables[k], &m.shapes[k], m.max_kicks, m.seed + k, &cf->alloc)))
             break;
@@ -434,24 +386,19 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
         nidus_cuckoo_free(cf);
         return st;
     }
-    l->token = token;
-    l->next_seq = 1;
-    l->stream = m.stream;
-    l->prefix_bytes = prefix;
-    memcpy(l->prefix, payload, prefix);
+    l->base.token = token;
+    l->base.next_seq = 1;
+    l->base.stream = m.stream;
+    l->base.prefix_bytes = n;
+    memcpy(l->base.prefix, payload, n);
     *out = cf;
     return NIDUS_OK;
 }
 
-/* The last chunk landed: check the whole checksum, then the contents, as a whole decode would. */
+/* The last chunk landed and the checksum held: check the contents, as a whole decode would. */
 static nidus_status load_finish(nidus_cuckoo *cf)
 {
     nidus_cuckoo_loader *l = cf->loader;
-    nidus_segment segs[SEGS_MAX];
-    unsigned count = loader_segments(cf, segs, false);
-    nidus_reader r = {l->checksum, NIDUS_CODEC_CHECKSUM_BYTES, false};
-    if (NIDUS_CHECKSUM_BAD(nidus_get_u64(&r), nidus_codec_checksum(l->prefix, l->prefix_bytes, segs, count)))
-        return NIDUS_ERR_CORRUPT;
     for (unsigned k = 0; k < cf->ntables; k++) {
         nidus_table *t = &cf->tables[k];
         nidus_status st = load_overflow(t, &cf->alloc, l->stage[k], l->overflow[k]);
@@ -478,20 +425,15 @@ nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, s
     nidus_cuckoo *cf = *filter;
     if (seq == 0)
         return cf ? NIDUS_ERR_SEQUENCE : load_header(filter, payload, n, token, max_bytes, allocator);
-    nidus_cuckoo_loader *l = cf ? cf->loader : NULL;
-    if (!l || l->failed || token != l->token || seq != l->next_seq)
-        return NIDUS_ERR_SEQUENCE;
-    uint64_t want = l->stream - l->pos < NIDUS_CHUNK_PAYLOAD_MAX ? l->stream - l->pos : NIDUS_CHUNK_PAYLOAD_MAX;
-    if (n != want)
+    if (!cf || !cf->loader)
         return NIDUS_ERR_SEQUENCE;
     nidus_segment segs[SEGS_MAX];
-    unsigned count = loader_segments(cf, segs, true);
-    nidus_segments_write(segs, count, l->pos, payload, n);
-    l->pos += n;
-    l->next_seq++;
-    if (l->pos < l->stream)
-        return NIDUS_OK;
+    unsigned count = loader_segments(cf, segs);
+    bool complete;
+    st = nidus_chunk_accept(&cf->loader->base, seq, token, payload, n, segs, count, &complete);
+    if (st || !complete)
+        return st;
     if ((st = load_finish(cf)))
-        l->failed = true;
+        cf->loader->base.failed = true;
     return st;
 }
