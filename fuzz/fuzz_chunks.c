@@ -1,5 +1,6 @@
-/* Fuzz target: the chunk loader (LOADCHUNK). The input is a sequence of chunks, each preceded by its length as
- * a little-endian u32; they are loaded in order into one filter, as a client would send them. */
+/* Fuzz target: the chunk loaders (LOADCHUNK) of every kind. The input is a sequence of chunks, each preceded by
+ * its length as a little-endian u32; they are loaded in order into one filter of each kind, as a client would
+ * send them. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -10,6 +11,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     nidus_cuckoo *cf = NULL;
+    nidus_bloom *bf = NULL;
+    nidus_counting_bloom *cb = NULL;
     size_t at = 0;
     while (size - at >= 4) {
         uint32_t len = (uint32_t)data[at] | (uint32_t)data[at + 1] << 8 | (uint32_t)data[at + 2] << 16 |
@@ -19,6 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             len = (uint32_t)(size - at);
         /* 64 MiB: the limit a server would set, so a forged header cannot ask for more */
         (void)nidus_cuckoo_load_chunk(&cf, data + at, len, UINT64_C(64) << 20, NULL);
+        (void)nidus_bloom_load_chunk(&bf, data + at, len, UINT64_C(64) << 20, NULL);
+        (void)nidus_counting_bloom_load_chunk(&cb, data + at, len, UINT64_C(64) << 20, NULL);
         at += len;
     }
     if (cf) {
@@ -30,5 +35,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         nidus_cuckoo_free(cf);
     }
+    if (bf && !nidus_bloom_loading(bf) && nidus_bloom_add_hash(bf, 42, NULL) == NIDUS_ERR_READ_ONLY)
+        abort();
+    if (cb && !nidus_counting_bloom_loading(cb) && nidus_counting_bloom_add_hash(cb, 42) == NIDUS_ERR_READ_ONLY)
+        abort();
+    nidus_bloom_free(bf);
+    nidus_counting_bloom_free(cb);
     return 0;
 }

@@ -1,5 +1,6 @@
-/* Writes seed corpora for the fuzz targets from real encodings: filters of several shapes, grown, with
- * duplicates and removes, whole (decode/) and as length-prefixed chunk streams (chunks/).
+/* Writes seed corpora for the fuzz targets from real encodings: cuckoo filters of several shapes, grown, with
+ * duplicates and removes, and Bloom and counting Bloom filters, whole (decode/) and as length-prefixed chunk
+ * streams (chunks/).
  * usage: nidus_fuzz_corpus DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,74 @@ static void write_file(const char *dir, const char *sub, unsigned n, const void 
     }
 }
 
+typedef nidus_status (*dump_fn)(const void *f, uint64_t cursor, void *buf, size_t cap, size_t *len, uint64_t *next);
+
+static uint8_t chunk[NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD];
+
+/* The chunk stream of a filter, each chunk behind its u32 length. */
+static void write_chunks(const char *dir, unsigned n, const void *f, dump_fn dump)
+{
+    size_t cap = 1 << 16, used = 0, len;
+    uint8_t *stream = malloc(cap);
+    uint64_t cursor = 0, next;
+    while (!dump(f, cursor, chunk, sizeof chunk, &len, &next) && len) {
+        while (used + len + 4 > cap)
+            stream = realloc(stream, cap *= 2);
+        for (int b = 0; b < 4; b++)
+            stream[used++] = (uint8_t)(len >> (8 * b));
+        memcpy(stream + used, chunk, len);
+        used += len;
+        cursor = next;
+    }
+    write_file(dir, "chunks", n, stream, used);
+    free(stream);
+}
+
+static nidus_status dump_cuckoo(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_cuckoo_dump_chunk(f, c, b, cap, l, n);
+}
+static nidus_status dump_bloom(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_bloom_dump_chunk(f, c, b, cap, l, n);
+}
+static nidus_status dump_counting(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_counting_bloom_dump_chunk(f, c, b, cap, l, n);
+}
+
+static void bloom_seeds(const char *dir)
+{
+    nidus_bloom_params p = {.capacity = 20, .error_rate = 0.05, .expansion = 2};
+    nidus_bloom *bf;
+    if (nidus_bloom_new(&p, &bf))
+        exit(2);
+    for (uint64_t k = 0; k < 70; k++)
+        (void)nidus_bloom_add_hash(bf, k * UINT64_C(0x9E3779B97F4A7C15), NULL);
+    size_t len = (size_t)nidus_bloom_encoded_size(bf);
+    uint8_t *buf = malloc(len);
+    if (!buf || nidus_bloom_encode(bf, buf, len, &len))
+        exit(2);
+    write_file(dir, "decode", 50, buf, len);
+    write_chunks(dir, 50, bf, dump_bloom);
+    free(buf);
+    nidus_bloom_free(bf);
+    nidus_counting_bloom_params q = {.capacity = 30, .error_rate = 0.05};
+    nidus_counting_bloom *cb;
+    if (nidus_counting_bloom_new(&q, &cb))
+        exit(2);
+    for (uint64_t k = 0; k < 40; k++)
+        (void)nidus_counting_bloom_add_hash(cb, k % 25);
+    len = (size_t)nidus_counting_bloom_encoded_size(cb);
+    buf = malloc(len);
+    if (!buf || nidus_counting_bloom_encode(cb, buf, len, &len))
+        exit(2);
+    write_file(dir, "decode", 51, buf, len);
+    write_chunks(dir, 51, cb, dump_counting);
+    free(buf);
+    nidus_counting_bloom_free(cb);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -26,7 +95,6 @@ int main(int argc, char **argv)
     }
     static const unsigned shapes[][5] = {{2, 8, 0, 1, 40}, {4, 12, 0, 2, 30}, {4, 9, 1, 1, 30}, {4, 21, 1, 0, 60},
                                          {8, 16, 0, 2, 20}, {1, 10, 0, 2, 50}, {4, 5, 1, 2, 30}, {2, 32, 0, 0, 30}};
-    static uint8_t chunk[NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD];
     for (unsigned s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         nidus_cuckoo_params p = {.bucket_size = shapes[s][0], .fingerprint_bits = shapes[s][1],
                                  .semi_sort = shapes[s][2], .expansion = shapes[s][3], .capacity = shapes[s][4],
@@ -45,23 +113,9 @@ int main(int argc, char **argv)
             return 2;
         write_file(argv[1], "decode", s, buf, len);
         free(buf);
-        /* the chunk stream, each chunk behind its u32 length */
-        size_t cap = 1 << 16, used = 0;
-        uint8_t *stream = malloc(cap);
-        uint64_t cursor = 0, next;
-        size_t n;
-        while (!nidus_cuckoo_dump_chunk(cf, cursor, chunk, sizeof chunk, &n, &next) && n) {
-            while (used + n + 4 > cap)
-                stream = realloc(stream, cap *= 2);
-            for (int b = 0; b < 4; b++)
-                stream[used++] = (uint8_t)(n >> (8 * b));
-            memcpy(stream + used, chunk, n);
-            used += n;
-            cursor = next;
-        }
-        write_file(argv[1], "chunks", s, stream, used);
-        free(stream);
+        write_chunks(argv[1], s, cf, dump_cuckoo);
         nidus_cuckoo_free(cf);
     }
+    bloom_seeds(argv[1]);
     return 0;
 }

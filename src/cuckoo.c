@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "cuckoo_filter.h"
 #include "cuckoo_table_impl.h"
+#include "file_io.h"
 #include "params.h"
 
 nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, unsigned max_kicks)
@@ -67,7 +68,7 @@ void nidus_cuckoo_free(nidus_cuckoo *cf)
         nidus_table_release(&cf->tables[k], &alloc);
     nidus_free(&alloc, cf->tables);
     nidus_cuckoo_loader_free(cf);
-    nidus_cuckoo_unmap(cf);
+    nidus_file_unmap(cf->mapping, cf->mapping_bytes);
     nidus_free(&alloc, cf);
 }
 

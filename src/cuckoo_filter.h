@@ -47,9 +47,6 @@ nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_
 /* Sum of the tables' memory through the allocator (data, kick logs, overflow maps). */
 uint64_t nidus_cuckoo_tables_memory(const nidus_cuckoo *cf);
 
-/* Releases the file mapping of a filter opened with nidus_cuckoo_map_file, if any. */
-void nidus_cuckoo_unmap(nidus_cuckoo *cf);
-
 /* Checks the filter-level parameters shared by new and decoded filters. */
 nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, unsigned max_kicks);
 

@@ -11,6 +11,7 @@
 #include "status.h"
 #include "codec.h"
 #include "cuckoo.h"
+#include "bloom.h"
 
 #include "api.h"
 

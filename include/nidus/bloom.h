@@ -1,0 +1,174 @@
+/* nidus — the Bloom family: a scalable blocked Bloom filter (RedisBloom's BF semantics) and a counting Bloom
+ * filter with 4-bit counters.
+ *
+ * Both are blocked: a key's probes all fall in one 64-byte block, so a lookup or an add touches one cache line.
+ * Blocking costs bits (blocks fill unevenly); the sizing accounts for it, so the error measured at capacity
+ * meets the target. Handles are not thread-safe; read-only calls may run concurrently with each other. */
+#ifndef NIDUS_BLOOM_H
+#define NIDUS_BLOOM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "api.h"
+#include "codec.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NIDUS_BLOOM_DEFAULT_MAX_LAYERS 32u
+#define NIDUS_BLOOM_MAX_LAYERS 64u
+#define NIDUS_BLOOM_MAX_EXPANSION 32768u
+
+/* ---- scalable blocked Bloom filter ---- */
+
+typedef struct nidus_bloom nidus_bloom;
+
+typedef struct nidus_bloom_params {
+    uint64_t capacity;  /* items the first layer holds at error_rate (>= 1) */
+    double error_rate;  /* target false-positive rate of the whole filter, in (0, 1) */
+    /* 0: one layer, never grows; an add past capacity fails with NIDUS_ERR_FULL (RedisBloom's NONSCALING).
+     * Otherwise each new layer holds `expansion` times the last one's capacity, [1, 32768]. Layer i is built
+     * for error_rate / 2^(i+1), so the sum over all layers stays under error_rate. */
+    unsigned expansion;
+    unsigned max_layers; /* [1, 64]; 0: 32 */
+    uint64_t max_memory; /* bytes all layers may hold; growth beyond fails; 0: no limit */
+    uint64_t seed;
+    const nidus_allocator *allocator;
+} nidus_bloom_params;
+
+typedef struct nidus_bloom_stats {
+    uint64_t capacity;     /* all layers */
+    uint64_t items;        /* adds that found the key new (BF.CARD) */
+    uint64_t memory_bytes; /* everything held through the allocator */
+    unsigned layers;
+    unsigned expansion;
+    unsigned hashes;       /* probes per key in the first layer */
+    double error_rate;     /* the target */
+    double error_bound;    /* sum of the layers' design errors: at most error_rate */
+    double bits_per_item;  /* memory bits / capacity */
+} nidus_bloom_stats;
+
+/* Creates an empty filter. NIDUS_ERR_INVALID_ARGUMENT for parameters out of range, NIDUS_ERR_TOO_LARGE,
+ * NIDUS_ERR_LIMIT_MEMORY when the first layer alone passes max_memory, NIDUS_ERR_NO_MEMORY. */
+NIDUS_API nidus_status nidus_bloom_new(const nidus_bloom_params *params, nidus_bloom **out);
+NIDUS_API void nidus_bloom_free(nidus_bloom *filter);
+
+/* The 64-bit hash the key-based calls use (seeded XXH3). */
+NIDUS_API uint64_t nidus_bloom_hash(const nidus_bloom *filter, const void *key, size_t len);
+
+/* Adds the key. `*added` (may be NULL) is false when the key was already (maybe) present: then nothing
+ * changes, as BF.ADD replies 0. A new key goes to the newest layer; when that layer is at capacity a new one
+ * is added first. NIDUS_ERR_FULL (expansion 0), NIDUS_ERR_LIMIT_TABLES (max_layers), NIDUS_ERR_LIMIT_MEMORY,
+ * NIDUS_ERR_NO_MEMORY, NIDUS_ERR_READ_ONLY: nothing changed. */
+NIDUS_API nidus_status nidus_bloom_add(nidus_bloom *filter, const void *key, size_t len, bool *added);
+NIDUS_API nidus_status nidus_bloom_add_hash(nidus_bloom *filter, uint64_t hash, bool *added);
+
+/* True when the key may be present; false means it was certainly never added. */
+NIDUS_API bool nidus_bloom_contains(const nidus_bloom *filter, const void *key, size_t len);
+NIDUS_API bool nidus_bloom_contains_hash(const nidus_bloom *filter, uint64_t hash);
+
+/* Batched lookups with prefetching; answers equal one-at-a-time calls. */
+NIDUS_API void nidus_bloom_contains_many_hash(const nidus_bloom *filter, const uint64_t *hashes, size_t n,
+                                              bool *out);
+
+/* Removes every item and every layer but the first. NIDUS_ERR_READ_ONLY on a view. */
+NIDUS_API nidus_status nidus_bloom_clear(nidus_bloom *filter);
+
+NIDUS_API void nidus_bloom_get_stats(const nidus_bloom *filter, nidus_bloom_stats *stats);
+
+/* Encoding, files and chunks: as the nidus_cuckoo_ functions of the same names (nidus/cuckoo.h). */
+NIDUS_API uint64_t nidus_bloom_encoded_size(const nidus_bloom *filter);
+NIDUS_API nidus_status nidus_bloom_encode(const nidus_bloom *filter, void *buf, size_t cap, size_t *written);
+NIDUS_API nidus_status nidus_bloom_decode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                          nidus_bloom **out);
+NIDUS_API nidus_status nidus_bloom_view(const void *buf, size_t len, const nidus_allocator *allocator,
+                                        nidus_bloom **out);
+NIDUS_API nidus_status nidus_bloom_save_file(const nidus_bloom *filter, const char *path);
+NIDUS_API nidus_status nidus_bloom_load_file(const char *path, const nidus_allocator *allocator, nidus_bloom **out);
+NIDUS_API nidus_status nidus_bloom_map_file(const char *path, const nidus_allocator *allocator, nidus_bloom **out);
+NIDUS_API nidus_status nidus_bloom_dump_chunk(const nidus_bloom *filter, uint64_t cursor, void *buf, size_t cap,
+                                              size_t *len, uint64_t *next);
+NIDUS_API nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, size_t len,
+                                              uint64_t max_bytes, const nidus_allocator *allocator);
+NIDUS_API bool nidus_bloom_loading(const nidus_bloom *filter);
+NIDUS_API bool nidus_bloom_is_read_only(const nidus_bloom *filter);
+
+/* ---- counting Bloom filter: 4-bit saturating counters, with remove ---- */
+
+typedef struct nidus_counting_bloom nidus_counting_bloom;
+
+typedef struct nidus_counting_bloom_params {
+    uint64_t capacity;  /* items it holds at error_rate (>= 1); more may be added, at a higher error */
+    double error_rate;  /* in (0, 1) */
+    uint64_t seed;
+    const nidus_allocator *allocator;
+} nidus_counting_bloom_params;
+
+typedef struct nidus_counting_bloom_stats {
+    uint64_t capacity;
+    uint64_t items;       /* adds minus removes */
+    uint64_t saturated;   /* counters stuck at 15: they never decrease again */
+    uint64_t memory_bytes;
+    unsigned hashes;
+    double error_rate;
+    double bits_per_item; /* memory bits / capacity */
+} nidus_counting_bloom_stats;
+
+NIDUS_API nidus_status nidus_counting_bloom_new(const nidus_counting_bloom_params *params,
+                                                nidus_counting_bloom **out);
+NIDUS_API void nidus_counting_bloom_free(nidus_counting_bloom *filter);
+NIDUS_API uint64_t nidus_counting_bloom_hash(const nidus_counting_bloom *filter, const void *key, size_t len);
+
+/* Adds one occurrence: each of the key's counters goes up by one, except those already at 15, which stay
+ * (saturated counters never wrap, so the filter never gives a false negative). NIDUS_ERR_READ_ONLY on a view. */
+NIDUS_API nidus_status nidus_counting_bloom_add(nidus_counting_bloom *filter, const void *key, size_t len);
+NIDUS_API nidus_status nidus_counting_bloom_add_hash(nidus_counting_bloom *filter, uint64_t hash);
+
+/* Removes one occurrence: NIDUS_ERR_NOT_FOUND (nothing changed) when some counter of the key is 0. Saturated
+ * counters stay at 15. Removing a key that was never added, but whose counters happen to be all nonzero
+ * (a false positive), takes occurrences from other keys and can make them false negatives: only remove what
+ * was added. */
+NIDUS_API nidus_status nidus_counting_bloom_remove(nidus_counting_bloom *filter, const void *key, size_t len);
+NIDUS_API nidus_status nidus_counting_bloom_remove_hash(nidus_counting_bloom *filter, uint64_t hash);
+
+NIDUS_API bool nidus_counting_bloom_contains(const nidus_counting_bloom *filter, const void *key, size_t len);
+NIDUS_API bool nidus_counting_bloom_contains_hash(const nidus_counting_bloom *filter, uint64_t hash);
+
+/* An estimate of the key's occurrences: the smallest of its counters (never below the true count unless the
+ * caller removed what it did not add; 15 means 15 or more). */
+NIDUS_API unsigned nidus_counting_bloom_count(const nidus_counting_bloom *filter, const void *key, size_t len);
+NIDUS_API unsigned nidus_counting_bloom_count_hash(const nidus_counting_bloom *filter, uint64_t hash);
+
+NIDUS_API nidus_status nidus_counting_bloom_clear(nidus_counting_bloom *filter);
+NIDUS_API void nidus_counting_bloom_get_stats(const nidus_counting_bloom *filter, nidus_counting_bloom_stats *s);
+
+NIDUS_API uint64_t nidus_counting_bloom_encoded_size(const nidus_counting_bloom *filter);
+NIDUS_API nidus_status nidus_counting_bloom_encode(const nidus_counting_bloom *filter, void *buf, size_t cap,
+                                                   size_t *written);
+NIDUS_API nidus_status nidus_counting_bloom_decode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                                   nidus_counting_bloom **out);
+NIDUS_API nidus_status nidus_counting_bloom_view(const void *buf, size_t len, const nidus_allocator *allocator,
+                                                 nidus_counting_bloom **out);
+NIDUS_API nidus_status nidus_counting_bloom_save_file(const nidus_counting_bloom *filter, const char *path);
+NIDUS_API nidus_status nidus_counting_bloom_load_file(const char *path, const nidus_allocator *allocator,
+                                                      nidus_counting_bloom **out);
+NIDUS_API nidus_status nidus_counting_bloom_map_file(const char *path, const nidus_allocator *allocator,
+                                                     nidus_counting_bloom **out);
+NIDUS_API nidus_status nidus_counting_bloom_dump_chunk(const nidus_counting_bloom *filter, uint64_t cursor,
+                                                       void *buf, size_t cap, size_t *len, uint64_t *next);
+NIDUS_API nidus_status nidus_counting_bloom_load_chunk(nidus_counting_bloom **filter, const void *chunk,
+                                                       size_t len, uint64_t max_bytes,
+                                                       const nidus_allocator *allocator);
+NIDUS_API bool nidus_counting_bloom_loading(const nidus_counting_bloom *filter);
+NIDUS_API bool nidus_counting_bloom_is_read_only(const nidus_counting_bloom *filter);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

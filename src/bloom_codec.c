@@ -1,0 +1,437 @@
+/* Encoding of the Bloom kinds, on the common codec (codec.h). Metas:
+ *   Bloom:    seed u64 | max_memory u64 | error f64 | expansion u32 | max_layers u8 | layers u8 | 2 zeros
+ *             per layer: blocks u64 | capacity u64 | items u64 | error f64 | k u8 | 7 zeros
+ *   Counting: seed u64 | items u64 | then one layer as above
+ * and the segments are the layers' blocks, 64 bytes each, as in memory. Doubles are IEEE-754 bit patterns. */
+#include <string.h>
+
+#include "alloc.h"
+#include "bloom_block_impl.h"
+#include "bloom_filter.h"
+#include "bloom_sizing.h"
+#include "file_io.h"
+
+#define BLOOM_META_FIXED 32u
+#define COUNTING_META_FIXED 16u
+#define LAYER_META 40u
+#define PREFIX_MAX (NIDUS_CODEC_PREFIX_FIXED + BLOOM_META_FIXED + LAYER_META * NIDUS_BLOOM_MAX_LAYERS)
+
+static uint64_t bits_of(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static double double_of(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static void put_layer(nidus_writer *w, const nidus_bloom_layer *l)
+{
+    nidus_put_u64(w, l->blocks);
+    nidus_put_u64(w, l->capacity);
+    nidus_put_u64(w, l->items);
+    nidus_put_u64(w, bits_of(l->error));
+    nidus_put_u8(w, l->k);
+    for (unsigned z = 0; z < 7; z++)
+        nidus_put_u8(w, 0);
+}
+
+/* Reads a layer's meta into `l` (no data yet) and checks it. */
+static nidus_status get_layer(nidus_reader *r, nidus_bloom_layer *l, unsigned slots)
+{
+    memset(l, 0, sizeof *l);
+    l->blocks = nidus_get_u64(r);
+    l->capacity = nidus_get_u64(r);
+    l->items = nidus_get_u64(r);
+    l->error = double_of(nidus_get_u64(r));
+    l->k = nidus_get_u8(r);
+    unsigned zero = 0;
+    for (unsigned z = 0; z < 7; z++)
+        zero |= nidus_get_u8(r);
+    if (r->bad || zero || l->blocks < 1 || l->blocks > NIDUS_BLOCKS_MAX || l->capacity < 1 ||
+        !(l->error > 0.0 && l->error < 1.0) || l->k < 1 || l->k > slots / 8)
+        return NIDUS_ERR_CORRUPT;
+    return NIDUS_OK;
+}
+
+static uint64_t layer_bytes(const nidus_bloom_layer *l) { return l->blocks * NIDUS_BLOCK_BYTES; }
+
+/* Gives layer `l` (whose meta is read) its blocks: a zeroed allocation, or borrowed from `view`. */
+static nidus_status attach(nidus_bloom_layer *l, const nidus_allocator *a, const uint8_t *view)
+{
+    if (view) {
+        l->data = (uint8_t *)(uintptr_t)view; /* never written: views refuse every write */
+        return NIDUS_OK;
+    }
+    if (layer_bytes(l) > SIZE_MAX - NIDUS_BLOCK_BYTES)
+        return NIDUS_ERR_TOO_LARGE;
+    uint8_t *raw = nidus_calloc(a, (size_t)(layer_bytes(l) + NIDUS_BLOCK_BYTES - 1), 1);
+    if (!raw)
+        return NIDUS_ERR_NO_MEMORY;
+    l->raw = raw;
+    l->data = raw + ((NIDUS_BLOCK_BYTES - (uintptr_t)raw % NIDUS_BLOCK_BYTES) % NIDUS_BLOCK_BYTES);
+    return NIDUS_OK;
+}
+
+/* ==== scalable Bloom ==== */
+
+static size_t bloom_prefix(const nidus_bloom *bf, uint8_t *out, uint64_t total)
+{
+    nidus_writer w = {out};
+    nidus_codec_put_prefix(&w, NIDUS_KIND_BLOOM, total, BLOOM_META_FIXED + LAYER_META * bf->nlayers);
+    nidus_put_u64(&w, bf->seed);
+    nidus_put_u64(&w, bf->max_memory);
+    nidus_put_u64(&w, bits_of(bf->error_rate));
+    nidus_put_u32(&w, bf->expansion);
+    nidus_put_u8(&w, bf->max_layers);
+    nidus_put_u8(&w, bf->nlayers);
+    nidus_put_u8(&w, 0);
+    nidus_put_u8(&w, 0);
+    for (unsigned i = 0; i < bf->nlayers; i++)
+        put_layer(&w, &bf->layers[i]);
+    return (size_t)(w.p - out);
+}
+
+static unsigned bloom_segments(const nidus_bloom *bf, nidus_segment *segs)
+{
+    for (unsigned i = 0; i < bf->nlayers; i++)
+        segs[i] = (nidus_segment){bf->layers[i].data, layer_bytes(&bf->layers[i])};
+    return bf->nlayers;
+}
+
+uint64_t nidus_bloom_encoded_size(const nidus_bloom *bf)
+{
+    uint64_t n = NIDUS_CODEC_PREFIX_FIXED + BLOOM_META_FIXED + LAYER_META * bf->nlayers + NIDUS_CODEC_CHECKSUM_BYTES;
+    for (unsigned i = 0; i < bf->nlayers; i++)
+        n += layer_bytes(&bf->layers[i]);
+    return n;
+}
+
+nidus_status nidus_bloom_encode(const nidus_bloom *bf, void *buf, size_t cap, size_t *written)
+{
+    if (!bf || !buf)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (bf->loader)
+        return NIDUS_ERR_READ_ONLY;
+    uint64_t total = nidus_bloom_encoded_size(bf);
+    if (total > cap)
+        return NIDUS_ERR_TOO_LARGE;
+    uint8_t prefix[PREFIX_MAX];
+    nidus_segment segs[NIDUS_BLOOM_MAX_LAYERS];
+    size_t prefix_bytes = bloom_prefix(bf, prefix, total);
+    nidus_codec_write_whole(buf, total, prefix, prefix_bytes, segs, bloom_segments(bf, segs));
+    if (written)
+        *written = (size_t)total;
+    return NIDUS_OK;
+}
+
+/* Parses a Bloom meta into a filter with its layers' metas (no blocks yet); `*stream` gets the segment and
+ * checksum bytes it implies. Checks every field, and that the layers are what growth would have made. */
+static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook, nidus_bloom **out,
+                                    uint64_t *stream)
+{
+    uint64_t seed = nidus_get_u64(r), max_memory = nidus_get_u64(r);
+    double error = double_of(nidus_get_u64(r));
+    unsigned expansion = nidus_get_u32(r), max_layers = nidus_get_u8(r), nlayers = nidus_get_u8(r);
+    unsigned zero = nidus_get_u8(r) | nidus_get_u8(r);
+    if (r->bad || zero || !(error > 0.0 && error < 1.0) || expansion > NIDUS_BLOOM_MAX_EXPANSION ||
+        max_layers < 1 || max_layers > NIDUS_BLOOM_MAX_LAYERS || nlayers < 1 || nlayers > max_layers ||
+        (expansion == 0 && nlayers != 1) || r->left != (size_t)nlayers * LAYER_META)
+        return NIDUS_ERR_CORRUPT;
+    nidus_bloom_layer layers[NIDUS_BLOOM_MAX_LAYERS];
+    uint64_t bytes = NIDUS_CODEC_CHECKSUM_BYTES, memory = 0;
+    for (unsigned i = 0; i < nlayers; i++) {
+        nidus_bloom_layer *l = &layers[i];
+        if (get_layer(r, l, NIDUS_BLOCK_BITS) || l->error != nidus_bloom_layer_error(error, expansion, i) ||
+            (i > 0 && (layers[i - 1].capacity > UINT64_MAX / expansion ||
+                       l->capacity != layers[i - 1].capacity * expansion || layers[i - 1].items < layers[i - 1].capacity)) ||
+            l->items > l->capacity)
+            return NIDUS_ERR_CORRUPT;
+        bytes += layer_bytes(l);
+        memory += layer_bytes(l) + NIDUS_BLOCK_BYTES - 1;
+    }
+    if (max_memory && memory > max_memory)
+        return NIDUS_ERR_CORRUPT;
+    nidus_allocator alloc;
+    nidus_alloc_resolve(hook, &alloc);
+    nidus_bloom *bf = nidus_calloc(&alloc, 1, sizeof *bf);
+    nidus_bloom_layer *copy = nidus_malloc(&alloc, nlayers * sizeof *copy);
+    if (!bf || !copy) {
+        nidus_free(&alloc, bf);
+        nidus_free(&alloc, copy);
+        return NIDUS_ERR_NO_MEMORY;
+    }
+    memcpy(copy, layers, nlayers * sizeof *copy);
+    *bf = (nidus_bloom){.alloc = alloc, .seed = seed, .error_rate = error, .expansion = expansion,
+                        .max_layers = max_layers, .max_memory = max_memory, .nlayers = nlayers, .layers = copy};
+    *out = bf;
+    *stream = bytes;
+    return NIDUS_OK;
+}
+
+static nidus_status bloom_decode(const void *buf, size_t len, const nidus_allocator *hook, bool view,
+                                 nidus_bloom **out)
+{
+    if (!buf || !out)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    nidus_reader meta;
+    size_t prefix;
+    uint64_t stream;
+    nidus_bloom *bf;
+    nidus_status st = nidus_codec_open_whole(buf, len, NIDUS_KIND_BLOOM, &meta, &prefix);
+    if (st || (st = bloom_from_meta(&meta, hook, &bf, &stream)))
+        return st;
+    if (prefix + stream != len) {
+        nidus_bloom_free(bf);
+        return NIDUS_ERR_CORRUPT;
+    }
+    const uint8_t *p = (const uint8_t *)buf + prefix;
+    for (unsigned i = 0; i < bf->nlayers && !st; i++) {
+        nidus_bloom_layer *l = &bf->layers[i];
+        if (!(st = attach(l, &bf->alloc, view ? p : NULL)) && !view)
+            memcpy(l->data, p, (size_t)layer_bytes(l));
+        p += layer_bytes(l);
+    }
+    if (st) {
+        nidus_bloom_free(bf);
+        return st;
+    }
+    bf->read_only = view;
+    *out = bf;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_bloom_decode(const void *buf, size_t len, const nidus_allocator *allocator, nidus_bloom **out)
+{
+    return bloom_decode(buf, len, allocator, false, out);
+}
+
+nidus_status nidus_bloom_view(const void *buf, size_t len, const nidus_allocator *allocator, nidus_bloom **out)
+{
+    return bloom_decode(buf, len, allocator, true, out);
+}
+
+nidus_status nidus_bloom_dump_chunk(const nidus_bloom *bf, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                    uint64_t *next)
+{
+    if (!bf || !buf || !len || !next || cursor > UINT32_MAX)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (bf->loader)
+        return NIDUS_ERR_READ_ONLY;
+    uint8_t prefix[PREFIX_MAX];
+    nidus_segment segs[NIDUS_BLOOM_MAX_LAYERS];
+    size_t prefix_bytes = bloom_prefix(bf, prefix, nidus_bloom_encoded_size(bf));
+    return nidus_codec_dump_chunk(prefix, prefix_bytes, segs, bloom_segments(bf, segs), cursor, buf, cap, len,
+                                  next);
+}
+
+/* Starts a chunked load: the loader keeps the prefix for the final checksum. */
+static nidus_status begin_loader(nidus_chunk_loader **out, const nidus_allocator *a, const uint8_t *prefix,
+                                 uint32_t n, uint64_t token, uint64_t stream)
+{
+    nidus_chunk_loader *l = nidus_calloc(a, 1, sizeof *l);
+    uint8_t *copy = nidus_malloc(a, n);
+    if (!l || !copy) {
+        nidus_free(a, l);
+        nidus_free(a, copy);
+        return NIDUS_ERR_NO_MEMORY;
+    }
+    memcpy(copy, prefix, n);
+    *l = (nidus_chunk_loader){.token = token, .next_seq = 1, .stream = stream, .prefix_bytes = n, .prefix = copy};
+    *out = l;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, size_t len, uint64_t max_bytes,
+                                    const nidus_allocator *allocator)
+{
+    if (!filter || !chunk)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    uint32_t seq, n;
+    uint64_t token, total, stream;
+    const uint8_t *payload;
+    nidus_reader meta;
+    nidus_status st = nidus_chunk_parse(chunk, len, &seq, &token, &payload, &n);
+    if (st)
+        return st;
+    nidus_bloom *bf = *filter;
+    if (seq == 0) {
+        if (bf)
+            return NIDUS_ERR_SEQUENCE;
+        if ((st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_BLOOM, &meta, &total)) ||
+            (st = bloom_from_meta(&meta, allocator, &bf, &stream)))
+            return st;
+        st = n + stream != total ? NIDUS_ERR_CORRUPT
+             : max_bytes && total > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
+                                              : begin_loader(&bf->loader, &bf->alloc, payload, n, token, stream);
+        for (unsigned i = 0; i < bf->nlayers && !st; i++)
+            st = attach(&bf->layers[i], &bf->alloc, NULL);
+        if (st) {
+            nidus_bloom_free(bf);
+            return st;
+        }
+        *filter = bf;
+        return NIDUS_OK;
+    }
+    if (!bf || !bf->loader)
+        return NIDUS_ERR_SEQUENCE;
+    nidus_segment segs[NIDUS_BLOOM_MAX_LAYERS];
+    bool complete;
+    st = nidus_chunk_accept(bf->loader, seq, token, payload, n, segs, bloom_segments(bf, segs), &complete);
+    if (!st && complete)
+        nidus_chunk_loader_release(&bf->loader, &bf->alloc);
+    return st;
+}
+
+NIDUS_DEFINE_FILE_FUNCTIONS(nidus_bloom, nidus_bloom)
+
+/* ==== counting Bloom ==== */
+
+static size_t counting_prefix(const nidus_counting_bloom *cb, uint8_t *out, uint64_t total)
+{
+    nidus_writer w = {out};
+    nidus_codec_put_prefix(&w, NIDUS_KIND_COUNTING_BLOOM, total, COUNTING_META_FIXED + LAYER_META);
+    nidus_put_u64(&w, cb->seed);
+    nidus_put_u64(&w, cb->items);
+    put_layer(&w, &cb->layer);
+    return (size_t)(w.p - out);
+}
+
+uint64_t nidus_counting_bloom_encoded_size(const nidus_counting_bloom *cb)
+{
+    return NIDUS_CODEC_PREFIX_FIXED + COUNTING_META_FIXED + LAYER_META + layer_bytes(&cb->layer) +
+           NIDUS_CODEC_CHECKSUM_BYTES;
+}
+
+nidus_status nidus_counting_bloom_encode(const nidus_counting_bloom *cb, void *buf, size_t cap, size_t *written)
+{
+    if (!cb || !buf)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (cb->loader)
+        return NIDUS_ERR_READ_ONLY;
+    uint64_t total = nidus_counting_bloom_encoded_size(cb);
+    if (total > cap)
+        return NIDUS_ERR_TOO_LARGE;
+    uint8_t prefix[PREFIX_MAX];
+    nidus_segment seg = {cb->layer.data, layer_bytes(&cb->layer)};
+    size_t prefix_bytes = counting_prefix(cb, prefix, total);
+    nidus_codec_write_whole(buf, total, prefix, prefix_bytes, &seg, 1);
+    if (written)
+        *written = (size_t)total;
+    return NIDUS_OK;
+}
+
+static nidus_status counting_from_meta(nidus_reader *r, const nidus_allocator *hook, nidus_counting_bloom **out)
+{
+    uint64_t seed = nidus_get_u64(r), items = nidus_get_u64(r);
+    nidus_bloom_layer l;
+    if (r->bad || r->left != LAYER_META || get_layer(r, &l, NIDUS_BLOCK_COUNTERS) || l.items != 0)
+        return NIDUS_ERR_CORRUPT;
+    nidus_allocator alloc;
+    nidus_alloc_resolve(hook, &alloc);
+    nidus_counting_bloom *cb = nidus_calloc(&alloc, 1, sizeof *cb);
+    if (!cb)
+        return NIDUS_ERR_NO_MEMORY;
+    *cb = (nidus_counting_bloom){.alloc = alloc, .seed = seed, .items = items, .layer = l};
+    *out = cb;
+    return NIDUS_OK;
+}
+
+static nidus_status counting_decode(const void *buf, size_t len, const nidus_allocator *hook, bool view,
+                                    nidus_counting_bloom **out)
+{
+    if (!buf || !out)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    nidus_reader meta;
+    size_t prefix;
+    nidus_counting_bloom *cb;
+    nidus_status st = nidus_codec_open_whole(buf, len, NIDUS_KIND_COUNTING_BLOOM, &meta, &prefix);
+    if (st || (st = counting_from_meta(&meta, hook, &cb)))
+        return st;
+    const uint8_t *p = (const uint8_t *)buf + prefix;
+    if (prefix + layer_bytes(&cb->layer) + NIDUS_CODEC_CHECKSUM_BYTES != len)
+        st = NIDUS_ERR_CORRUPT;
+    else if (!(st = attach(&cb->layer, &cb->alloc, view ? p : NULL)) && !view)
+        memcpy(cb->layer.data, p, (size_t)layer_bytes(&cb->layer));
+    if (st) {
+        nidus_counting_bloom_free(cb);
+        return st;
+    }
+    cb->read_only = view;
+    *out = cb;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_counting_bloom_decode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                         nidus_counting_bloom **out)
+{
+    return counting_decode(buf, len, allocator, false, out);
+}
+
+nidus_status nidus_counting_bloom_view(const void *buf, size_t len, const nidus_allocator *allocator,
+                                       nidus_counting_bloom **out)
+{
+    return counting_decode(buf, len, allocator, true, out);
+}
+
+nidus_status nidus_counting_bloom_dump_chunk(const nidus_counting_bloom *cb, uint64_t cursor, void *buf,
+                                             size_t cap, size_t *len, uint64_t *next)
+{
+    if (!cb || !buf || !len || !next || cursor > UINT32_MAX)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (cb->loader)
+        return NIDUS_ERR_READ_ONLY;
+    uint8_t prefix[PREFIX_MAX];
+    nidus_segment seg = {cb->layer.data, layer_bytes(&cb->layer)};
+    size_t prefix_bytes = counting_prefix(cb, prefix, nidus_counting_bloom_encoded_size(cb));
+    return nidus_codec_dump_chunk(prefix, prefix_bytes, &seg, 1, cursor, buf, cap, len, next);
+}
+
+nidus_status nidus_counting_bloom_load_chunk(nidus_counting_bloom **filter, const void *chunk, size_t len,
+                                             uint64_t max_bytes, const nidus_allocator *allocator)
+{
+    if (!filter || !chunk)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    uint32_t seq, n;
+    uint64_t token, total;
+    const uint8_t *payload;
+    nidus_reader meta;
+    nidus_status st = nidus_chunk_parse(chunk, len, &seq, &token, &payload, &n);
+    if (st)
+        return st;
+    nidus_counting_bloom *cb = *filter;
+    if (seq == 0) {
+        if (cb)
+            return NIDUS_ERR_SEQUENCE;
+        if ((st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_COUNTING_BLOOM, &meta, &total)) ||
+            (st = counting_from_meta(&meta, allocator, &cb)))
+            return st;
+        uint64_t stream = layer_bytes(&cb->layer) + NIDUS_CODEC_CHECKSUM_BYTES;
+        st = n + stream != total ? NIDUS_ERR_CORRUPT
+             : max_bytes && total > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
+                                              : begin_loader(&cb->loader, &cb->alloc, payload, n, token, stream);
+        if (!st)
+            st = attach(&cb->layer, &cb->alloc, NULL);
+        if (st) {
+            nidus_counting_bloom_free(cb);
+            return st;
+        }
+        *filter = cb;
+        return NIDUS_OK;
+    }
+    if (!cb || !cb->loader)
+        return NIDUS_ERR_SEQUENCE;
+    nidus_segment seg = {cb->layer.data, layer_bytes(&cb->layer)};
+    bool complete;
+    st = nidus_chunk_accept(cb->loader, seq, token, payload, n, &seg, 1, &complete);
+    if (!st && complete)
+        nidus_chunk_loader_release(&cb->loader, &cb->alloc);
+    return st;
+}
+
+NIDUS_DEFINE_FILE_FUNCTIONS(nidus_counting_bloom, nidus_counting_bloom)

@@ -1,0 +1,460 @@
+/* The Bloom family: blocked and scalable Bloom filters, the counting Bloom filter, and their encodings. */
+#define _POSIX_C_SOURCE 200809L
+#include "test_util.h"
+
+#include <unistd.h>
+
+#include <nidus/nidus.h>
+
+static uint64_t h_of(const char *ns, uint64_t i)
+{
+    char buf[48];
+    size_t n = test_key(buf, sizeof buf, ns, i);
+    uint64_t h = 1469598103934665603ull ^ test_seed();
+    for (size_t k = 0; k < n; k++)
+        h = (h ^ (uint8_t)buf[k]) * 1099511628211ull;
+    return test_splitmix(&h);
+}
+
+static nidus_bloom *bloom(uint64_t capacity, double error, unsigned expansion)
+{
+    nidus_bloom_params p = {.capacity = capacity, .error_rate = error, .expansion = expansion, .seed = test_seed()};
+    nidus_bloom *bf = NULL;
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_OK);
+    return bf;
+}
+
+static double measure(bool (*has)(const void *, uint64_t), const void *f, uint64_t trials)
+{
+    uint64_t fp = 0;
+    for (uint64_t k = 0; k < trials; k++)
+        fp += has(f, h_of("absent", k));
+    return (double)fp / (double)trials;
+}
+
+static bool bloom_has(const void *f, uint64_t h) { return nidus_bloom_contains_hash(f, h); }
+static bool counting_has(const void *f, uint64_t h) { return nidus_counting_bloom_contains_hash(f, h); }
+
+/* ---- blocked Bloom: error at capacity meets the target ---- */
+
+static void test_blocked_bloom_error_at_capacity_meets_target(void **state)
+{
+    (void)state;
+    const double targets[] = {0.1, 0.01, 0.001, 0.0001};
+    for (size_t t = 0; t < 4; t++) {
+        const uint64_t n = 100000, trials = 2000000;
+        nidus_bloom *bf = bloom(n, targets[t], 0);
+        for (uint64_t k = 0; k < n; k++) {
+            bool added;
+            assert_int_equal(nidus_bloom_add_hash(bf, h_of("in", k), &added), NIDUS_OK);
+        }
+        for (uint64_t k = 0; k < n; k++)
+            assert_true(nidus_bloom_contains_hash(bf, h_of("in", k))); /* never a false negative */
+        double rate = measure(bloom_has, bf, trials);
+        nidus_bloom_stats s;
+        nidus_bloom_get_stats(bf, &s);
+        printf("# target %.4f%%: measured %.4f%%, %.2f bits/item, k=%u\n", 100 * targets[t], 100 * rate,
+               s.bits_per_item, s.hashes);
+        assert_true(rate <= test_rate_ceiling(targets[t], (double)trials));
+        nidus_bloom_free(bf);
+    }
+}
+
+static void test_add_reports_new_keys_and_cardinality(void **state)
+{
+    (void)state;
+    nidus_bloom *bf = bloom(1000, 0.01, 2);
+    bool added;
+    assert_int_equal(nidus_bloom_add(bf, "a", 1, &added), NIDUS_OK);
+    assert_true(added);
+    assert_int_equal(nidus_bloom_add(bf, "a", 1, &added), NIDUS_OK);
+    assert_false(added); /* BF.ADD replies 0 */
+    assert_true(nidus_bloom_contains(bf, "a", 1));
+    assert_int_equal(nidus_bloom_add(bf, "b", 1, NULL), NIDUS_OK);
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(bf, &s);
+    assert_int_equal(s.items, 2);
+    assert_int_equal(s.capacity, 1000);
+    assert_int_equal(s.layers, 1);
+    nidus_bloom_free(bf);
+}
+
+static void test_nonscaling_filter_is_full_at_capacity(void **state)
+{
+    (void)state;
+    nidus_bloom *bf = bloom(500, 0.01, 0);
+    uint64_t added_count = 0, k = 0;
+    nidus_status st = NIDUS_OK;
+    while (st == NIDUS_OK) {
+        bool added = false;
+        st = nidus_bloom_add_hash(bf, h_of("full", k++), &added);
+        added_count += added;
+    }
+    assert_int_equal(st, NIDUS_ERR_FULL);
+    assert_int_equal(added_count, 500);
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(bf, &s);
+    assert_int_equal(s.items, 500);
+    assert_int_equal(s.layers, 1);
+    /* a key already present is still answered, not refused */
+    bool added = true;
+    assert_int_equal(nidus_bloom_add_hash(bf, h_of("full", 0), &added), NIDUS_OK);
+    assert_false(added);
+    nidus_bloom_free(bf);
+}
+
+static void test_scalable_error_within_target_after_six_layers(void **state)
+{
+    (void)state;
+    const double target = 0.01;
+    nidus_bloom *bf = bloom(2000, target, 2);
+    uint64_t n = 0;
+    nidus_bloom_stats s;
+    do {
+        assert_int_equal(nidus_bloom_add_hash(bf, h_of("grow", n++), NULL), NIDUS_OK);
+        nidus_bloom_get_stats(bf, &s);
+    } while (s.layers < 6 || s.items < s.capacity);
+    for (uint64_t k = 0; k < n; k++)
+        assert_true(nidus_bloom_contains_hash(bf, h_of("grow", k)));
+    const uint64_t trials = 1000000;
+    double rate = measure(bloom_has, bf, trials);
+    printf("# %u layers, %" PRIu64 " items: measured %.4f%%, bound %.4f%%, target %.2f%%\n", s.layers, s.items,
+           100 * rate, 100 * s.error_bound, 100 * target);
+    assert_true(s.error_bound <= target);
+    assert_true(rate <= test_rate_ceiling(target, (double)trials));
+    assert_int_equal(s.capacity, 2000 * 63);
+    nidus_bloom_free(bf);
+}
+
+static void test_bloom_limits_and_arguments(void **state)
+{
+    (void)state;
+    nidus_bloom *bf = NULL;
+    nidus_bloom_params p = {.capacity = 0, .error_rate = 0.01};
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_ERR_INVALID_ARGUMENT);
+    p.capacity = 10;
+    p.error_rate = 1.0;
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_ERR_INVALID_ARGUMENT);
+    p.error_rate = 0.01;
+    p.expansion = NIDUS_BLOOM_MAX_EXPANSION + 1;
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_ERR_INVALID_ARGUMENT);
+    p.expansion = 1;
+    p.capacity = UINT64_C(1) << 60;
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_ERR_TOO_LARGE);
+    assert_null(bf);
+    /* max_layers: growth stops, nothing lost */
+    p = (nidus_bloom_params){.capacity = 100, .error_rate = 0.01, .expansion = 1, .max_layers = 3};
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_OK);
+    nidus_status st = NIDUS_OK;
+    uint64_t k = 0;
+    while (st == NIDUS_OK)
+        st = nidus_bloom_add_hash(bf, h_of("lim", k++), NULL);
+    assert_int_equal(st, NIDUS_ERR_LIMIT_TABLES);
+    for (uint64_t j = 0; j + 1 < k; j++)
+        assert_true(nidus_bloom_contains_hash(bf, h_of("lim", j)));
+    assert_int_equal(nidus_bloom_clear(bf), NIDUS_OK);
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(bf, &s);
+    assert_int_equal(s.layers, 1);
+    assert_int_equal(s.items, 0);
+    nidus_bloom_free(bf);
+    /* max_memory */
+    p = (nidus_bloom_params){.capacity = 1000, .error_rate = 0.01, .expansion = 2, .max_memory = 20000};
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_OK);
+    st = NIDUS_OK;
+    while (st == NIDUS_OK)
+        st = nidus_bloom_add_hash(bf, h_of("mem", k++), NULL);
+    assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
+    nidus_bloom_free(bf);
+}
+
+/* ---- counting Bloom ---- */
+
+static nidus_counting_bloom *counting(uint64_t capacity, double error)
+{
+    nidus_counting_bloom_params p = {.capacity = capacity, .error_rate = error, .seed = test_seed()};
+    nidus_counting_bloom *cb = NULL;
+    assert_int_equal(nidus_counting_bloom_new(&p, &cb), NIDUS_OK);
+    return cb;
+}
+
+static void test_counting_error_at_capacity_meets_target(void **state)
+{
+    (void)state;
+    const double targets[] = {0.1, 0.01, 0.001, 0.0001};
+    for (size_t t = 0; t < 4; t++) {
+        const uint64_t n = 50000, trials = 2000000;
+        nidus_counting_bloom *cb = counting(n, targets[t]);
+        for (uint64_t k = 0; k < n; k++)
+            assert_int_equal(nidus_counting_bloom_add_hash(cb, h_of("in", k)), NIDUS_OK);
+        for (uint64_t k = 0; k < n; k++)
+            assert_true(nidus_counting_bloom_contains_hash(cb, h_of("in", k)));
+        double rate = measure(counting_has, cb, trials);
+        nidus_counting_bloom_stats s;
+        nidus_counting_bloom_get_stats(cb, &s);
+        printf("# counting, target %.4f%%: measured %.4f%%, %.2f bits/item, k=%u\n", 100 * targets[t],
+               100 * rate, s.bits_per_item, s.hashes);
+        assert_true(rate <= test_rate_ceiling(targets[t], (double)trials));
+        nidus_counting_bloom_free(cb);
+    }
+}
+
+#define POOL 2000
+
+static void test_counting_model(void **state)
+{
+    (void)state;
+    nidus_counting_bloom *cb = counting(1500, 0.01);
+    static uint32_t model[POOL];
+    memset(model, 0, sizeof model);
+    uint64_t rng = test_seed(), total = 0;
+    for (int step = 0; step < 40000; step++) {
+        uint64_t r = test_splitmix(&rng);
+        uint64_t k = r % POOL;
+        if ((r >> 40) % 3 == 0)
+            k %= 20; /* some keys many times: counters saturate */
+        uint64_t h = h_of("m", k);
+        switch ((r >> 20) % 4) {
+        case 0:
+        case 1:
+            assert_int_equal(nidus_counting_bloom_add_hash(cb, h), NIDUS_OK);
+            model[k]++, total++;
+            break;
+        case 2:
+            if (model[k]) { /* only remove what was added: the documented contract */
+                assert_int_equal(nidus_counting_bloom_remove_hash(cb, h), NIDUS_OK);
+                model[k]--, total--;
+            }
+            break;
+        default: {
+            unsigned c = nidus_counting_bloom_count_hash(cb, h);
+            assert_true(c >= (model[k] < 15 ? model[k] : 15));
+        }
+        }
+        if (step % 2000 == 0)
+            for (uint64_t j = 0; j < POOL; j++)
+                if (model[j])
+                    assert_true(nidus_counting_bloom_contains_hash(cb, h_of("m", j))); /* never a false negative */
+    }
+    nidus_counting_bloom_stats s;
+    nidus_counting_bloom_get_stats(cb, &s);
+    assert_int_equal(s.items, total);
+    assert_true(s.saturated > 0);
+    nidus_counting_bloom_free(cb);
+}
+
+static void test_counting_saturates_and_never_wraps(void **state)
+{
+    (void)state;
+    nidus_counting_bloom *cb = counting(1000, 0.01);
+    for (int k = 0; k < 40; k++)
+        assert_int_equal(nidus_counting_bloom_add(cb, "hot", 3), NIDUS_OK);
+    assert_int_equal(nidus_counting_bloom_count(cb, "hot", 3), 15);
+    for (int k = 0; k < 40; k++)
+        assert_int_equal(nidus_counting_bloom_remove(cb, "hot", 3), NIDUS_OK);
+    /* its counters stayed at 15: still present, never a wrap to 0 */
+    assert_int_equal(nidus_counting_bloom_count(cb, "hot", 3), 15);
+    assert_true(nidus_counting_bloom_contains(cb, "hot", 3));
+    /* a key never added, on zero counters: refused, nothing changes */
+    assert_int_equal(nidus_counting_bloom_remove(cb, "cold", 4), NIDUS_ERR_NOT_FOUND);
+    assert_int_equal(nidus_counting_bloom_add(cb, "warm", 4), NIDUS_OK);
+    assert_int_equal(nidus_counting_bloom_remove(cb, "warm", 4), NIDUS_OK);
+    assert_false(nidus_counting_bloom_contains(cb, "warm", 4));
+    assert_int_equal(nidus_counting_bloom_clear(cb), NIDUS_OK);
+    assert_false(nidus_counting_bloom_contains(cb, "hot", 3));
+    nidus_counting_bloom_free(cb);
+}
+
+/* ---- encodings ---- */
+
+typedef struct kind_ops {
+    const char *name;
+    void *(*make)(void);
+    uint64_t (*size)(const void *);
+    nidus_status (*encode)(const void *, void *, size_t, size_t *);
+    nidus_status (*decode)(const void *, size_t, void **);
+    nidus_status (*view)(const void *, size_t, void **);
+    nidus_status (*dump)(const void *, uint64_t, void *, size_t, size_t *, uint64_t *);
+    nidus_status (*load)(void **, const void *, size_t);
+    bool (*loading)(const void *);
+    bool (*has)(const void *, uint64_t);
+    nidus_status (*add)(void *, uint64_t);
+    nidus_status (*save)(const void *, const char *);
+    nidus_status (*map)(const char *, void **);
+    void (*destroy)(void *);
+} kind_ops;
+
+static void *make_bloom(void)
+{
+    nidus_bloom *bf = bloom(300, 0.01, 2);
+    for (uint64_t k = 0; k < 1000; k++) /* three layers */
+        nidus_bloom_add_hash(bf, h_of("in", k), NULL);
+    return bf;
+}
+static void *make_counting(void)
+{
+    nidus_counting_bloom *cb = counting(500, 0.01);
+    for (uint64_t k = 0; k < 600; k++)
+        nidus_counting_bloom_add_hash(cb, h_of("in", k % 400));
+    return cb;
+}
+static uint64_t b_size(const void *f) { return nidus_bloom_encoded_size(f); }
+static nidus_status b_encode(const void *f, void *b, size_t c, size_t *w) { return nidus_bloom_encode(f, b, c, w); }
+static nidus_status b_decode(const void *b, size_t n, void **o) { return nidus_bloom_decode(b, n, NULL, (nidus_bloom **)o); }
+static nidus_status b_view(const void *b, size_t n, void **o) { return nidus_bloom_view(b, n, NULL, (nidus_bloom **)o); }
+static nidus_status b_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *nx) { return nidus_bloom_dump_chunk(f, c, b, cap, l, nx); }
+static nidus_status b_load(void **f, const void *c, size_t n) { return nidus_bloom_load_chunk((nidus_bloom **)f, c, n, 0, NULL); }
+static bool b_loading(const void *f) { return nidus_bloom_loading(f); }
+static nidus_status b_add(void *f, uint64_t h) { return nidus_bloom_add_hash(f, h, NULL); }
+static nidus_status b_save(const void *f, const char *p) { return nidus_bloom_save_file(f, p); }
+static nidus_status b_map(const char *p, void **o) { return nidus_bloom_map_file(p, NULL, (nidus_bloom **)o); }
+static void b_free(void *f) { nidus_bloom_free(f); }
+static uint64_t c_size(const void *f) { return nidus_counting_bloom_encoded_size(f); }
+static nidus_status c_encode(const void *f, void *b, size_t c, size_t *w) { return nidus_counting_bloom_encode(f, b, c, w); }
+static nidus_status c_decode(const void *b, size_t n, void **o) { return nidus_counting_bloom_decode(b, n, NULL, (nidus_counting_bloom **)o); }
+static nidus_status c_view(const void *b, size_t n, void **o) { return nidus_counting_bloom_view(b, n, NULL, (nidus_counting_bloom **)o); }
+static nidus_status c_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *nx) { return nidus_counting_bloom_dump_chunk(f, c, b, cap, l, nx); }
+static nidus_status c_load(void **f, const void *c, size_t n) { return nidus_counting_bloom_load_chunk((nidus_counting_bloom **)f, c, n, 0, NULL); }
+static bool c_loading(const void *f) { return nidus_counting_bloom_loading(f); }
+static nidus_status c_add(void *f, uint64_t h) { return nidus_counting_bloom_add_hash(f, h); }
+static nidus_status c_save(const void *f, const char *p) { return nidus_counting_bloom_save_file(f, p); }
+static nidus_status c_map(const char *p, void **o) { return nidus_counting_bloom_map_file(p, NULL, (nidus_counting_bloom **)o); }
+static void c_free(void *f) { nidus_counting_bloom_free(f); }
+
+static const kind_ops kinds[] = {
+    {"bloom", make_bloom, b_size, b_encode, b_decode, b_view, b_dump, b_load, b_loading, bloom_has, b_add, b_save,
+     b_map, b_free},
+    {"counting", make_counting, c_size, c_encode, c_decode, c_view, c_dump, c_load, c_loading, counting_has, c_add,
+     c_save, c_map, c_free},
+};
+
+static uint8_t *encode_with(const kind_ops *o, const void *f, size_t *len)
+{
+    size_t size = (size_t)o->size(f);
+    uint8_t *buf = malloc(size);
+    assert_int_equal(o->encode(f, buf, size - 1, len), NIDUS_ERR_TOO_LARGE);
+    assert_int_equal(o->encode(f, buf, size, len), NIDUS_OK);
+    assert_int_equal(*len, size);
+    return buf;
+}
+
+static void assert_same_answers(const kind_ops *o, const void *a, const void *b)
+{
+    for (uint64_t k = 0; k < 1000; k++) {
+        assert_int_equal(o->has(a, h_of("in", k)), o->has(b, h_of("in", k)));
+        assert_int_equal(o->has(a, h_of("out", k)), o->has(b, h_of("out", k)));
+    }
+}
+
+static void test_codec_round_trips_views_and_files(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < 2; i++) {
+        const kind_ops *o = &kinds[i];
+        void *f = o->make(), *back = NULL, *view = NULL;
+        size_t len, len2;
+        uint8_t *buf = encode_with(o, f, &len);
+        assert_int_equal(o->decode(buf, len, &back), NIDUS_OK);
+        assert_same_answers(o, f, back);
+        uint8_t *again = encode_with(o, back, &len2);
+        assert_int_equal(len, len2);
+        assert_memory_equal(buf, again, len);
+        assert_int_equal(o->view(buf, len, &view), NIDUS_OK);
+        assert_same_answers(o, f, view);
+        assert_int_equal(o->add(view, h_of("new", 1)), NIDUS_ERR_READ_ONLY);
+        assert_int_equal(o->add(back, h_of("new", 1)), NIDUS_OK);
+        /* the other kinds' decoders refuse it */
+        nidus_cuckoo *cf;
+        assert_int_equal(nidus_cuckoo_decode(buf, len, NULL, &cf), NIDUS_ERR_UNSUPPORTED);
+        void *other;
+        assert_int_equal(kinds[1 - i].decode(buf, len, &other), NIDUS_ERR_UNSUPPORTED);
+        nidus_kind kind;
+        assert_int_equal(nidus_codec_peek(buf, len, &kind), NIDUS_OK);
+        assert_int_equal(kind, i == 0 ? NIDUS_KIND_BLOOM : NIDUS_KIND_COUNTING_BLOOM);
+        /* every flipped byte and every truncation is refused */
+        for (size_t at = 0; at < len; at += (at < 300 ? 1 : 97)) {
+            buf[at] ^= 0x10;
+            assert_int_not_equal(o->decode(buf, len, &other), NIDUS_OK);
+            buf[at] ^= 0x10;
+        }
+        for (size_t cut = 0; cut < len; cut += (cut < 300 ? 1 : 97))
+            assert_int_not_equal(o->decode(buf, cut, &other), NIDUS_OK);
+        /* files */
+        char path[] = "/tmp/nidus-bloom-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        void *mapped = NULL;
+        assert_int_equal(o->save(f, path), NIDUS_OK);
+        assert_int_equal(o->map(path, &mapped), NIDUS_OK);
+        assert_same_answers(o, f, mapped);
+        o->destroy(mapped);
+        unlink(path);
+        free(again);
+        free(buf);
+        o->destroy(view);
+        o->destroy(back);
+        o->destroy(f);
+    }
+}
+
+static void test_chunk_round_trips_and_order(void **state)
+{
+    (void)state;
+    static uint8_t chunk[8][NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD];
+    for (size_t i = 0; i < 2; i++) {
+        const kind_ops *o = &kinds[i];
+        void *f = o->make(), *back = NULL;
+        size_t len[8], n = 0;
+        uint64_t cursor = 0, next;
+        for (;;) {
+            assert_true(n < 8);
+            assert_int_equal(o->dump(f, cursor, chunk[n], sizeof chunk[n], &len[n], &next), NIDUS_OK);
+            if (!len[n])
+                break;
+            n++;
+            cursor = next;
+        }
+        assert_int_equal(next, 0);
+        assert_true(n >= 2);
+        assert_int_equal(o->load(&back, chunk[1], len[1]), NIDUS_ERR_SEQUENCE); /* no header yet */
+        assert_int_equal(o->load(&back, chunk[0], len[0]), NIDUS_OK);
+        assert_true(o->loading(back));
+        assert_false(o->has(back, h_of("in", 1)));
+        assert_int_equal(o->add(back, h_of("in", 1)), NIDUS_ERR_READ_ONLY);
+        assert_int_equal(o->load(&back, chunk[0], len[0]), NIDUS_ERR_SEQUENCE);
+        chunk[1][len[1] / 2] ^= 1;
+        assert_int_equal(o->load(&back, chunk[1], len[1]), NIDUS_ERR_CORRUPT);
+        chunk[1][len[1] / 2] ^= 1;
+        for (size_t k = 1; k < n; k++)
+            assert_int_equal(o->load(&back, chunk[k], len[k]), NIDUS_OK);
+        assert_false(o->loading(back));
+        assert_same_answers(o, f, back);
+        size_t la, lb;
+        uint8_t *a = encode_with(o, f, &la), *b = encode_with(o, back, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(a, b, la);
+        free(a);
+        free(b);
+        o->destroy(back);
+        o->destroy(f);
+    }
+}
+
+int main(void)
+{
+    test_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_blocked_bloom_error_at_capacity_meets_target),
+        cmocka_unit_test(test_add_reports_new_keys_and_cardinality),
+        cmocka_unit_test(test_nonscaling_filter_is_full_at_capacity),
+        cmocka_unit_test(test_scalable_error_within_target_after_six_layers),
+        cmocka_unit_test(test_bloom_limits_and_arguments),
+        cmocka_unit_test(test_counting_error_at_capacity_meets_target),
+        cmocka_unit_test(test_counting_model),
+        cmocka_unit_test(test_counting_saturates_and_never_wraps),
+        cmocka_unit_test(test_codec_round_trips_views_and_files),
+        cmocka_unit_test(test_chunk_round_trips_and_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
