@@ -15,6 +15,8 @@
 
 #include <nidus/nidus.h>
 
+#include "bench_util.h"
+
 typedef struct config {
     unsigned b, f;
     bool semi;
@@ -26,33 +28,6 @@ typedef struct result {
     double insert, pos_single, neg_single, pos_batch, neg_batch, remove, line_reads;
 } result;
 
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Random independent 64-byte reads per second from a buffer of `bytes`: the memory system's ceiling for a
  * probe that misses cache (a lookup needs two such reads unless its buckets share a line). */
 static double line_reads_per_second(uint64_t bytes, const uint64_t *idx, size_t n)
@@ -63,10 +38,10 @@ static double line_reads_per_second(uint64_t bytes, const uint64_t *idx, size_t 
         buf[k * 64] = (uint8_t)k;
     volatile uint64_t sink = 0;
     uint64_t sum = 0;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t k = 0; k < n; k++)
         sum += buf[(idx[k] % lines) * 64];
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     sink = sum;
     (void)sink;
     free(buf);
@@ -85,29 +60,29 @@ static void run_once(const config *c, size_t items, const uint64_t *keys, const 
         fprintf(stderr, "cannot create b=%u f=%u\n", c->b, c->f);
         exit(2);
     }
-    double t0 = now();
+    double t0 = bench_now();
     size_t added = 0;
     nidus_status st = nidus_cuckoo_add_many_hash(cf, keys, items, &added);
-    *ins = (double)items / (now() - t0) / 1e6;
+    *ins = (double)items / (bench_now() - t0) / 1e6;
     if (st)
         fprintf(stderr, "warning: b=%u f=%u full after %zu of %zu items\n", c->b, c->f, added, items);
 
     size_t hits = 0;
-    t0 = now();
+    t0 = bench_now();
     for (size_t k = 0; k < items; k++)
         hits += nidus_cuckoo_contains_hash(cf, keys[k]);
-    *ps = (double)items / (now() - t0) / 1e6;
+    *ps = (double)items / (bench_now() - t0) / 1e6;
     size_t fp = 0;
-    t0 = now();
+    t0 = bench_now();
     for (size_t k = 0; k < items; k++)
         fp += nidus_cuckoo_contains_hash(cf, absent[k]);
-    *ns = (double)items / (now() - t0) / 1e6;
-    t0 = now();
+    *ns = (double)items / (bench_now() - t0) / 1e6;
+    t0 = bench_now();
     nidus_cuckoo_contains_many_hash(cf, keys, items, out);
-    *pb = (double)items / (now() - t0) / 1e6;
-    t0 = now();
+    *pb = (double)items / (bench_now() - t0) / 1e6;
+    t0 = bench_now();
     nidus_cuckoo_contains_many_hash(cf, absent, items, out);
-    *nb = (double)items / (now() - t0) / 1e6;
+    *nb = (double)items / (bench_now() - t0) / 1e6;
     g_sink = hits;
 
     nidus_cuckoo_stats s;
@@ -116,10 +91,10 @@ static void run_once(const config *c, size_t items, const uint64_t *keys, const 
     r->fpr = (double)fp / (double)items;
     r->bound = s.error_bound;
     r->load = s.load;
-    t0 = now();
+    t0 = bench_now();
     for (size_t k = 0; k < added; k++)
         nidus_cuckoo_remove_hash(cf, keys[k]);
-    *rm = (double)added / (now() - t0) / 1e6;
+    *rm = (double)added / (bench_now() - t0) / 1e6;
     r->line_reads = line_reads_per_second(s.memory_bytes, absent, items) / 1e6;
     nidus_cuckoo_free(cf);
 }
@@ -175,8 +150,8 @@ int main(int argc, char **argv)
     bool *out = malloc(items);
     uint64_t s1 = 1, s2 = 2;
     for (size_t k = 0; k < items; k++) {
-        keys[k] = splitmix(&s1);
-        absent[k] = splitmix(&s2);
+        keys[k] = bench_splitmix(&s1);
+        absent[k] = bench_splitmix(&s2);
     }
     result *res = calloc(nconfigs, sizeof *res);
     printf("nidus %s cuckoo benchmark: %zu items, median of %u runs, Mops/s\n", nidus_version(), items, runs);
@@ -195,13 +170,13 @@ int main(int argc, char **argv)
         }
     for (unsigned c = 0; c < nconfigs; c++) {
         result *r = &res[c];
-        r->insert = median(v[c][0], n);
-        r->pos_single = median(v[c][1], n);
-        r->neg_single = median(v[c][2], n);
-        r->pos_batch = median(v[c][3], n);
-        r->neg_batch = median(v[c][4], n);
-        r->remove = median(v[c][5], n);
-        r->line_reads = median(v[c][6], n);
+        r->insert = bench_median(v[c][0], n);
+        r->pos_single = bench_median(v[c][1], n);
+        r->neg_single = bench_median(v[c][2], n);
+        r->pos_batch = bench_median(v[c][3], n);
+        r->neg_batch = bench_median(v[c][4], n);
+        r->remove = bench_median(v[c][5], n);
+        r->line_reads = bench_median(v[c][6], n);
         char name[32];
         snprintf(name, sizeof name, "b=%u f=%u%s", r->c.b, r->c.f, r->c.semi ? "s" : "");
         printf("%-10s %6.2f %8.4f %8.4f %7.4f | %7.2f %7.2f %7.2f %7.2f | %7.2f %7.2f | %9.2f %9.2f\n", name,
