@@ -1,0 +1,318 @@
+/* The BF.* commands: RedisBloom's names, arguments, replies and error strings, over nidus_bloom. */
+#include "commands.h"
+#include "common.h"
+
+#define BF_DEFAULT_EXPANSION 2
+
+typedef struct bf_options {
+    double error;
+    long long capacity, expansion;
+    bool nonscaling, create;
+} bf_options;
+
+static bf_options bf_defaults(void)
+{
+    return (bf_options){.error = nidus_config.bf_error_rate, .capacity = (long long)nidus_config.bf_initial_size,
+                        .expansion = BF_DEFAULT_EXPANSION, .create = true};
+}
+
+/* Creates the filter into `key`, or replies the error and returns NULL. */
+static nidus_bloom *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const bf_options *o)
+{
+    if ((uint64_t)o->capacity > nidus_config.max_capacity) {
+        RedisModule_ReplyWithError(ctx, "ERR capacity is larger than the module's max_capacity");
+        return NULL;
+    }
+    nidus_bloom_params p = {.capacity = (uint64_t)o->capacity, .error_rate = o->error,
+                            .expansion = o->nonscaling ? 0 : (unsigned)o->expansion,
+                            .max_memory = nidus_config.max_memory, .allocator = &nidus_redis_allocator};
+    nidus_bloom *bf = NULL;
+    nidus_status st = nidus_bloom_new(&p, &bf);
+    if (st) {
+        RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY || st == NIDUS_ERR_TOO_LARGE
+                                            ? "ERR filter would be larger than the module's max_filter_memory"
+                                            : "ERR could not create filter");
+        return NULL;
+    }
+    RedisModule_ModuleTypeSetValue(key, nidus_bf_type, bf);
+    return bf;
+}
+
+static const char *add_error(nidus_status st)
+{
+    switch (st) {
+    case NIDUS_ERR_FULL: return "ERR non scaling filter is full";
+    case NIDUS_ERR_LIMIT_TABLES: return "ERR filter reached its maximum number of sub-filters";
+    case NIDUS_ERR_LIMIT_MEMORY: return "ERR filter would be larger than the module's max_filter_memory";
+    case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (BF.LOADCHUNK)";
+    default: return "ERR could not add the item";
+    }
+}
+
+/* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] */
+int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 4 || argc > 7)
+        return RedisModule_WrongArity(ctx);
+    bf_options o = bf_defaults();
+    if (RedisModule_StringToDouble(argv[2], &o.error) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "ERR bad error rate");
+    if (o.error >= 1 || o.error <= 0)
+        return RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1) ");
+    if (RedisModule_StringToLongLong(argv[3], &o.capacity) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "ERR bad capacity");
+    if (o.capacity <= 0)
+        return RedisModule_ReplyWithError(ctx, "ERR (capacity should be larger than 0)");
+    bool expansion_given = false;
+    for (int i = 4; i < argc; i++) {
+        if (nidus_arg_is(argv[i], "NONSCALING")) {
+            o.nonscaling = true;
+        } else if (nidus_arg_is(argv[i], "EXPANSION")) {
+            if (++i == argc)
+                return RedisModule_ReplyWithError(ctx, "ERR no expansion");
+            if (RedisModule_StringToLongLong(argv[i], &o.expansion) != REDISMODULE_OK)
+                return RedisModule_ReplyWithError(ctx, "ERR bad expansion");
+            if (o.expansion < 1 || o.expansion > NIDUS_BLOOM_MAX_EXPANSION)
+                return RedisModule_ReplyWithError(ctx, "ERR expansion should be an integer between 1 and 32768");
+            expansion_given = true;
+        } else {
+            return RedisModule_ReplyWithError(ctx, "ERR unknown argument received");
+        }
+    }
+    if (o.nonscaling && expansion_given)
+        return RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_bf_type, &key, &value);
+    int rc = REDISMODULE_OK;
+    if (ks != KEY_EMPTY)
+        rc = RedisModule_ReplyWithError(ctx, ks == KEY_OK ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE);
+    else if (bf_create(ctx, key, &o)) {
+        RedisModule_ReplicateVerbatim(ctx);
+        rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
+/* Adds items (BF.ADD, BF.MADD, BF.INSERT). A full non-scaling filter ends the reply with its error. */
+static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleString **items, int n,
+                            bool multi, const bf_options *o)
+{
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, nidus_bf_type, &key, &value);
+    nidus_bloom *bf = value;
+    if (ks == KEY_WRONGTYPE || (ks == KEY_EMPTY && !o->create)) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
+    }
+    if (ks == KEY_EMPTY && !(bf = bf_create(ctx, key, o))) {
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
+    }
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
+    bool changed = ks == KEY_EMPTY;
+    long replies = 0;
+    for (int i = 0; i < n; i++, replies++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(items[i], &len);
+        bool added = false;
+        nidus_status st = nidus_bloom_add(bf, s, len, &added);
+        if (st) {
+            RedisModule_ReplyWithError(ctx, add_error(st));
+            replies++;
+            break;
+        }
+        changed |= added;
+        nidus_reply_bool(ctx, added);
+    }
+    if (multi)
+        RedisModule_ReplySetArrayLength(ctx, replies);
+    if (changed)
+        RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+int nidus_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    bf_options o = bf_defaults();
+    return bf_insert_common(ctx, argv[1], argv + 2, 1, false, &o);
+}
+
+int nidus_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3)
+        return RedisModule_WrongArity(ctx);
+    bf_options o = bf_defaults();
+    return bf_insert_common(ctx, argv[1], argv + 2, argc - 2, true, &o);
+}
+
+/* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item... */
+int nidus_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    bf_options o = bf_defaults();
+    int i = 2;
+    for (; i < argc && !nidus_arg_is(argv[i], "ITEMS"); i++) {
+        if (nidus_arg_is(argv[i], "NOCREATE")) {
+            o.create = false;
+        } else if (nidus_arg_is(argv[i], "NONSCALING")) {
+            o.nonscaling = true;
+        } else if (nidus_arg_is(argv[i], "CAPACITY") || nidus_arg_is(argv[i], "ERROR") ||
+                   nidus_arg_is(argv[i], "EXPANSION")) {
+            if (i + 1 == argc)
+                return RedisModule_WrongArity(ctx);
+            RedisModuleString *opt = argv[i++];
+            if (nidus_arg_is(opt, "ERROR") && RedisModule_StringToDouble(argv[i], &o.error) != REDISMODULE_OK)
+                return RedisModule_ReplyWithError(ctx, "Bad error rate");
+            if (nidus_arg_is(opt, "CAPACITY") && RedisModule_StringToLongLong(argv[i], &o.capacity) != REDISMODULE_OK)
+                return RedisModule_ReplyWithError(ctx, "Bad capacity");
+            if (nidus_arg_is(opt, "EXPANSION") &&
+                RedisModule_StringToLongLong(argv[i], &o.expansion) != REDISMODULE_OK)
+                return RedisModule_ReplyWithError(ctx, "Bad expansion");
+        } else {
+            return RedisModule_ReplyWithError(ctx, "Unknown argument received");
+        }
+    }
+    if (i + 1 >= argc)
+        return RedisModule_WrongArity(ctx);
+    if (o.error <= 0 || o.error >= 1 || o.capacity < 1 || o.expansion < 1 || o.expansion > NIDUS_BLOOM_MAX_EXPANSION)
+        return RedisModule_ReplyWithError(ctx, "Bad argument received");
+    return bf_insert_common(ctx, argv[1], argv + i + 1, argc - i - 1, true, &o);
+}
+
+static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi)
+{
+    if (multi ? argc < 3 : argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, &key, &value);
+    if (ks == KEY_WRONGTYPE) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, argc - 2);
+    for (int i = 2; i < argc; i++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(argv[i], &len);
+        nidus_reply_bool(ctx, value && nidus_bloom_contains(value, s, len));
+    }
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+int nidus_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) { return bf_check(ctx, argv, argc, false); }
+int nidus_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) { return bf_check(ctx, argv, argc, true); }
+
+/* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION] */
+int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2 && argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, &key, &value);
+    if (ks != KEY_OK) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
+    }
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(value, &s);
+    RedisModule_CloseKey(key);
+    static const char *const names[] = {"Capacity", "Size", "Number of filters", "Number of items inserted",
+                                        "Expansion rate"};
+    static const char *const fields[] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"};
+    long long values[] = {(long long)s.capacity, (long long)s.memory_bytes, s.layers, (long long)s.items,
+                          s.expansion};
+    int only = -1;
+    if (argc == 3) {
+        for (int f = 0; f < 5; f++)
+            if (nidus_arg_is(argv[2], fields[f]))
+                only = f;
+        if (only < 0)
+            return RedisModule_ReplyWithError(ctx, "Invalid information value");
+        RedisModule_ReplyWithArray(ctx, 1);
+    } else {
+        nidus_reply_map(ctx, 5);
+    }
+    for (int f = 0; f < 5; f++) {
+        if (only >= 0 && f != only)
+            continue;
+        if (only < 0)
+            RedisModule_ReplyWithSimpleString(ctx, names[f]);
+        if (f == 4 && s.expansion == 0) /* non-scaling: no expansion rate */
+            RedisModule_ReplyWithNull(ctx);
+        else
+            RedisModule_ReplyWithLongLong(ctx, values[f]);
+    }
+    return REDISMODULE_OK;
+}
+
+/* BF.CARD key: items added that were new; 0 for a missing key. */
+int nidus_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, &key, &value);
+    int rc;
+    if (ks == KEY_WRONGTYPE) {
+        rc = RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    } else {
+        nidus_bloom_stats s = {0};
+        if (value)
+            nidus_bloom_get_stats(value, &s);
+        rc = RedisModule_ReplyWithLongLong(ctx, (long long)s.items);
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
+static nidus_status bf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_bloom_dump_chunk(f, c, b, cap, l, n);
+}
+
+/* BF.SCANDUMP key iter */
+int nidus_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    long long iter;
+    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "Second argument must be numeric");
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, &key, &value);
+    int rc = ks != KEY_OK ? RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
+                                                                                 : "ERR not found")
+                          : nidus_reply_chunk(ctx, value, iter, bf_dump);
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
+static nidus_status bf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
+{
+    return nidus_bloom_load_chunk((nidus_bloom **)f, chunk, len, max_bytes, &nidus_redis_allocator);
+}
+
+static bool bf_loading(const void *f) { return nidus_bloom_loading(f); }
+static void bf_free(void *f) { nidus_bloom_free(f); }
+
+static const nidus_chunk_ops bf_chunk_ops = {bf_load, bf_loading, bf_free, "ERR received bad data",
+                                               "ERR Second argument must be numeric"};
+
+/* BF.LOADCHUNK key iter data */
+int nidus_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return nidus_load_chunk_command(ctx, argv, argc, nidus_bf_type, &bf_chunk_ops);
+}

@@ -1,0 +1,388 @@
+/* The CF.* commands: RedisBloom's names, arguments, replies and error strings, over nidus_cuckoo. */
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+
+#define CF_DEFAULT_BUCKET_SIZE 2
+#define CF_DEFAULT_MAX_ITERATIONS 20
+#define CF_DEFAULT_EXPANSION 1
+
+/* The parameters of a new cuckoo filter, as CF.RESERVE and the auto-creating commands give them. */
+typedef struct cf_options {
+    long long capacity, bucket_size, max_iterations, expansion;
+    double error;         /* 0: from fingerprint_bits, or the module default */
+    long long fingerprint_bits;
+    bool semi_sort;
+} cf_options;
+
+static cf_options cf_defaults(long long capacity)
+{
+    return (cf_options){.capacity = capacity, .bucket_size = CF_DEFAULT_BUCKET_SIZE,
+                        .max_iterations = CF_DEFAULT_MAX_ITERATIONS, .expansion = CF_DEFAULT_EXPANSION};
+}
+
+/* Bucket sizes 1..255 are accepted as RedisBloom accepts them; ours are 1, 2, 4 and 8, so a request is
+ * rounded up to the next of those (8 for anything above 4), and CF.INFO reports the size used. */
+static unsigned supported_bucket_size(long long b) { return b <= 1 ? 1 : b <= 2 ? 2 : b <= 4 ? 4 : 8; }
+
+/* Creates the filter into `key`, or replies the error and returns NULL. */
+static nidus_cuckoo *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const cf_options *o)
+{
+    if ((uint64_t)o->capacity > nidus_config.max_capacity) {
+        RedisModule_ReplyWithError(ctx, "ERR capacity is larger than the module's max_capacity");
+        return NULL;
+    }
+    nidus_cuckoo_params p = {
+        .capacity = (uint64_t)o->capacity,
+        .bucket_size = supported_bucket_size(o->bucket_size),
+        .max_kicks = (unsigned)o->max_iterations,
+        .expansion = (unsigned)o->expansion,
+        .max_tables = nidus_config.cf_max_expansions,
+        .max_memory = nidus_config.max_memory,
+        .fingerprint_bits = (unsigned)o->fingerprint_bits,
+        .error_rate = o->fingerprint_bits ? 0.0 : o->error ? o->error : nidus_config.cf_error_rate,
+        .semi_sort = o->semi_sort,
+        .allocator = &nidus_redis_allocator,
+    };
+    nidus_cuckoo *cf = NULL;
+    nidus_status st = nidus_cuckoo_new(&p, &cf);
+    if (st) {
+        RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY || st == NIDUS_ERR_TOO_LARGE
+                                            ? "ERR filter would be larger than the module's max_filter_memory"
+                                        : st == NIDUS_ERR_INVALID_ARGUMENT
+                                            ? "ERR SEMISORT needs BUCKETSIZE 4 and FINGERPRINT 5..32"
+                                            : "Couldn't create Cuckoo Filter");
+        return NULL;
+    }
+    RedisModule_ModuleTypeSetValue(key, nidus_cf_type, cf);
+    return cf;
+}
+
+/* The error string of a failed add, as RedisBloom words it where it has one. */
+static const char *add_error(nidus_status st)
+{
+    switch (st) {
+    case NIDUS_ERR_FULL: return "Filter is full";
+    case NIDUS_ERR_LIMIT_TABLES: return "Maximum expansions reached";
+    case NIDUS_ERR_LIMIT_MEMORY: return "ERR filter would be larger than the module's max_filter_memory";
+    case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (CF.LOADCHUNK)";
+    default: return "Memory allocation failure";
+    }
+}
+
+/* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e] [ERROR rate | FINGERPRINT bits]
+ * [SEMISORT] */
+int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3)
+        return RedisModule_WrongArity(ctx);
+    long long capacity;
+    if (RedisModule_StringToLongLong(argv[2], &capacity) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "Bad capacity");
+    cf_options o = cf_defaults(capacity);
+    for (int i = 3; i < argc; i++) {
+        bool last = i + 1 >= argc;
+        if (nidus_arg_is(argv[i], "SEMISORT")) {
+            o.semi_sort = true;
+            continue;
+        }
+        if (last)
+            return RedisModule_WrongArity(ctx);
+        RedisModuleString *v = argv[++i];
+        if (nidus_arg_is(argv[i - 1], "BUCKETSIZE")) {
+            if (!nidus_arg_range(v, 1, 255, &o.bucket_size))
+                return RedisModule_ReplyWithError(ctx, "BUCKETSIZE parameter needs to be an integer between 1 and 255");
+        } else if (nidus_arg_is(argv[i - 1], "MAXITERATIONS")) {
+            if (!nidus_arg_range(v, 1, 65535, &o.max_iterations))
+                return RedisModule_ReplyWithError(ctx,
+                                                  "MAXITERATIONS parameter needs to be an integer between 1 and 65535");
+        } else if (nidus_arg_is(argv[i - 1], "EXPANSION")) {
+            if (!nidus_arg_range(v, 0, 32768, &o.expansion))
+                return RedisModule_ReplyWithError(ctx, "EXPANSION parameter needs to be an integer between 0 and 32768");
+        } else if (nidus_arg_is(argv[i - 1], "ERROR")) {
+            if (RedisModule_StringToDouble(v, &o.error) != REDISMODULE_OK || !(o.error > 0 && o.error < 1))
+                return RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1)");
+        } else if (nidus_arg_is(argv[i - 1], "FINGERPRINT")) {
+            if (!nidus_arg_range(v, 4, 32, &o.fingerprint_bits))
+                return RedisModule_ReplyWithError(ctx, "ERR FINGERPRINT must be an integer between 4 and 32");
+        } else {
+            return RedisModule_ReplyWithError(ctx, "Unknown argument received");
+        }
+    }
+    if (o.error && o.fingerprint_bits)
+        return RedisModule_ReplyWithError(ctx, "ERR ERROR and FINGERPRINT cannot be used together");
+    if (o.bucket_size * 2 > capacity)
+        return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, &key, &value);
+    int rc = REDISMODULE_OK;
+    if (ks != KEY_EMPTY)
+        rc = RedisModule_ReplyWithError(ctx, ks == KEY_OK ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE);
+    else if (cf_create(ctx, key, &o)) {
+        RedisModule_ReplicateVerbatim(ctx);
+        rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
+/* Adds `n` items (CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX). */
+static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleString **items, int n,
+                            bool nx, bool multi, bool create, long long capacity)
+{
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, &key, &value);
+    nidus_cuckoo *cf = value;
+    if (ks == KEY_WRONGTYPE || (ks == KEY_EMPTY && !create)) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
+    }
+    if (ks == KEY_EMPTY) {
+        cf_options o = cf_defaults(capacity);
+        if (!(cf = cf_create(ctx, key, &o))) {
+            RedisModule_CloseKey(key);
+            return REDISMODULE_OK;
+        }
+    }
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, n);
+    bool changed = ks == KEY_EMPTY;
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(items[i], &len);
+        bool added = true;
+        nidus_status st = nx ? nidus_cuckoo_add_unique(cf, s, len, &added) : nidus_cuckoo_add(cf, s, len);
+        changed |= st == NIDUS_OK && added;
+        if (st == NIDUS_OK)
+            nx ? nidus_reply_bool(ctx, added) : nidus_reply_bool(ctx, true);
+        else if (multi && (st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_LIMIT_MEMORY))
+            RedisModule_ReplyWithLongLong(ctx, -1);
+        else
+            RedisModule_ReplyWithError(ctx, add_error(st));
+    }
+    if (changed)
+        RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+static bool ends_with_nx(RedisModuleString *cmd)
+{
+    size_t n;
+    const char *s = RedisModule_StringPtrLen(cmd, &n);
+    return n >= 2 && (s[n - 1] == 'x' || s[n - 1] == 'X') && (s[n - 2] == 'n' || s[n - 2] == 'N');
+}
+
+/* CF.ADD key item, CF.ADDNX key item */
+int nidus_cf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    return cf_insert_common(ctx, argv[1], argv + 2, 1, ends_with_nx(argv[0]), false, true,
+                            (long long)nidus_config.cf_initial_size);
+}
+
+/* CF.INSERT / CF.INSERTNX key [CAPACITY n] [NOCREATE] ITEMS item... */
+int nidus_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    long long capacity = (long long)nidus_config.cf_initial_size;
+    bool create = true;
+    int i = 2;
+    for (; i < argc && !nidus_arg_is(argv[i], "ITEMS"); i++) {
+        if (nidus_arg_is(argv[i], "CAPACITY")) {
+            if (++i == argc)
+                return RedisModule_WrongArity(ctx);
+            if (RedisModule_StringToLongLong(argv[i], &capacity) != REDISMODULE_OK)
+                return RedisModule_ReplyWithError(ctx, "Bad capacity");
+            if (2 * CF_DEFAULT_BUCKET_SIZE > capacity)
+                return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
+        } else if (nidus_arg_is(argv[i], "NOCREATE")) {
+            create = false;
+        } else {
+            return RedisModule_ReplyWithError(ctx, "Unknown argument received");
+        }
+    }
+    if (i + 1 >= argc)
+        return RedisModule_WrongArity(ctx);
+    return cf_insert_common(ctx, argv[1], argv + i + 1, argc - i - 1, ends_with_nx(argv[0]), true, create, capacity);
+}
+
+/* CF.EXISTS key item, CF.MEXISTS key item..., CF.COUNT key item: 0 for a missing key. */
+static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, bool count)
+{
+    if (multi ? argc < 3 : argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, &key, &value);
+    if (ks == KEY_WRONGTYPE) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, argc - 2);
+    for (int i = 2; i < argc; i++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(argv[i], &len);
+        if (count)
+            RedisModule_ReplyWithLongLong(ctx, value ? (long long)nidus_cuckoo_count(value, s, len) : 0);
+        else
+            nidus_reply_bool(ctx, value && nidus_cuckoo_contains(value, s, len));
+    }
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+int nidus_cf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return cf_check(ctx, argv, argc, false, false);
+}
+
+int nidus_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return cf_check(ctx, argv, argc, true, false);
+}
+
+int nidus_cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return cf_check(ctx, argv, argc, false, true);
+}
+
+/* CF.DEL key item: "Not found" for a missing key. */
+int nidus_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, &key, &value);
+    int rc;
+    if (ks != KEY_OK) {
+        rc = RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "Not found");
+    } else {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(argv[2], &len);
+        nidus_status st = nidus_cuckoo_remove(value, s, len);
+        if (st == NIDUS_OK)
+            RedisModule_ReplicateVerbatim(ctx);
+        rc = st == NIDUS_ERR_READ_ONLY ? RedisModule_ReplyWithError(ctx, add_error(st))
+                                       : nidus_reply_bool(ctx, st == NIDUS_OK);
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
+/* CF.COMPACT key */
+int nidus_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, &key, &value);
+    int rc;
+    if (ks != KEY_OK) {
+        rc = RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
+                                                                 : "Cuckoo filter was not found");
+    } else if (nidus_cuckoo_compact(value, NULL) != NIDUS_OK) {
+        rc = RedisModule_ReplyWithError(ctx, add_error(NIDUS_ERR_READ_ONLY));
+    } else {
+        RedisModule_ReplicateVerbatim(ctx);
+        rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
+/* CF.INFO key: RedisBloom's eight fields in its order, then ours. */
+int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, &key, &value);
+    if (ks != KEY_OK) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
+    }
+    nidus_cuckoo_stats s;
+    nidus_cuckoo_get_stats(value, &s);
+    nidus_reply_map(ctx, 12);
+    RedisModule_ReplyWithSimpleString(ctx, "Size");
+    RedisModule_ReplyWithLongLong(ctx, (long long)s.memory_bytes);
+    RedisModule_ReplyWithSimpleString(ctx, "Number of buckets");
+    RedisModule_ReplyWithLongLong(ctx, (long long)s.buckets);
+    RedisModule_ReplyWithSimpleString(ctx, "Number of filters");
+    RedisModule_ReplyWithLongLong(ctx, s.tables);
+    RedisModule_ReplyWithSimpleString(ctx, "Number of items inserted");
+    RedisModule_ReplyWithLongLong(ctx, (long long)s.items);
+    RedisModule_ReplyWithSimpleString(ctx, "Number of items deleted");
+    RedisModule_ReplyWithLongLong(ctx, (long long)s.items_deleted);
+    RedisModule_ReplyWithSimpleString(ctx, "Bucket size");
+    RedisModule_ReplyWithLongLong(ctx, s.bucket_size);
+    RedisModule_ReplyWithSimpleString(ctx, "Expansion rate");
+    RedisModule_ReplyWithLongLong(ctx, s.expansion);
+    RedisModule_ReplyWithSimpleString(ctx, "Max iterations");
+    RedisModule_ReplyWithLongLong(ctx, s.max_kicks);
+    RedisModule_ReplyWithSimpleString(ctx, "Fingerprint bits");
+    RedisModule_ReplyWithLongLong(ctx, s.fingerprint_bits);
+    RedisModule_ReplyWithSimpleString(ctx, "Error rate bound");
+    RedisModule_ReplyWithDouble(ctx, s.error_bound);
+    RedisModule_ReplyWithSimpleString(ctx, "Bits per item");
+    RedisModule_ReplyWithDouble(ctx, s.bits_per_item);
+    RedisModule_ReplyWithSimpleString(ctx, "Load");
+    RedisModule_ReplyWithDouble(ctx, s.load);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+static nidus_status cf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_cuckoo_dump_chunk(f, c, b, cap, l, n);
+}
+
+/* CF.SCANDUMP key iter: (next, chunk), and (0, nil) after the last, or at once for an empty filter. */
+int nidus_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    long long iter;
+    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, "Invalid position");
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, &key, &value);
+    int rc;
+    if (ks != KEY_OK) {
+        rc = RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
+    } else {
+        nidus_cuckoo_stats s;
+        nidus_cuckoo_get_stats(value, &s);
+        rc = nidus_reply_chunk(ctx, value, s.items ? iter : -1, cf_dump);
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
+static nidus_status cf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
+{
+    return nidus_cuckoo_load_chunk((nidus_cuckoo **)f, chunk, len, max_bytes, &nidus_redis_allocator);
+}
+
+static bool cf_loading(const void *f) { return nidus_cuckoo_loading(f); }
+static void cf_free(void *f) { nidus_cuckoo_free(f); }
+
+static const nidus_chunk_ops cf_chunk_ops = {cf_load, cf_loading, cf_free, "Couldn't load chunk!",
+                                               "Invalid position"};
+
+/* CF.LOADCHUNK key iter data */
+int nidus_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return nidus_load_chunk_command(ctx, argv, argc, nidus_cf_type, &cf_chunk_ops);
+}

@@ -1,0 +1,66 @@
+/* SCANDUMP and LOADCHUNK for both filter types: the library's chunks, one per call. */
+#include "commands.h"
+#include "common.h"
+
+int nidus_reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, nidus_dump_fn dump)
+{
+    if (iter < 0 || iter > UINT32_MAX) {
+        RedisModule_ReplyWithArray(ctx, 2);
+        RedisModule_ReplyWithLongLong(ctx, 0);
+        return RedisModule_ReplyWithNull(ctx);
+    }
+    size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len = 0;
+    uint8_t *buf = RedisModule_Alloc(cap);
+    uint64_t next = 0;
+    nidus_status st = dump(f, (uint64_t)iter, buf, cap, &len, &next);
+    int rc;
+    if (st) {
+        rc = RedisModule_ReplyWithError(ctx, "ERR filter is still loading (LOADCHUNK)");
+    } else {
+        RedisModule_ReplyWithArray(ctx, 2);
+        RedisModule_ReplyWithLongLong(ctx, len ? (long long)next : 0);
+        rc = len ? RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, len) : RedisModule_ReplyWithNull(ctx);
+    }
+    RedisModule_Free(buf);
+    return rc;
+}
+
+int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, RedisModuleType *type,
+                             const nidus_chunk_ops *ops)
+{
+    if (argc != 4)
+        return RedisModule_WrongArity(ctx);
+    long long iter;
+    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK || iter == 0)
+        return RedisModule_ReplyWithError(ctx, ops->bad_iter);
+    size_t len;
+    const char *data = RedisModule_StringPtrLen(argv[3], &len);
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, type, &key, &value);
+    int rc;
+    if (ks == KEY_WRONGTYPE) {
+        rc = RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    } else if (ks == KEY_OK && (iter == 1 || !ops->loading(value))) {
+        /* a header for a key that exists, or a chunk for a filter that is complete */
+        rc = RedisModule_ReplyWithError(ctx, iter == 1 ? "ERR item exists" : ops->refused);
+    } else {
+        bool fresh = ks == KEY_EMPTY;
+        nidus_status st = ops->load(&value, data, len, nidus_config.max_memory);
+        if (st == NIDUS_OK) {
+            if (fresh)
+                RedisModule_ModuleTypeSetValue(key, type, value);
+            RedisModule_ReplicateVerbatim(ctx);
+            rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
+        } else {
+            if (!fresh && st == NIDUS_ERR_CORRUPT && ops->loading(value))
+                RedisModule_DeleteKey(key); /* the last chunk landed and the whole failed its check */
+            rc = RedisModule_ReplyWithError(
+                ctx, st == NIDUS_ERR_LIMIT_MEMORY ? "ERR filter would be larger than the module's max_filter_memory"
+                     : fresh                      ? "Invalid header"
+                                                  : ops->refused);
+        }
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}

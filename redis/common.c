@@ -1,0 +1,82 @@
+/* Shared helpers of the module: see common.h. */
+#include <string.h>
+#include <strings.h>
+
+#include "common.h"
+
+nidus_redis_config nidus_config = {
+    .bf_error_rate = 0.01,
+    .bf_initial_size = 100,
+    .cf_initial_size = 1024,
+    .cf_error_rate = 0.01,
+    .cf_max_expansions = 32,
+    .max_capacity = UINT64_C(1) << 30,
+    .max_memory = UINT64_C(1) << 31,
+};
+
+RedisModuleType *nidus_cf_type, *nidus_bf_type;
+
+static void *rm_malloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    return RedisModule_Alloc(n);
+}
+static void *rm_calloc(void *ctx, size_t n, size_t size)
+{
+    (void)ctx;
+    return RedisModule_Calloc(n, size);
+}
+static void *rm_realloc(void *ctx, void *p, size_t n)
+{
+    (void)ctx;
+    return RedisModule_Realloc(p, n);
+}
+static void rm_free(void *ctx, void *p)
+{
+    (void)ctx;
+    RedisModule_Free(p);
+}
+
+const nidus_allocator nidus_redis_allocator = {rm_malloc, rm_calloc, rm_realloc, rm_free, NULL};
+
+key_state nidus_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+                     RedisModuleKey **key, void **value)
+{
+    *key = RedisModule_OpenKey(ctx, name, mode);
+    *value = NULL;
+    int kt = RedisModule_KeyType(*key);
+    if (kt == REDISMODULE_KEYTYPE_EMPTY)
+        return KEY_EMPTY;
+    if (kt != REDISMODULE_KEYTYPE_MODULE || RedisModule_ModuleTypeGetType(*key) != type)
+        return KEY_WRONGTYPE;
+    *value = RedisModule_ModuleTypeGetValue(*key);
+    return KEY_OK;
+}
+
+static bool resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
+
+int nidus_reply_bool(RedisModuleCtx *ctx, bool b)
+{
+    return resp3(ctx) ? RedisModule_ReplyWithBool(ctx, b) : RedisModule_ReplyWithLongLong(ctx, b);
+}
+
+int nidus_reply_map(RedisModuleCtx *ctx, long pairs)
+{
+    return resp3(ctx) ? RedisModule_ReplyWithMap(ctx, pairs) : RedisModule_ReplyWithArray(ctx, 2 * pairs);
+}
+
+bool nidus_arg_is(RedisModuleString *arg, const char *keyword)
+{
+    size_t n;
+    const char *s = RedisModule_StringPtrLen(arg, &n);
+    return n == strlen(keyword) && strncasecmp(s, keyword, n) == 0;
+}
+
+bool nidus_arg_range(RedisModuleString *arg, long long min, long long max, long long *out)
+{
+    long long v;
+    if (RedisModule_StringToLongLong(arg, &v) != REDISMODULE_OK || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}

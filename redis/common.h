@@ -1,0 +1,46 @@
+/* Shared by the module's files: configuration, the allocator, key access, replies, argument parsing. */
+#ifndef NIDUS_REDIS_COMMON_H
+#define NIDUS_REDIS_COMMON_H
+
+#include <stdbool.h>
+
+#include <nidus/nidus.h>
+
+#include "module_api.h"
+
+/* Defaults and limits, set by module load arguments (see module.c). */
+typedef struct nidus_redis_config {
+    double bf_error_rate;       /* error_rate: BF.ADD / BF.INSERT on a missing key */
+    uint64_t bf_initial_size;   /* initial_size */
+    uint64_t cf_initial_size;   /* cf_initial_size: CF.ADD / CF.INSERT on a missing key */
+    double cf_error_rate;       /* cf_error_rate: CF filters without ERROR or FINGERPRINT */
+    unsigned cf_max_expansions; /* cf_max_expansions: sub-filters a cuckoo filter may grow to */
+    uint64_t max_capacity;      /* max_capacity: the largest capacity any command accepts */
+    uint64_t max_memory;        /* max_filter_memory: bytes one filter may hold, creation, growth and loading */
+} nidus_redis_config;
+
+extern nidus_redis_config nidus_config;
+extern RedisModuleType *nidus_cf_type, *nidus_bf_type;
+extern const nidus_allocator nidus_redis_allocator; /* RedisModule_Alloc and friends */
+
+/* What a key holds, from the point of view of one filter type. */
+typedef enum { KEY_EMPTY, KEY_OK, KEY_WRONGTYPE } key_state;
+
+/* Opens `name` and classifies it; `*value` is the filter when KEY_OK. The key stays open (AutoMemory-free
+ * code: the caller closes it). */
+key_state nidus_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+                     RedisModuleKey **key, void **value);
+
+/* 1 / 0, or true / false to a RESP3 client (as RedisBloom replies). */
+int nidus_reply_bool(RedisModuleCtx *ctx, bool b);
+
+/* An array in RESP2, a map of `pairs` pairs in RESP3. */
+int nidus_reply_map(RedisModuleCtx *ctx, long pairs);
+
+/* Case-insensitive comparison of an argument with a keyword. */
+bool nidus_arg_is(RedisModuleString *arg, const char *keyword);
+
+/* The argument as a long long in [min, max]; false when it is not one. */
+bool nidus_arg_range(RedisModuleString *arg, long long min, long long max, long long *out);
+
+#endif

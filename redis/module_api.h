@@ -1,0 +1,119 @@
+/* Our declarations of the Redis module API: the subset nidus.so uses, written from the documented ABI of
+ * Redis 7.0 (src/redismodule.h), not copied from it.
+ *
+ * The ABI: a module exports RedisModule_OnLoad; the first pointer-sized field of the context it receives is
+ * RedisModule_GetApi, which returns each API function by its name ("RedisModule_OpenKey", ...). We keep the
+ * functions in pointers named after them, so the code reads like any Redis module. */
+#ifndef NIDUS_REDIS_MODULE_API_H
+#define NIDUS_REDIS_MODULE_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REDISMODULE_OK 0
+#define REDISMODULE_ERR 1
+#define REDISMODULE_APIVER_1 1
+
+#define REDISMODULE_READ (1 << 0)
+#define REDISMODULE_WRITE (1 << 1)
+
+#define REDISMODULE_KEYTYPE_EMPTY 0
+#define REDISMODULE_KEYTYPE_MODULE 6
+
+#define REDISMODULE_POSTPONED_LEN (-1L)
+
+/* RedisModule_GetContextFlags */
+#define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
+
+/* RedisModule_SetModuleOptions: loading functions report errors instead of aborting the server. */
+#define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
+
+#define REDISMODULE_ERRORMSG_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+/* Version 3 of the type methods: up to copy and defrag (Redis 6.2 and later read it). */
+#define NIDUS_TYPE_METHOD_VERSION 3
+
+typedef struct RedisModuleCtx RedisModuleCtx;
+typedef struct RedisModuleKey RedisModuleKey;
+typedef struct RedisModuleString RedisModuleString;
+typedef struct RedisModuleIO RedisModuleIO;
+typedef struct RedisModuleType RedisModuleType;
+typedef struct RedisModuleDigest RedisModuleDigest;
+typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
+
+typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+typedef struct RedisModuleTypeMethods {
+    uint64_t version;
+    void *(*rdb_load)(RedisModuleIO *rdb, int encver);
+    void (*rdb_save)(RedisModuleIO *rdb, void *value);
+    void (*aof_rewrite)(RedisModuleIO *aof, RedisModuleString *key, void *value);
+    size_t (*mem_usage)(const void *value);
+    void (*digest)(RedisModuleDigest *digest, void *value);
+    void (*free)(void *value);
+    /* version 2 */
+    int (*aux_load)(RedisModuleIO *rdb, int encver, int when);
+    void (*aux_save)(RedisModuleIO *rdb, int when);
+    int aux_save_triggers;
+    /* version 3 */
+    size_t (*free_effort)(RedisModuleString *key, const void *value);
+    void (*unlink)(RedisModuleString *key, const void *value);
+    void *(*copy)(RedisModuleString *fromkey, RedisModuleString *tokey, const void *value);
+    int (*defrag)(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **value);
+} RedisModuleTypeMethods;
+
+/* The API functions, fetched by name at load time. X(return type, name, parameters) */
+#define NIDUS_REDIS_API(X)                                                                                     \
+    X(int, CreateCommand, (RedisModuleCtx *, const char *, RedisModuleCmdFunc, const char *, int, int, int))  \
+    X(void, SetModuleAttribs, (RedisModuleCtx *, const char *, int, int))                                     \
+    X(int, IsModuleNameBusy, (const char *))                                                                  \
+    X(void, SetModuleOptions, (RedisModuleCtx *, int))                                                        \
+    X(int, GetContextFlags, (RedisModuleCtx *))                                                               \
+    X(int, WrongArity, (RedisModuleCtx *))                                                                    \
+    X(int, ReplyWithLongLong, (RedisModuleCtx *, long long))                                                  \
+    X(int, ReplyWithDouble, (RedisModuleCtx *, double))                                                       \
+    X(int, ReplyWithBool, (RedisModuleCtx *, int))                                                            \
+    X(int, ReplyWithError, (RedisModuleCtx *, const char *))                                                  \
+    X(int, ReplyWithSimpleString, (RedisModuleCtx *, const char *))                                           \
+    X(int, ReplyWithArray, (RedisModuleCtx *, long))                                                          \
+    X(int, ReplyWithMap, (RedisModuleCtx *, long))                                                            \
+    X(void, ReplySetArrayLength, (RedisModuleCtx *, long))                                                    \
+    X(int, ReplyWithStringBuffer, (RedisModuleCtx *, const char *, size_t))                                   \
+    X(int, ReplyWithNull, (RedisModuleCtx *))                                                                 \
+    X(void *, OpenKey, (RedisModuleCtx *, RedisModuleString *, int))                                          \
+    X(void, CloseKey, (RedisModuleKey *))                                                                     \
+    X(int, KeyType, (RedisModuleKey *))                                                                       \
+    X(int, DeleteKey, (RedisModuleKey *))                                                                     \
+    X(RedisModuleType *, ModuleTypeGetType, (RedisModuleKey *))                                               \
+    X(void *, ModuleTypeGetValue, (RedisModuleKey *))                                                         \
+    X(int, ModuleTypeSetValue, (RedisModuleKey *, RedisModuleType *, void *))                                 \
+    X(RedisModuleType *, CreateDataType, (RedisModuleCtx *, const char *, int, RedisModuleTypeMethods *))     \
+    X(const char *, StringPtrLen, (const RedisModuleString *, size_t *))                                      \
+    X(int, StringToLongLong, (const RedisModuleString *, long long *))                                        \
+    X(int, StringToDouble, (const RedisModuleString *, double *))                                             \
+    X(int, ReplicateVerbatim, (RedisModuleCtx *))                                                             \
+    X(void *, Alloc, (size_t))                                                                                \
+    X(void *, Calloc, (size_t, size_t))                                                                       \
+    X(void *, Realloc, (void *, size_t))                                                                      \
+    X(void, Free, (void *))                                                                                   \
+    X(void, SaveUnsigned, (RedisModuleIO *, uint64_t))                                                        \
+    X(uint64_t, LoadUnsigned, (RedisModuleIO *))                                                              \
+    X(void, SaveStringBuffer, (RedisModuleIO *, const char *, size_t))                                        \
+    X(char *, LoadStringBuffer, (RedisModuleIO *, size_t *))                                                  \
+    X(int, IsIOError, (RedisModuleIO *))                                                                      \
+    X(void, EmitAOF, (RedisModuleIO *, const char *, const char *, ...))                                      \
+    X(void, DigestAddStringBuffer, (RedisModuleDigest *, const char *, size_t))                               \
+    X(void, DigestEndSequence, (RedisModuleDigest *))                                                         \
+    X(void, Log, (RedisModuleCtx *, const char *, const char *, ...))                                         \
+    X(void, LogIOError, (RedisModuleIO *, const char *, const char *, ...))
+
+#define NIDUS_DECLARE_API(ret, name, params) extern ret(*RedisModule_##name) params;
+NIDUS_REDIS_API(NIDUS_DECLARE_API)
+#undef NIDUS_DECLARE_API
+
+/* Fetches every function above through the context's RedisModule_GetApi, refuses a taken module name, and
+ * registers the module: what redismodule.h's RedisModule_Init does. REDISMODULE_ERR when a function is
+ * missing (a server older than 7.0). */
+int nidus_redis_init(RedisModuleCtx *ctx, const char *name, int version);
+
+#endif

@@ -1,0 +1,215 @@
+/* The two data types: persistence (RDB, AOF), DUMP/RESTORE, COPY, MEMORY USAGE, DEBUG DIGEST.
+ *
+ * RDB: the filter's chunks (the same ones SCANDUMP gives), each one string, then an empty string. Loading
+ * feeds them to the chunk loader, which checks every chunk, the whole checksum and the contents: a hostile
+ * RDB or RESTORE payload is refused (the server reports bad data), never trusted. AOF: the chunks as
+ * LOADCHUNK commands. */
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+#include "types.h"
+
+/* Encoding versions of our RDB payload. */
+#define NIDUS_RDB_VERSION 1
+
+typedef struct type_ops {
+    nidus_dump_fn dump;
+    nidus_chunk_ops chunks;
+    void (*stats)(const void *f, uint64_t *memory);
+    const char *loadchunk; /* the AOF command */
+} type_ops;
+
+static void cf_memory(const void *f, uint64_t *m)
+{
+    nidus_cuckoo_stats s;
+    nidus_cuckoo_get_stats(f, &s);
+    *m = s.memory_bytes;
+}
+
+static void bf_memory(const void *f, uint64_t *m)
+{
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(f, &s);
+    *m = s.memory_bytes;
+}
+
+static nidus_status cf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_cuckoo_dump_chunk(f, c, b, cap, l, n);
+}
+static nidus_status bf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_bloom_dump_chunk(f, c, b, cap, l, n);
+}
+static nidus_status cf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
+{
+    return nidus_cuckoo_load_chunk((nidus_cuckoo **)f, chunk, len, max_bytes, &nidus_redis_allocator);
+}
+static nidus_status bf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
+{
+    return nidus_bloom_load_chunk((nidus_bloom **)f, chunk, len, max_bytes, &nidus_redis_allocator);
+}
+static bool cf_loading(const void *f) { return nidus_cuckoo_loading(f); }
+static bool bf_loading(const void *f) { return nidus_bloom_loading(f); }
+static void cf_destroy(void *f) { nidus_cuckoo_free(f); }
+static void bf_destroy(void *f) { nidus_bloom_free(f); }
+
+static const type_ops cf_ops = {cf_dump, {cf_load, cf_loading, cf_destroy, NULL, NULL}, cf_memory, "CF.LOADCHUNK"};
+static const type_ops bf_ops = {bf_dump, {bf_load, bf_loading, bf_destroy, NULL, NULL}, bf_memory, "BF.LOADCHUNK"};
+
+/* Calls visit(chunk, len, next) for every chunk of f. */
+static void each_chunk(const type_ops *t, const void *f, void (*visit)(void *arg, const uint8_t *, size_t, uint64_t),
+                       void *arg)
+{
+    size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len;
+    uint8_t *buf = RedisModule_Alloc(cap);
+    uint64_t cursor = 0, next;
+    while (t->dump(f, cursor, buf, cap, &len, &next) == NIDUS_OK && len) {
+        visit(arg, buf, len, next);
+        cursor = next;
+    }
+    RedisModule_Free(buf);
+}
+
+static void save_chunk(void *io, const uint8_t *chunk, size_t len, uint64_t next)
+{
+    (void)next;
+    RedisModule_SaveStringBuffer(io, (const char *)chunk, len);
+}
+
+static void rdb_save(const type_ops *t, RedisModuleIO *io, void *value)
+{
+    each_chunk(t, value, save_chunk, io);
+    RedisModule_SaveStringBuffer(io, "", 0);
+}
+
+static void *rdb_load(const type_ops *t, RedisModuleIO *io, int encver)
+{
+    if (encver != NIDUS_RDB_VERSION)
+        return NULL;
+    void *f = NULL;
+    /* A filter within max_filter_memory has at most this many chunks: more means a hostile payload. */
+    uint64_t max_chunks = nidus_config.max_memory / NIDUS_CHUNK_PAYLOAD_MAX + 3;
+    for (uint64_t n = 0;; n++) {
+        size_t len = 0;
+        char *chunk = RedisModule_LoadStringBuffer(io, &len);
+        if (RedisModule_IsIOError(io) || !chunk || n > max_chunks)
+            break;
+        if (len == 0) { /* the end */
+            RedisModule_Free(chunk);
+            if (f && !t->chunks.loading(f))
+                return f;
+            break;
+        }
+        nidus_status st = t->chunks.load(&f, chunk, len, nidus_config.max_memory);
+        RedisModule_Free(chunk);
+        if (st) {
+            RedisModule_LogIOError(io, "warning", "nidus: refused a filter in the RDB payload: %s",
+                                   nidus_strerror(st));
+            break;
+        }
+    }
+    if (f)
+        t->chunks.destroy(f);
+    return NULL;
+}
+
+typedef struct aof_arg {
+    RedisModuleIO *aof;
+    RedisModuleString *key;
+    const char *cmd;
+} aof_arg;
+
+static void emit_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t next)
+{
+    aof_arg *a = arg;
+    RedisModule_EmitAOF(a->aof, a->cmd, "slb", a->key, (long long)next, (const char *)chunk, len);
+}
+
+static void aof_rewrite(const type_ops *t, RedisModuleIO *aof, RedisModuleString *key, void *value)
+{
+    aof_arg a = {aof, key, t->loadchunk};
+    each_chunk(t, value, emit_chunk, &a);
+}
+
+static void digest_chunk(void *md, const uint8_t *chunk, size_t len, uint64_t next)
+{
+    (void)next;
+    RedisModule_DigestAddStringBuffer(md, (const char *)chunk, len);
+}
+
+static void digest(const type_ops *t, RedisModuleDigest *md, void *value)
+{
+    each_chunk(t, value, digest_chunk, md);
+    RedisModule_DigestEndSequence(md);
+}
+
+typedef struct copy_arg {
+    const type_ops *t;
+    void *to;
+    bool failed;
+} copy_arg;
+
+static void copy_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t next)
+{
+    (void)next;
+    copy_arg *c = arg;
+    if (!c->failed && c->t->chunks.load(&c->to, chunk, len, 0) != NIDUS_OK)
+        c->failed = true;
+}
+
+static void *copy(const type_ops *t, const void *value)
+{
+    copy_arg c = {t, NULL, false};
+    each_chunk(t, value, copy_chunk, &c);
+    if (c.failed || !c.to || t->chunks.loading(c.to)) {
+        if (c.to)
+            t->chunks.destroy(c.to);
+        return NULL;
+    }
+    return c.to;
+}
+
+static size_t mem_usage(const type_ops *t, const void *value)
+{
+    uint64_t m;
+    t->stats(value, &m);
+    return (size_t)m;
+}
+
+/* The type methods, one set per type, over the shared code above. */
+#define TYPE_METHODS(prefix, ops)                                                                              \
+    static void *prefix##_rdb_load(RedisModuleIO *io, int encver) { return rdb_load(&ops, io, encver); }      \
+    static void prefix##_rdb_save(RedisModuleIO *io, void *v) { rdb_save(&ops, io, v); }                      \
+    static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v) { aof_rewrite(&ops, aof, key, v); } \
+    static size_t prefix##_mem(const void *v) { return mem_usage(&ops, v); }                                  \
+    static void prefix##_digest(RedisModuleDigest *md, void *v) { digest(&ops, md, v); }                      \
+    static void prefix##_free(void *v) { ops.chunks.destroy(v); }                                             \
+    static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
+    {                                                                                                          \
+        (void)from;                                                                                            \
+        (void)to;                                                                                              \
+        return copy(&ops, v);                                                                                  \
+    }                                                                                                          \
+    static RedisModuleTypeMethods prefix##_methods = {                                                         \
+        .version = NIDUS_TYPE_METHOD_VERSION,                                                                  \
+        .rdb_load = prefix##_rdb_load,                                                                         \
+        .rdb_save = prefix##_rdb_save,                                                                         \
+        .aof_rewrite = prefix##_aof,                                                                           \
+        .mem_usage = prefix##_mem,                                                                             \
+        .digest = prefix##_digest,                                                                             \
+        .free = prefix##_free,                                                                                 \
+        .copy = prefix##_copy,                                                                                 \
+    };
+
+TYPE_METHODS(cf, cf_ops)
+TYPE_METHODS(bf, bf_ops)
+
+int nidus_register_types(RedisModuleCtx *ctx)
+{
+    /* Type names are exactly nine characters; ours differ from RedisBloom's, whose RDB encoding differs. */
+    nidus_cf_type = RedisModule_CreateDataType(ctx, "nidus--CF", NIDUS_RDB_VERSION, &cf_methods);
+    nidus_bf_type = RedisModule_CreateDataType(ctx, "nidus--BF", NIDUS_RDB_VERSION, &bf_methods);
+    return nidus_cf_type && nidus_bf_type ? REDISMODULE_OK : REDISMODULE_ERR;
+}
