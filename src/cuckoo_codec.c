@@ -7,6 +7,7 @@
  * and the segments are, per table, its overflow entries (bucket u64 | count u64 | fingerprint u32 each, in
  * the map's slot order) and then its bit-packed slots with their NIDUS_BITS_SLACK zero bytes, exactly as they
  * lie in memory — which is what lets a mapped file be probed without a copy. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -75,6 +76,21 @@ uint64_t nidus_cuckoo_encoded_size(const nidus_cuckoo *cf)
     return NIDUS_CODEC_PREFIX_FIXED + meta_bytes(cf->ntables) + stream_bytes(cf);
 }
 
+/* Orders serialised entries by (bucket, fingerprint): little-endian fields, so compare the values. */
+static int entry_order(const void *a, const void *b)
+{
+    nidus_reader ra = {a, OV_ENTRY_BYTES, false}, rb = {b, OV_ENTRY_BYTES, false};
+    uint64_t ba = nidus_get_u64(&ra), bb = nidus_get_u64(&rb);
+    if (ba != bb)
+        return ba < bb ? -1 : 1;
+    nidus_get_u64(&ra);
+    nidus_get_u64(&rb);
+    uint32_t fa = nidus_get_u32(&ra), fb = nidus_get_u32(&rb);
+    return (fa > fb) - (fa < fb);
+}
+
+/* The entries sorted by (bucket, fingerprint), not in the map's slot order, which depends on the order they
+ * were added: two equal filters (a master and its replica) must encode to equal bytes. */
 static void write_overflow(const nidus_overflow *ov, uint8_t *out)
 {
     nidus_writer w = {out};
@@ -86,6 +102,7 @@ static void write_overflow(const nidus_overflow *ov, uint8_t *out)
         nidus_put_u64(&w, en->count);
         nidus_put_u32(&w, en->fingerprint);
     }
+    qsort(out, (size_t)ov->used, OV_ENTRY_BYTES, entry_order);
 }
 
 /* The segments of cf: serialised overflow maps (in buffers allocated here, freed by release_segments) and the
@@ -227,15 +244,17 @@ static nidus_status filter_from_meta(const cuckoo_meta *m, const nidus_allocator
     return NIDUS_OK;
 }
 
-/* Reads `count` overflow entries into table t's map; refuses repeated keys and counts that would overflow. */
+/* Reads `count` overflow entries into table t's map; refuses entries out of (bucket, fingerprint) order (the
+ * encoding is canonical, so repeats are refused too) and counts that would overflow. */
 static nidus_status load_overflow(nidus_table *t, const nidus_allocator *a, const uint8_t *p, uint64_t count)
 {
     nidus_reader r = {p, (size_t)(count * OV_ENTRY_BYTES), false};
     uint64_t total = 0;
     for (uint64_t e = 0; e < count; e++) {
+        const uint8_t *entry = r.p;
         uint64_t bucket = nidus_get_u64(&r), n = nidus_get_u64(&r);
         uint32_t fp = nidus_get_u32(&r);
-        if (n == 0 || n > UINT64_MAX / 2 - total || nidus_overflow_get(&t->overflow, bucket, fp))
+        if (n == 0 || n > UINT64_MAX / 2 - total || (e > 0 && entry_order(entry - OV_ENTRY_BYTES, entry) >= 0))
             return NIDUS_ERR_CORRUPT;
         total += n;
         nidus_status st = nidus_overflow_set(&t->overflow, a, bucket, fp, n);

@@ -257,6 +257,10 @@ nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t 
     unsigned copies = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
     if (copies >= t->shape.bucket_size)
         return nidus_overflow_add(&t->overflow, a, i < j ? i : j, fp);
+    /* The walk's randomness comes from the item, not from history: the same add on the same table makes the
+     * same moves, so a replica (or an AOF replay) that applies the same commands ends byte for byte equal. */
+    t->rng = (((uint64_t)i ^ ((uint64_t)fp << 40)) * UINT64_C(0x9E3779B97F4A7C15) ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
+    rng_next(t);
     return kick(t, (rng_next(t) >> 63) ? j : i, fp);
 }
 
