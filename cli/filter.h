@@ -1,0 +1,61 @@
+/* The CLI's view of a filter file: any kind, opened writable (a copy) or read-only (mapped in place). */
+#ifndef NIDUS_CLI_FILTER_H
+#define NIDUS_CLI_FILTER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <nidus/nidus.h>
+
+typedef struct cli_filter {
+    nidus_kind kind;
+    union {
+        nidus_cuckoo *cuckoo;
+        nidus_bloom *bloom;
+        nidus_counting_bloom *counting;
+    } f;
+} cli_filter;
+
+/* What `create` and `build` ask for. */
+typedef struct cli_create_options {
+    nidus_kind kind;
+    unsigned long long capacity;
+    double error;                 /* 0: not given */
+    unsigned fingerprint_bits;    /* 0: not given */
+    unsigned bucket_size;         /* 0: not given */
+    bool semi_sort;
+    long long expansion;          /* -1: not given (cuckoo 0, bloom 2) */
+    unsigned max_kicks;           /* 0: not given */
+} cli_create_options;
+
+/* Creates an empty filter. On failure, returns the status and `*why` (may be NULL) names the parameter. */
+nidus_status cli_filter_create(cli_filter *cf, const cli_create_options *o);
+
+/* Opens FILE: a writable copy, or (read_only) mapped in place. */
+nidus_status cli_filter_open(cli_filter *cf, const char *path, bool read_only);
+
+/* Writes it to FILE atomically. */
+nidus_status cli_filter_save(const cli_filter *cf, const char *path);
+
+void cli_filter_close(cli_filter *cf);
+
+uint64_t cli_filter_hash(const cli_filter *cf, const void *key, size_t len);
+
+/* Adds one key. */
+nidus_status cli_filter_add(cli_filter *cf, uint64_t hash);
+
+/* Lookups of n hashed keys. */
+void cli_filter_contains_many(const cli_filter *cf, const uint64_t *hashes, size_t n, bool *out);
+
+/* Removes one key: NIDUS_ERR_UNSUPPORTED for a Bloom filter. */
+nidus_status cli_filter_remove(cli_filter *cf, uint64_t hash);
+
+/* Copies (cuckoo), a counter estimate (counting Bloom), or 1 / 0 (Bloom). */
+uint64_t cli_filter_count(const cli_filter *cf, uint64_t hash);
+
+/* Writes the summary: readable, or one JSON object. */
+void cli_filter_info(const cli_filter *cf, const char *path, bool json, FILE *out);
+
+const char *cli_kind_name(nidus_kind kind);
+
+#endif

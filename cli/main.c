@@ -1,0 +1,488 @@
+/* nidus: filters in files, no server. See usage() below and ../shared/DESIGN.md.
+ * Exit codes: 0 success; 1 a key could not be added, or (del) was not there; 2 usage, I/O or format error,
+ * with one line on stderr naming the file and the problem. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "filter.h"
+#include "keys.h"
+#include "progress.h"
+
+#define EXIT_KEYS 1
+#define EXIT_ERROR 2
+#define BATCH 4096
+
+static const char *const usage_text[][2] = {
+    {"create", "nidus create FILE [--type cuckoo|bloom|counting-bloom] --capacity N [--error P | --fingerprint-bits F]\n"
+               "             [--bucket-size B] [--semi-sort] [--expansion E] [--max-kicks K] [--force]\n"
+               "  Creates an empty filter in FILE (refuses to replace one without --force).\n"
+               "  --error P             target false-positive rate (default 0.01)\n"
+               "  --fingerprint-bits F  cuckoo: fingerprint bits, 4..32 (instead of --error)\n"
+               "  --bucket-size B       cuckoo: 1, 2, 4 or 8 (default: the cheapest)\n"
+               "  --semi-sort           cuckoo: semi-sorted buckets (b = 4): one bit less per item\n"
+               "  --expansion E         grow by E when full (cuckoo default 0: never; bloom default 2; 0: never)\n"
+               "  --max-kicks K         cuckoo: relocations per add, 1..65535 (default 500)\n"},
+    {"add", "nidus add FILE [KEY ...]\n"
+            "  Adds the keys (no KEY: one per line from stdin). Exit 1 if some could not be added.\n"},
+    {"check", "nidus check FILE [KEY ...]\n"
+              "  Prints 1 (maybe present) or 0 (absent) per key, one a line, in order (no KEY: stdin).\n"},
+    {"del", "nidus del FILE [KEY ...]\n"
+            "  Removes one copy of each key (cuckoo, counting-bloom). Exit 1 if some were not there.\n"},
+    {"count", "nidus count FILE KEY\n  Prints the key's count (copies; a Bloom filter prints 1 or 0).\n"},
+    {"info", "nidus info FILE [--json]\n  Describes the filter: kind, parameters, items, memory, load, error.\n"},
+    {"build", "nidus build FILE --from KEYS [create options]\n"
+              "  Creates FILE and adds every line of KEYS (- for stdin), with a progress line on a terminal.\n"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "nidus %s: cuckoo and Bloom filters in files\n\nusage:\n", nidus_version());
+    for (size_t i = 0; i < sizeof usage_text / sizeof usage_text[0]; i++)
+        fprintf(out, "  %.*s\n", (int)strcspn(usage_text[i][1], "\n"), usage_text[i][1]);
+    fprintf(out, "\n  nidus COMMAND --help  for a command's options;  nidus --version\n");
+}
+
+static int command_usage(const char *cmd)
+{
+    for (size_t i = 0; i < sizeof usage_text / sizeof usage_text[0]; i++)
+        if (!strcmp(cmd, usage_text[i][0]))
+            fputs(usage_text[i][1], stdout);
+    return 0;
+}
+
+static int usage_error(const char *cmd, const char *what, const char *arg)
+{
+    fprintf(stderr, "nidus %s: %s%s%s (see 'nidus %s --help')\n", cmd, what, arg ? ": " : "", arg ? arg : "", cmd);
+    return EXIT_ERROR;
+}
+
+/* One line on stderr: the file, then what went wrong. */
+static int file_error(const char *path, nidus_status st)
+{
+    const char *why = st == NIDUS_ERR_IO ? strerror(errno)
+                      : st == NIDUS_ERR_CORRUPT ? "not a nidus filter, or corrupt or truncated"
+                      : st == NIDUS_ERR_VERSION ? "written by another version of the format"
+                                                : nidus_strerror(st);
+    fprintf(stderr, "nidus: %s: %s\n", path, why);
+    return EXIT_ERROR;
+}
+
+/* ---- options ---- */
+
+typedef struct options {
+    cli_create_options create;
+    bool force, json, has_type, has_capacity;
+    const char *from;
+} options;
+
+/* Matches `--name value` or `--name=value`; advances *i past what it used. */
+static bool take_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n))
+        return false;
+    if (argv[*i][n] == '=') {
+        *value = argv[*i] + n + 1;
+        return true;
+    }
+    if (argv[*i][n] || *i + 1 >= argc)
+        return false;
+    *value = argv[++*i];
+    return true;
+}
+
+static bool parse_number(const char *s, unsigned long long min, unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-')
+        return false;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Parses the options of `cmd` out of argv (in place: what is left are the positional arguments). */
+static int parse_options(const char *cmd, int *argc, char **argv, options *o, bool creating)
+{
+    *o = (options){.create = {.kind = NIDUS_KIND_CUCKOO, .expansion = -1}};
+    int out = 0;
+    for (int i = 0; i < *argc; i++) {
+        const char *v = NULL;
+        unsigned long long n;
+        if (!strcmp(argv[i], "--")) {
+            while (++i < *argc)
+                argv[out++] = argv[i];
+            break;
+        }
+        if (strncmp(argv[i], "--", 2)) {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--json") && !strcmp(cmd, "info")) {
+            o->json = true;
+        } else if (!creating) {
+            return usage_error(cmd, "unknown option", argv[i]);
+        } else if (!strcmp(argv[i], "--force")) {
+            o->force = true;
+        } else if (!strcmp(argv[i], "--semi-sort")) {
+            o->create.semi_sort = true;
+        } else if (take_value(*argc, argv, &i, "--type", &v)) {
+            o->has_type = true;
+            if (!strcmp(v, "cuckoo"))
+                o->create.kind = NIDUS_KIND_CUCKOO;
+            else if (!strcmp(v, "bloom"))
+                o->create.kind = NIDUS_KIND_BLOOM;
+            else if (!strcmp(v, "counting-bloom"))
+                o->create.kind = NIDUS_KIND_COUNTING_BLOOM;
+            else
+                return usage_error(cmd, "--type must be cuckoo, bloom or counting-bloom", v);
+        } else if (take_value(*argc, argv, &i, "--capacity", &v)) {
+            if (!parse_number(v, 1, UINT64_MAX >> 2, &o->create.capacity))
+                return usage_error(cmd, "--capacity must be a positive integer", v);
+            o->has_capacity = true;
+        } else if (take_value(*argc, argv, &i, "--error", &v)) {
+            char *end;
+            o->create.error = strtod(v, &end);
+            if (*end || !(o->create.error > 0 && o->create.error < 1))
+                return usage_error(cmd, "--error must be a number between 0 and 1", v);
+        } else if (take_value(*argc, argv, &i, "--fingerprint-bits", &v)) {
+            if (!parse_number(v, 4, 32, &n))
+                return usage_error(cmd, "--fingerprint-bits must be an integer from 4 to 32", v);
+            o->create.fingerprint_bits = (unsigned)n;
+        } else if (take_value(*argc, argv, &i, "--bucket-size", &v)) {
+            if (!parse_number(v, 1, 8, &n) || (n & (n - 1)))
+                return usage_error(cmd, "--bucket-size must be 1, 2, 4 or 8", v);
+            o->create.bucket_size = (unsigned)n;
+        } else if (take_value(*argc, argv, &i, "--expansion", &v)) {
+            if (!parse_number(v, 0, 32768, &n))
+                return usage_error(cmd, "--expansion must be an integer from 0 to 32768", v);
+            o->create.expansion = (long long)n;
+        } else if (take_value(*argc, argv, &i, "--max-kicks", &v)) {
+            if (!parse_number(v, 1, 65535, &n))
+                return usage_error(cmd, "--max-kicks must be an integer from 1 to 65535", v);
+            o->create.max_kicks = (unsigned)n;
+        } else if (take_value(*argc, argv, &i, "--from", &v) && !strcmp(cmd, "build")) {
+            o->from = v;
+        } else {
+            return usage_error(cmd, "unknown option, or one missing its value", argv[i]);
+        }
+    }
+    *argc = out;
+    if (!creating)
+        return 0;
+    cli_create_options *c = &o->create;
+    if (!o->has_capacity)
+        return usage_error(cmd, "--capacity is required", NULL);
+    if (c->error && c->fingerprint_bits)
+        return usage_error(cmd, "--error and --fingerprint-bits exclude each other", NULL);
+    if (c->kind != NIDUS_KIND_CUCKOO && (c->fingerprint_bits || c->bucket_size || c->semi_sort || c->max_kicks))
+        return usage_error(cmd, "--fingerprint-bits, --bucket-size, --semi-sort and --max-kicks are for cuckoo filters",
+                           NULL);
+    if (c->kind == NIDUS_KIND_COUNTING_BLOOM && c->expansion > 0)
+        return usage_error(cmd, "a counting-bloom filter does not grow: no --expansion", NULL);
+    if (c->semi_sort && c->bucket_size && c->bucket_size != 4)
+        return usage_error(cmd, "--semi-sort needs --bucket-size 4", NULL);
+    return 0;
+}
+
+/* ---- commands ---- */
+
+static int create_file(const char *cmd, const char *path, const options *o, cli_filter *f)
+{
+    struct stat sb;
+    if (!o->force && stat(path, &sb) == 0) {
+        fprintf(stderr, "nidus: %s: already exists (--force replaces it)\n", path);
+        return EXIT_ERROR;
+    }
+    nidus_status st = cli_filter_create(f, &o->create);
+    if (st) {
+        fprintf(stderr, "nidus %s: %s: cannot create the filter: %s\n", cmd, path,
+                st == NIDUS_ERR_INVALID_ARGUMENT ? "parameters out of range (a semi-sorted filter needs "
+                                                   "--bucket-size 4 and at least 5 fingerprint bits)"
+                                                 : nidus_strerror(st));
+        return EXIT_ERROR;
+    }
+    return 0;
+}
+
+static int cmd_create(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("create", &argc, argv, &o, true);
+    if (rc)
+        return rc;
+    if (argc != 1)
+        return usage_error("create", "expected exactly one FILE", NULL);
+    cli_filter f;
+    if ((rc = create_file("create", argv[0], &o, &f)))
+        return rc;
+    nidus_status st = cli_filter_save(&f, argv[0]);
+    cli_filter_close(&f);
+    return st ? file_error(argv[0], st) : 0;
+}
+
+static void keys_from(key_source *ks, char **args, int n)
+{
+    if (n)
+        key_source_args(ks, args, n);
+    else
+        key_source_stream(ks, stdin);
+}
+
+static const char *add_failure(nidus_status st)
+{
+    switch (st) {
+    case NIDUS_ERR_FULL: return "the filter is full";
+    case NIDUS_ERR_LIMIT_TABLES: return "the filter reached its maximum number of sub-filters";
+    default: return nidus_strerror(st);
+    }
+}
+
+/* Adds every key of ks; prints each failure; returns how many failed, or -1 on a read error. */
+static long long add_keys(const char *path, cli_filter *f, key_source *ks, progress *p, FILE *counted)
+{
+    const char *key;
+    size_t len;
+    bool error;
+    long long failed = 0;
+    while (key_next(ks, &key, &len, &error)) {
+        nidus_status st = cli_filter_add(f, cli_filter_hash(f, key, len));
+        if (st) {
+            if (failed++ < 10)
+                fprintf(stderr, "nidus: %s: could not add key %llu (%.*s): %s\n", path, ks->read,
+                        (int)(len > 60 ? 60 : len), key, add_failure(st));
+        }
+        if (p && (ks->read & 4095) == 0)
+            progress_update(p, counted ? (uint64_t)ftello(counted) : 0, ks->read);
+    }
+    if (error) {
+        fprintf(stderr, "nidus: %s: reading keys: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (failed > 10)
+        fprintf(stderr, "nidus: %s: %lld keys could not be added in all\n", path, failed);
+    return failed;
+}
+
+static int cmd_add(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("add", &argc, argv, &o, false);
+    if (rc)
+        return rc;
+    if (argc < 1)
+        return usage_error("add", "expected FILE", NULL);
+    cli_filter f;
+    nidus_status st = cli_filter_open(&f, argv[0], false);
+    if (st)
+        return file_error(argv[0], st);
+    key_source ks;
+    keys_from(&ks, argv + 1, argc - 1);
+    long long failed = add_keys(argv[0], &f, &ks, NULL, NULL);
+    key_source_close(&ks);
+    st = failed < 0 ? NIDUS_OK : cli_filter_save(&f, argv[0]);
+    cli_filter_close(&f);
+    if (failed < 0)
+        return EXIT_ERROR;
+    if (st)
+        return file_error(argv[0], st);
+    return failed ? EXIT_KEYS : 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("check", &argc, argv, &o, false);
+    if (rc)
+        return rc;
+    if (argc < 1)
+        return usage_error("check", "expected FILE", NULL);
+    cli_filter f;
+    nidus_status st = cli_filter_open(&f, argv[0], true);
+    if (st)
+        return file_error(argv[0], st);
+    static char outbuf[1 << 20];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    key_source ks;
+    keys_from(&ks, argv + 1, argc - 1);
+    static uint64_t hashes[BATCH];
+    static bool found[BATCH];
+    const char *key;
+    size_t len, n = 0;
+    bool error = false, more = true;
+    while (more) {
+        more = key_next(&ks, &key, &len, &error);
+        if (more)
+            hashes[n++] = cli_filter_hash(&f, key, len);
+        if (n == BATCH || (!more && n)) {
+            cli_filter_contains_many(&f, hashes, n, found);
+            for (size_t k = 0; k < n; k++)
+                fputs(found[k] ? "1\n" : "0\n", stdout);
+            n = 0;
+        }
+    }
+    key_source_close(&ks);
+    cli_filter_close(&f);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "nidus: writing the answers: %s\n", strerror(errno));
+        return EXIT_ERROR;
+    }
+    if (error) {
+        fprintf(stderr, "nidus: %s: reading keys: %s\n", argv[0], strerror(errno));
+        return EXIT_ERROR;
+    }
+    return 0;
+}
+
+static int cmd_del(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("del", &argc, argv, &o, false);
+    if (rc)
+        return rc;
+    if (argc < 1)
+        return usage_error("del", "expected FILE", NULL);
+    cli_filter f;
+    nidus_status st = cli_filter_open(&f, argv[0], false);
+    if (st)
+        return file_error(argv[0], st);
+    if (f.kind == NIDUS_KIND_BLOOM) {
+        cli_filter_close(&f);
+        fprintf(stderr, "nidus: %s: a bloom filter cannot delete (use a cuckoo or counting-bloom filter)\n", argv[0]);
+        return EXIT_ERROR;
+    }
+    key_source ks;
+    keys_from(&ks, argv + 1, argc - 1);
+    const char *key;
+    size_t len;
+    bool error;
+    long long missing = 0;
+    while (key_next(&ks, &key, &len, &error)) {
+        if (cli_filter_remove(&f, cli_filter_hash(&f, key, len)) != NIDUS_OK && missing++ < 10)
+            fprintf(stderr, "nidus: %s: key %llu (%.*s) is not in the filter\n", argv[0], ks.read,
+                    (int)(len > 60 ? 60 : len), key);
+    }
+    key_source_close(&ks);
+    st = error ? NIDUS_OK : cli_filter_save(&f, argv[0]);
+    cli_filter_close(&f);
+    if (error) {
+        fprintf(stderr, "nidus: %s: reading keys: %s\n", argv[0], strerror(errno));
+        return EXIT_ERROR;
+    }
+    if (st)
+        return file_error(argv[0], st);
+    return missing ? EXIT_KEYS : 0;
+}
+
+static int cmd_count(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("count", &argc, argv, &o, false);
+    if (rc)
+        return rc;
+    if (argc != 2)
+        return usage_error("count", "expected FILE KEY", NULL);
+    cli_filter f;
+    nidus_status st = cli_filter_open(&f, argv[0], true);
+    if (st)
+        return file_error(argv[0], st);
+    printf("%llu\n", (unsigned long long)cli_filter_count(&f, cli_filter_hash(&f, argv[1], strlen(argv[1]))));
+    cli_filter_close(&f);
+    return 0;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("info", &argc, argv, &o, false);
+    if (rc)
+        return rc;
+    if (argc != 1)
+        return usage_error("info", "expected exactly one FILE", NULL);
+    cli_filter f;
+    nidus_status st = cli_filter_open(&f, argv[0], false); /* a copy: memory figures count the tables */
+    if (st)
+        return file_error(argv[0], st);
+    cli_filter_info(&f, argv[0], o.json, stdout);
+    cli_filter_close(&f);
+    return 0;
+}
+
+static int cmd_build(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("build", &argc, argv, &o, true);
+    if (rc)
+        return rc;
+    if (argc != 1)
+        return usage_error("build", "expected exactly one FILE", NULL);
+    if (!o.from)
+        return usage_error("build", "--from KEYS is required", NULL);
+    FILE *in = strcmp(o.from, "-") ? fopen(o.from, "rb") : stdin;
+    if (!in) {
+        fprintf(stderr, "nidus: %s: %s\n", o.from, strerror(errno));
+        return EXIT_ERROR;
+    }
+    cli_filter f;
+    if ((rc = create_file("build", argv[0], &o, &f))) {
+        if (in != stdin)
+            fclose(in);
+        return rc;
+    }
+    struct stat sb;
+    uint64_t total = in != stdin && fstat(fileno(in), &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    progress p;
+    progress_begin(&p, "building", total);
+    key_source ks;
+    key_source_stream(&ks, in);
+    long long failed = add_keys(argv[0], &f, &ks, &p, in != stdin ? in : NULL);
+    progress_end(&p, ks.read);
+    key_source_close(&ks);
+    if (in != stdin)
+        fclose(in);
+    nidus_status st = failed < 0 ? NIDUS_OK : cli_filter_save(&f, argv[0]);
+    cli_filter_close(&f);
+    if (failed < 0)
+        return EXIT_ERROR;
+    if (st)
+        return file_error(argv[0], st);
+    return failed ? EXIT_KEYS : 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {{"create", cmd_create}, {"add", cmd_add},     {"check", cmd_check}, {"del", cmd_del},
+                    {"count", cmd_count},   {"info", cmd_info},   {"build", cmd_build}};
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_ERROR;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("nidus %s\n", nidus_version());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name))
+            continue;
+        for (int a = 2; a < argc && strcmp(argv[a], "--"); a++)
+            if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h"))
+                return command_usage(argv[1]);
+        return commands[i].run(argc - 2, argv + 2);
+    }
+    fprintf(stderr, "nidus: unknown command '%s' (see 'nidus --help')\n", argv[1]);
+    return EXIT_ERROR;
+}
