@@ -212,6 +212,35 @@ static int create_file(const char *cmd, const char *path, const options *o, cli_
     return 0;
 }
 
+/* The start every command on an existing file shares: its options, its positional arguments (FILE first,
+ * between min and max of them; max < 0: no limit), and the filter opened (read-only: mapped in place). */
+static int open_command(const char *cmd, int *argc, char **argv, int min, int max, bool read_only, options *o,
+                        cli_filter *f, const char *expected)
+{
+    int rc = parse_options(cmd, argc, argv, o, false);
+    if (rc)
+        return rc;
+    if (*argc < min || (max >= 0 && *argc > max))
+        return usage_error(cmd, expected, NULL);
+    nidus_status st = cli_filter_open(f, argv[0], read_only);
+    return st ? file_error(argv[0], st) : 0;
+}
+
+/* The end every writing command shares: save (unless reading the keys failed), close, and the exit code:
+ * 2 for a read or write error, 1 when some keys could not be added or removed, else 0. */
+static int finish_write(const char *path, cli_filter *f, bool read_error, long long problems)
+{
+    nidus_status st = read_error ? NIDUS_OK : cli_filter_save(f, path);
+    cli_filter_close(f);
+    if (read_error) {
+        fprintf(stderr, "nidus: %s: reading keys: %s\n", path, strerror(errno));
+        return EXIT_ERROR;
+    }
+    if (st)
+        return file_error(path, st);
+    return problems ? EXIT_KEYS : 0;
+}
+
 static int cmd_create(int argc, char **argv)
 {
     options o;
@@ -262,10 +291,8 @@ static long long add_keys(const char *path, cli_filter *f, key_source *ks, progr
         if (p && (ks->read & 4095) == 0)
             progress_update(p, counted ? (uint64_t)ftello(counted) : 0, ks->read);
     }
-    if (error) {
-        fprintf(stderr, "nidus: %s: reading keys: %s\n", path, strerror(errno));
+    if (error)
         return -1;
-    }
     if (failed > 10)
         fprintf(stderr, "nidus: %s: %lld keys could not be added in all\n", path, failed);
     return failed;
@@ -274,40 +301,24 @@ static long long add_keys(const char *path, cli_filter *f, key_source *ks, progr
 static int cmd_add(int argc, char **argv)
 {
     options o;
-    int rc = parse_options("add", &argc, argv, &o, false);
+    cli_filter f;
+    int rc = open_command("add", &argc, argv, 1, -1, false, &o, &f, "expected FILE");
     if (rc)
         return rc;
-    if (argc < 1)
-        return usage_error("add", "expected FILE", NULL);
-    cli_filter f;
-    nidus_status st = cli_filter_open(&f, argv[0], false);
-    if (st)
-        return file_error(argv[0], st);
     key_source ks;
     keys_from(&ks, argv + 1, argc - 1);
     long long failed = add_keys(argv[0], &f, &ks, NULL, NULL);
     key_source_close(&ks);
-    st = failed < 0 ? NIDUS_OK : cli_filter_save(&f, argv[0]);
-    cli_filter_close(&f);
-    if (failed < 0)
-        return EXIT_ERROR;
-    if (st)
-        return file_error(argv[0], st);
-    return failed ? EXIT_KEYS : 0;
+    return finish_write(argv[0], &f, failed < 0, failed);
 }
 
 static int cmd_check(int argc, char **argv)
 {
     options o;
-    int rc = parse_options("check", &argc, argv, &o, false);
+    cli_filter f;
+    int rc = open_command("check", &argc, argv, 1, -1, true, &o, &f, "expected FILE");
     if (rc)
         return rc;
-    if (argc < 1)
-        return usage_error("check", "expected FILE", NULL);
-    cli_filter f;
-    nidus_status st = cli_filter_open(&f, argv[0], true);
-    if (st)
-        return file_error(argv[0], st);
     static char outbuf[1 << 20];
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     key_source ks;
@@ -344,15 +355,10 @@ static int cmd_check(int argc, char **argv)
 static int cmd_del(int argc, char **argv)
 {
     options o;
-    int rc = parse_options("del", &argc, argv, &o, false);
+    cli_filter f;
+    int rc = open_command("del", &argc, argv, 1, -1, false, &o, &f, "expected FILE");
     if (rc)
         return rc;
-    if (argc < 1)
-        return usage_error("del", "expected FILE", NULL);
-    cli_filter f;
-    nidus_status st = cli_filter_open(&f, argv[0], false);
-    if (st)
-        return file_error(argv[0], st);
     if (f.kind == NIDUS_KIND_BLOOM) {
         cli_filter_close(&f);
         fprintf(stderr, "nidus: %s: a bloom filter cannot delete (use a cuckoo or counting-bloom filter)\n", argv[0]);
@@ -370,29 +376,16 @@ static int cmd_del(int argc, char **argv)
                     (int)(len > 60 ? 60 : len), key);
     }
     key_source_close(&ks);
-    st = error ? NIDUS_OK : cli_filter_save(&f, argv[0]);
-    cli_filter_close(&f);
-    if (error) {
-        fprintf(stderr, "nidus: %s: reading keys: %s\n", argv[0], strerror(errno));
-        return EXIT_ERROR;
-    }
-    if (st)
-        return file_error(argv[0], st);
-    return missing ? EXIT_KEYS : 0;
+    return finish_write(argv[0], &f, error, missing);
 }
 
 static int cmd_count(int argc, char **argv)
 {
     options o;
-    int rc = parse_options("count", &argc, argv, &o, false);
+    cli_filter f;
+    int rc = open_command("count", &argc, argv, 2, 2, true, &o, &f, "expected FILE KEY");
     if (rc)
         return rc;
-    if (argc != 2)
-        return usage_error("count", "expected FILE KEY", NULL);
-    cli_filter f;
-    nidus_status st = cli_filter_open(&f, argv[0], true);
-    if (st)
-        return file_error(argv[0], st);
     printf("%llu\n", (unsigned long long)cli_filter_count(&f, cli_filter_hash(&f, argv[1], strlen(argv[1]))));
     cli_filter_close(&f);
     return 0;
@@ -401,15 +394,10 @@ static int cmd_count(int argc, char **argv)
 static int cmd_info(int argc, char **argv)
 {
     options o;
-    int rc = parse_options("info", &argc, argv, &o, false);
+    cli_filter f; /* a copy, not a mapping: the memory figures then count the tables */
+    int rc = open_command("info", &argc, argv, 1, 1, false, &o, &f, "expected exactly one FILE");
     if (rc)
         return rc;
-    if (argc != 1)
-        return usage_error("info", "expected exactly one FILE", NULL);
-    cli_filter f;
-    nidus_status st = cli_filter_open(&f, argv[0], false); /* a copy: memory figures count the tables */
-    if (st)
-        return file_error(argv[0], st);
     cli_filter_info(&f, argv[0], o.json, stdout);
     cli_filter_close(&f);
     return 0;
@@ -447,13 +435,7 @@ static int cmd_build(int argc, char **argv)
     key_source_close(&ks);
     if (in != stdin)
         fclose(in);
-    nidus_status st = failed < 0 ? NIDUS_OK : cli_filter_save(&f, argv[0]);
-    cli_filter_close(&f);
-    if (failed < 0)
-        return EXIT_ERROR;
-    if (st)
-        return file_error(argv[0], st);
-    return failed ? EXIT_KEYS : 0;
+    return finish_write(argv[0], &f, failed < 0, failed);
 }
 
 int main(int argc, char **argv)

@@ -38,6 +38,11 @@ static nidus_bloom *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const bf
     return bf;
 }
 
+static void *bf_create_any(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options)
+{
+    return bf_create(ctx, key, options);
+}
+
 static const char *add_error(nidus_status st)
 {
     switch (st) {
@@ -81,18 +86,7 @@ int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (o.nonscaling && expansion_given)
         return RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
-    RedisModuleKey *key;
-    void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_bf_type, &key, &value);
-    int rc = REDISMODULE_OK;
-    if (ks != KEY_EMPTY)
-        rc = RedisModule_ReplyWithError(ctx, ks == KEY_OK ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE);
-    else if (bf_create(ctx, key, &o)) {
-        RedisModule_ReplicateVerbatim(ctx);
-        rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
-    }
-    RedisModule_CloseKey(key);
-    return rc;
+    return nidus_reserve(ctx, argv[1], nidus_bf_type, bf_create_any, &o);
 }
 
 /* Adds items (BF.ADD, BF.MADD, BF.INSERT). A full non-scaling filter ends the reply with its error. */
@@ -219,10 +213,9 @@ int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, &key, &value);
-    if (ks != KEY_OK) {
+    if (!nidus_open_existing(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, "ERR not found", &key, &value)) {
         RedisModule_CloseKey(key);
-        return RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
+        return REDISMODULE_OK;
     }
     nidus_bloom_stats s;
     nidus_bloom_get_stats(value, &s);
@@ -277,42 +270,12 @@ int nidus_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return rc;
 }
 
-static nidus_status bf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
-{
-    return nidus_bloom_dump_chunk(f, c, b, cap, l, n);
-}
-
-/* BF.SCANDUMP key iter */
 int nidus_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    long long iter;
-    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK)
-        return RedisModule_ReplyWithError(ctx, "Second argument must be numeric");
-    RedisModuleKey *key;
-    void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, &key, &value);
-    int rc = ks != KEY_OK ? RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
-                                                                                 : "ERR not found")
-                          : nidus_reply_chunk(ctx, value, iter, bf_dump);
-    RedisModule_CloseKey(key);
-    return rc;
+    return nidus_scandump_command(ctx, argv, argc, &nidus_bf_ops);
 }
 
-static nidus_status bf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
-{
-    return nidus_bloom_load_chunk((nidus_bloom **)f, chunk, len, max_bytes, &nidus_redis_allocator);
-}
-
-static bool bf_loading(const void *f) { return nidus_bloom_loading(f); }
-static void bf_free(void *f) { nidus_bloom_free(f); }
-
-static const nidus_chunk_ops bf_chunk_ops = {bf_load, bf_loading, bf_free, "ERR received bad data",
-                                               "ERR Second argument must be numeric"};
-
-/* BF.LOADCHUNK key iter data */
 int nidus_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return nidus_load_chunk_command(ctx, argv, argc, nidus_bf_type, &bf_chunk_ops);
+    return nidus_load_chunk_command(ctx, argv, argc, &nidus_bf_ops);
 }

@@ -59,6 +59,11 @@ static nidus_cuckoo *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const c
     return cf;
 }
 
+static void *cf_create_any(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options)
+{
+    return cf_create(ctx, key, options);
+}
+
 /* The error string of a failed add, as RedisBloom words it where it has one. */
 static const char *add_error(nidus_status st)
 {
@@ -114,18 +119,7 @@ int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_ReplyWithError(ctx, "ERR ERROR and FINGERPRINT cannot be used together");
     if (o.bucket_size * 2 > capacity)
         return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
-    RedisModuleKey *key;
-    void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, &key, &value);
-    int rc = REDISMODULE_OK;
-    if (ks != KEY_EMPTY)
-        rc = RedisModule_ReplyWithError(ctx, ks == KEY_OK ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE);
-    else if (cf_create(ctx, key, &o)) {
-        RedisModule_ReplicateVerbatim(ctx);
-        rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
-    }
-    RedisModule_CloseKey(key);
-    return rc;
+    return nidus_reserve(ctx, argv[1], nidus_cf_type, cf_create_any, &o);
 }
 
 /* Adds `n` items (CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX). */
@@ -260,11 +254,9 @@ int nidus_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, &key, &value);
-    int rc;
-    if (ks != KEY_OK) {
-        rc = RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "Not found");
-    } else {
+    int rc = REDISMODULE_OK;
+    if (nidus_open_existing(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, "Not found", &key,
+                            &value)) {
         size_t len;
         const char *s = RedisModule_StringPtrLen(argv[2], &len);
         nidus_status st = nidus_cuckoo_remove(value, s, len);
@@ -284,11 +276,9 @@ int nidus_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, &key, &value);
-    int rc;
-    if (ks != KEY_OK) {
-        rc = RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
-                                                                 : "Cuckoo filter was not found");
+    int rc = REDISMODULE_OK;
+    if (!nidus_open_existing(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type,
+                             "Cuckoo filter was not found", &key, &value)) {
     } else if (nidus_cuckoo_compact(value, NULL) != NIDUS_OK) {
         rc = RedisModule_ReplyWithError(ctx, add_error(NIDUS_ERR_READ_ONLY));
     } else {
@@ -306,10 +296,9 @@ int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, &key, &value);
-    if (ks != KEY_OK) {
+    if (!nidus_open_existing(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, "ERR not found", &key, &value)) {
         RedisModule_CloseKey(key);
-        return RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
+        return REDISMODULE_OK;
     }
     nidus_cuckoo_stats s;
     nidus_cuckoo_get_stats(value, &s);
@@ -342,47 +331,12 @@ int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
-static nidus_status cf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
-{
-    return nidus_cuckoo_dump_chunk(f, c, b, cap, l, n);
-}
-
-/* CF.SCANDUMP key iter: (next, chunk), and (0, nil) after the last, or at once for an empty filter. */
 int nidus_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc != 3)
-        return RedisModule_WrongArity(ctx);
-    long long iter;
-    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK)
-        return RedisModule_ReplyWithError(ctx, "Invalid position");
-    RedisModuleKey *key;
-    void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, &key, &value);
-    int rc;
-    if (ks != KEY_OK) {
-        rc = RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
-    } else {
-        nidus_cuckoo_stats s;
-        nidus_cuckoo_get_stats(value, &s);
-        rc = nidus_reply_chunk(ctx, value, s.items ? iter : -1, cf_dump);
-    }
-    RedisModule_CloseKey(key);
-    return rc;
+    return nidus_scandump_command(ctx, argv, argc, &nidus_cf_ops);
 }
 
-static nidus_status cf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
-{
-    return nidus_cuckoo_load_chunk((nidus_cuckoo **)f, chunk, len, max_bytes, &nidus_redis_allocator);
-}
-
-static bool cf_loading(const void *f) { return nidus_cuckoo_loading(f); }
-static void cf_free(void *f) { nidus_cuckoo_free(f); }
-
-static const nidus_chunk_ops cf_chunk_ops = {cf_load, cf_loading, cf_free, "Couldn't load chunk!",
-                                               "Invalid position"};
-
-/* CF.LOADCHUNK key iter data */
 int nidus_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return nidus_load_chunk_command(ctx, argv, argc, nidus_cf_type, &cf_chunk_ops);
+    return nidus_load_chunk_command(ctx, argv, argc, &nidus_cf_ops);
 }

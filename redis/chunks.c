@@ -2,7 +2,8 @@
 #include "commands.h"
 #include "common.h"
 
-int nidus_reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, nidus_dump_fn dump)
+/* Replies [next, chunk], or [0, nil] past the last chunk (and for iter < 0). */
+static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, nidus_dump_fn dump)
 {
     if (iter < 0 || iter > UINT32_MAX) {
         RedisModule_ReplyWithArray(ctx, 2);
@@ -25,9 +26,25 @@ int nidus_reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, nidus_
     return rc;
 }
 
-int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, RedisModuleType *type,
-                             const nidus_chunk_ops *ops)
+int nidus_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const nidus_filter_ops *ops)
 {
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    long long iter;
+    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK)
+        return RedisModule_ReplyWithError(ctx, ops->bad_cursor);
+    RedisModuleKey *key;
+    void *value;
+    int rc = REDISMODULE_OK;
+    if (nidus_open_existing(ctx, argv[1], REDISMODULE_READ, *ops->type, "ERR not found", &key, &value))
+        rc = reply_chunk(ctx, value, ops->dump_empty || ops->items(value) ? iter : -1, ops->dump);
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
+int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const nidus_filter_ops *ops)
+{
+    RedisModuleType *type = *ops->type;
     if (argc != 4)
         return RedisModule_WrongArity(ctx);
     long long iter;

@@ -35,20 +35,26 @@ int nidus_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 typedef nidus_status (*nidus_dump_fn)(const void *f, uint64_t cursor, void *buf, size_t cap, size_t *len,
                                       uint64_t *next);
 
-/* What LOADCHUNK needs of a filter type. */
-typedef struct nidus_chunk_ops {
+/* What the shared code (SCANDUMP, LOADCHUNK, persistence) needs of a filter type. */
+typedef struct nidus_filter_ops {
+    RedisModuleType **type;
+    nidus_dump_fn dump;
     nidus_status (*load)(void **f, const void *chunk, size_t len, uint64_t max_bytes);
     bool (*loading)(const void *f);
     void (*destroy)(void *f);
-    const char *refused;  /* the reply when a data chunk is refused */
-    const char *bad_iter; /* the reply when the iterator is not a nonzero integer */
-} nidus_chunk_ops;
+    uint64_t (*memory)(const void *f);
+    uint64_t (*items)(const void *f);
+    bool dump_empty;         /* SCANDUMP of an empty filter gives its chunks (BF), or [0, nil] (CF) */
+    const char *loadchunk;   /* the command AOF rewrite emits */
+    const char *refused;     /* LOADCHUNK's reply when a data chunk is refused */
+    const char *bad_iter;    /* LOADCHUNK's reply when the iterator is not a nonzero integer */
+    const char *bad_cursor;  /* SCANDUMP's reply when the iterator is not an integer */
+} nidus_filter_ops;
 
-/* Replies [next, chunk] for SCANDUMP, or [0, nil] past the last chunk (and for iter < 0). */
-int nidus_reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, nidus_dump_fn dump);
+extern const nidus_filter_ops nidus_cf_ops, nidus_bf_ops;
 
-/* LOADCHUNK key iter data, for either type. */
-int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, RedisModuleType *type,
-                             const nidus_chunk_ops *ops);
+/* SCANDUMP key iter and LOADCHUNK key iter data, for either type. */
+int nidus_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const nidus_filter_ops *ops);
+int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const nidus_filter_ops *ops);
 
 #endif

@@ -53,6 +53,33 @@ key_state nidus_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, Red
     return KEY_OK;
 }
 
+bool nidus_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+                         const char *missing, RedisModuleKey **key, void **value)
+{
+    key_state ks = nidus_open(ctx, name, mode, type, key, value);
+    if (ks == KEY_OK)
+        return true;
+    RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : missing);
+    return false;
+}
+
+int nidus_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, nidus_create_fn create,
+                  const void *options)
+{
+    RedisModuleKey *key;
+    void *value;
+    key_state ks = nidus_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, type, &key, &value);
+    int rc = REDISMODULE_OK;
+    if (ks != KEY_EMPTY) {
+        rc = RedisModule_ReplyWithError(ctx, ks == KEY_OK ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE);
+    } else if (create(ctx, key, options)) {
+        RedisModule_ReplicateVerbatim(ctx);
+        rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
 static bool resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
 
 int nidus_reply_bool(RedisModuleCtx *ctx, bool b)

@@ -31,6 +31,19 @@ typedef enum { KEY_EMPTY, KEY_OK, KEY_WRONGTYPE } key_state;
 key_state nidus_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
                      RedisModuleKey **key, void **value);
 
+/* Opens a key that must hold a filter of `type`: otherwise replies WRONGTYPE or `missing` and returns false
+ * (the key is open either way; the caller closes it). */
+bool nidus_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+                         const char *missing, RedisModuleKey **key, void **value);
+
+/* Creates a filter into an open, empty key with the given options, or replies the error and returns NULL. */
+typedef void *(*nidus_create_fn)(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options);
+
+/* The end of CF.RESERVE and BF.RESERVE: refuses an existing key ("ERR item exists") or one of another type,
+ * else creates the filter, replicates, replies OK. */
+int nidus_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, nidus_create_fn create,
+                  const void *options);
+
 /* 1 / 0, or true / false to a RESP3 client (as RedisBloom replies). */
 int nidus_reply_bool(RedisModuleCtx *ctx, bool b);
 

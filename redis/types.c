@@ -13,53 +13,8 @@
 /* Encoding versions of our RDB payload. */
 #define NIDUS_RDB_VERSION 1
 
-typedef struct type_ops {
-    nidus_dump_fn dump;
-    nidus_chunk_ops chunks;
-    void (*stats)(const void *f, uint64_t *memory);
-    const char *loadchunk; /* the AOF command */
-} type_ops;
-
-static void cf_memory(const void *f, uint64_t *m)
-{
-    nidus_cuckoo_stats s;
-    nidus_cuckoo_get_stats(f, &s);
-    *m = s.memory_bytes;
-}
-
-static void bf_memory(const void *f, uint64_t *m)
-{
-    nidus_bloom_stats s;
-    nidus_bloom_get_stats(f, &s);
-    *m = s.memory_bytes;
-}
-
-static nidus_status cf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
-{
-    return nidus_cuckoo_dump_chunk(f, c, b, cap, l, n);
-}
-static nidus_status bf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
-{
-    return nidus_bloom_dump_chunk(f, c, b, cap, l, n);
-}
-static nidus_status cf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
-{
-    return nidus_cuckoo_load_chunk((nidus_cuckoo **)f, chunk, len, max_bytes, &nidus_redis_allocator);
-}
-static nidus_status bf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
-{
-    return nidus_bloom_load_chunk((nidus_bloom **)f, chunk, len, max_bytes, &nidus_redis_allocator);
-}
-static bool cf_loading(const void *f) { return nidus_cuckoo_loading(f); }
-static bool bf_loading(const void *f) { return nidus_bloom_loading(f); }
-static void cf_destroy(void *f) { nidus_cuckoo_free(f); }
-static void bf_destroy(void *f) { nidus_bloom_free(f); }
-
-static const type_ops cf_ops = {cf_dump, {cf_load, cf_loading, cf_destroy, NULL, NULL}, cf_memory, "CF.LOADCHUNK"};
-static const type_ops bf_ops = {bf_dump, {bf_load, bf_loading, bf_destroy, NULL, NULL}, bf_memory, "BF.LOADCHUNK"};
-
 /* Calls visit(chunk, len, next) for every chunk of f. */
-static void each_chunk(const type_ops *t, const void *f, void (*visit)(void *arg, const uint8_t *, size_t, uint64_t),
+static void each_chunk(const nidus_filter_ops *t, const void *f, void (*visit)(void *arg, const uint8_t *, size_t, uint64_t),
                        void *arg)
 {
     size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len;
@@ -78,13 +33,13 @@ static void save_chunk(void *io, const uint8_t *chunk, size_t len, uint64_t next
     RedisModule_SaveStringBuffer(io, (const char *)chunk, len);
 }
 
-static void rdb_save(const type_ops *t, RedisModuleIO *io, void *value)
+static void rdb_save(const nidus_filter_ops *t, RedisModuleIO *io, void *value)
 {
     each_chunk(t, value, save_chunk, io);
     RedisModule_SaveStringBuffer(io, "", 0);
 }
 
-static void *rdb_load(const type_ops *t, RedisModuleIO *io, int encver)
+static void *rdb_load(const nidus_filter_ops *t, RedisModuleIO *io, int encver)
 {
     if (encver != NIDUS_RDB_VERSION)
         return NULL;
@@ -98,11 +53,11 @@ static void *rdb_load(const type_ops *t, RedisModuleIO *io, int encver)
             break;
         if (len == 0) { /* the end */
             RedisModule_Free(chunk);
-            if (f && !t->chunks.loading(f))
+            if (f && !t->loading(f))
                 return f;
             break;
         }
-        nidus_status st = t->chunks.load(&f, chunk, len, nidus_config.max_memory);
+        nidus_status st = t->load(&f, chunk, len, nidus_config.max_memory);
         RedisModule_Free(chunk);
         if (st) {
             RedisModule_LogIOError(io, "warning", "nidus: refused a filter in the RDB payload: %s",
@@ -111,7 +66,7 @@ static void *rdb_load(const type_ops *t, RedisModuleIO *io, int encver)
         }
     }
     if (f)
-        t->chunks.destroy(f);
+        t->destroy(f);
     return NULL;
 }
 
@@ -127,7 +82,7 @@ static void emit_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t nex
     RedisModule_EmitAOF(a->aof, a->cmd, "slb", a->key, (long long)next, (const char *)chunk, len);
 }
 
-static void aof_rewrite(const type_ops *t, RedisModuleIO *aof, RedisModuleString *key, void *value)
+static void aof_rewrite(const nidus_filter_ops *t, RedisModuleIO *aof, RedisModuleString *key, void *value)
 {
     aof_arg a = {aof, key, t->loadchunk};
     each_chunk(t, value, emit_chunk, &a);
@@ -139,14 +94,14 @@ static void digest_chunk(void *md, const uint8_t *chunk, size_t len, uint64_t ne
     RedisModule_DigestAddStringBuffer(md, (const char *)chunk, len);
 }
 
-static void digest(const type_ops *t, RedisModuleDigest *md, void *value)
+static void digest(const nidus_filter_ops *t, RedisModuleDigest *md, void *value)
 {
     each_chunk(t, value, digest_chunk, md);
     RedisModule_DigestEndSequence(md);
 }
 
 typedef struct copy_arg {
-    const type_ops *t;
+    const nidus_filter_ops *t;
     void *to;
     bool failed;
 } copy_arg;
@@ -155,28 +110,23 @@ static void copy_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t nex
 {
     (void)next;
     copy_arg *c = arg;
-    if (!c->failed && c->t->chunks.load(&c->to, chunk, len, 0) != NIDUS_OK)
+    if (!c->failed && c->t->load(&c->to, chunk, len, 0) != NIDUS_OK)
         c->failed = true;
 }
 
-static void *copy(const type_ops *t, const void *value)
+static void *copy(const nidus_filter_ops *t, const void *value)
 {
     copy_arg c = {t, NULL, false};
     each_chunk(t, value, copy_chunk, &c);
-    if (c.failed || !c.to || t->chunks.loading(c.to)) {
+    if (c.failed || !c.to || t->loading(c.to)) {
         if (c.to)
-            t->chunks.destroy(c.to);
+            t->destroy(c.to);
         return NULL;
     }
     return c.to;
 }
 
-static size_t mem_usage(const type_ops *t, const void *value)
-{
-    uint64_t m;
-    t->stats(value, &m);
-    return (size_t)m;
-}
+static size_t mem_usage(const nidus_filter_ops *t, const void *value) { return (size_t)t->memory(value); }
 
 /* The type methods, one set per type, over the shared code above. */
 #define TYPE_METHODS(prefix, ops)                                                                              \
@@ -185,7 +135,7 @@ static size_t mem_usage(const type_ops *t, const void *value)
     static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v) { aof_rewrite(&ops, aof, key, v); } \
     static size_t prefix##_mem(const void *v) { return mem_usage(&ops, v); }                                  \
     static void prefix##_digest(RedisModuleDigest *md, void *v) { digest(&ops, md, v); }                      \
-    static void prefix##_free(void *v) { ops.chunks.destroy(v); }                                             \
+    static void prefix##_free(void *v) { ops.destroy(v); }                                             \
     static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
     {                                                                                                          \
         (void)from;                                                                                            \
@@ -203,8 +153,8 @@ static size_t mem_usage(const type_ops *t, const void *value)
         .copy = prefix##_copy,                                                                                 \
     };
 
-TYPE_METHODS(cf, cf_ops)
-TYPE_METHODS(bf, bf_ops)
+TYPE_METHODS(cf, nidus_cf_ops)
+TYPE_METHODS(bf, nidus_bf_ops)
 
 int nidus_register_types(RedisModuleCtx *ctx)
 {

@@ -1,0 +1,59 @@
+/* The two filter types as the shared code sees them: one table of functions each. */
+#include "commands.h"
+#include "common.h"
+
+static nidus_status cf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_cuckoo_dump_chunk(f, c, b, cap, l, n);
+}
+static nidus_status cf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
+{
+    return nidus_cuckoo_load_chunk((nidus_cuckoo **)f, chunk, len, max_bytes, &nidus_redis_allocator);
+}
+static bool cf_loading(const void *f) { return nidus_cuckoo_loading(f); }
+static void cf_destroy(void *f) { nidus_cuckoo_free(f); }
+static uint64_t cf_memory(const void *f)
+{
+    nidus_cuckoo_stats s;
+    nidus_cuckoo_get_stats(f, &s);
+    return s.memory_bytes;
+}
+static uint64_t cf_items(const void *f)
+{
+    nidus_cuckoo_stats s;
+    nidus_cuckoo_get_stats(f, &s);
+    return s.items;
+}
+
+static nidus_status bf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_bloom_dump_chunk(f, c, b, cap, l, n);
+}
+static nidus_status bf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
+{
+    return nidus_bloom_load_chunk((nidus_bloom **)f, chunk, len, max_bytes, &nidus_redis_allocator);
+}
+static bool bf_loading(const void *f) { return nidus_bloom_loading(f); }
+static void bf_destroy(void *f) { nidus_bloom_free(f); }
+static uint64_t bf_memory(const void *f)
+{
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(f, &s);
+    return s.memory_bytes;
+}
+static uint64_t bf_items(const void *f)
+{
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(f, &s);
+    return s.items;
+}
+
+const nidus_filter_ops nidus_cf_ops = {
+    &nidus_cf_type, cf_dump, cf_load, cf_loading, cf_destroy, cf_memory, cf_items, false,
+    "CF.LOADCHUNK", "Couldn't load chunk!", "Invalid position", "Invalid position",
+};
+
+const nidus_filter_ops nidus_bf_ops = {
+    &nidus_bf_type, bf_dump, bf_load, bf_loading, bf_destroy, bf_memory, bf_items, true,
+    "BF.LOADCHUNK", "ERR received bad data", "ERR Second argument must be numeric", "Second argument must be numeric",
+};
