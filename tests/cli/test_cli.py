@@ -154,18 +154,20 @@ def test_interrupted_writes_leave_the_old_file(tmp_path, f):
     with open(keys, "w") as out:
         for i in range(3000000):
             out.write("k%d\n" % i)
+    marker = "precious"  # a key the file on disk holds
     for delay in (0.05, 0.2, 0.5):
         p = subprocess.Popen([NIDUS, "build", f, "--from", keys, "--capacity", "3000000", "--force"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
         p.send_signal(signal.SIGKILL)
         p.wait()
-        data = open(f, "rb").read()
-        if data != before:  # the build finished before the kill: then the new file is whole
-            assert run("check", f, "k1").stdout == b"1\n"
+        if open(f, "rb").read() != before:  # the build finished before the kill: the new file is whole
+            assert run("check", f, "k1", "k2999999").stdout == b"1\n1\n"
+            marker = "k1"
             break
         assert run("check", f, "precious", check_rc=0).stdout == b"1\n"
-    # add, killed while adding from a pipe that never ends: the file is untouched
+    # add, killed while adding from a pipe: the file is either the old one or (if it got to the end) the new
+    before = open(f, "rb").read()
     p = subprocess.Popen([NIDUS, "add", f], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     p.stdin.write(b"".join(b"x%d\n" % i for i in range(100000)))
@@ -173,9 +175,9 @@ def test_interrupted_writes_leave_the_old_file(tmp_path, f):
     time.sleep(0.2)
     p.send_signal(signal.SIGKILL)
     p.wait()
-    current = open(f, "rb").read()
-    assert run("check", f, "precious").stdout == b"1\n"
-    assert run("check", f, "x1").stdout == b"0\n" or current != before
+    assert run("check", f, marker, check_rc=0).stdout == b"1\n"
+    if open(f, "rb").read() == before:
+        assert run("check", f, "x1").stdout == b"0\n" or marker == "k1"
     leftovers = [n for n in os.listdir(tmp_path) if ".tmp-" in n]
     for n in leftovers:  # a killed writer may leave its temporary file, never a damaged filter
         os.unlink(os.path.join(tmp_path, n))
