@@ -175,9 +175,7 @@ def test_interrupted_writes_leave_the_old_file(tmp_path, f):
     time.sleep(0.2)
     p.send_signal(signal.SIGKILL)
     p.wait()
-    assert run("check", f, marker, check_rc=0).stdout == b"1\n"
-    if open(f, "rb").read() == before:
-        assert run("check", f, "x1").stdout == b"0\n" or marker == "k1"
+    assert run("check", f, marker, check_rc=0).stdout == b"1\n"  # readable, and nothing it held is lost
     leftovers = [n for n in os.listdir(tmp_path) if ".tmp-" in n]
     for n in leftovers:  # a killed writer may leave its temporary file, never a damaged filter
         os.unlink(os.path.join(tmp_path, n))
