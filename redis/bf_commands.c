@@ -181,6 +181,9 @@ int nidus_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bf_insert_common(ctx, argv[1], argv + i + 1, argc - i - 1, true, &o);
 }
 
+static uint64_t bf_hash_any(const void *f, const void *key, size_t len) { return nidus_bloom_hash(f, key, len); }
+static void bf_many_any(const void *f, const uint64_t *h, size_t n, bool *out) { nidus_bloom_contains_many_hash(f, h, n, out); }
+
 static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi)
 {
     if (multi ? argc < 3 : argc != 3)
@@ -194,6 +197,11 @@ static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     }
     if (multi)
         RedisModule_ReplyWithArray(ctx, argc - 2);
+    if (multi && value) {
+        nidus_reply_exists_many(ctx, value, argv + 2, argc - 2, bf_hash_any, bf_many_any);
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
+    }
     for (int i = 2; i < argc; i++) {
         size_t len;
         const char *s = RedisModule_StringPtrLen(argv[i], &len);

@@ -207,6 +207,9 @@ int nidus_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* CF.EXISTS key item, CF.MEXISTS key item..., CF.COUNT key item: 0 for a missing key. */
+static uint64_t cf_hash_any(const void *f, const void *key, size_t len) { return nidus_cuckoo_hash(f, key, len); }
+static void cf_many_any(const void *f, const uint64_t *h, size_t n, bool *out) { nidus_cuckoo_contains_many_hash(f, h, n, out); }
+
 static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, bool count)
 {
     if (multi ? argc < 3 : argc != 3)
@@ -220,6 +223,11 @@ static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, boo
     }
     if (multi)
         RedisModule_ReplyWithArray(ctx, argc - 2);
+    if (multi && value) {
+        nidus_reply_exists_many(ctx, value, argv + 2, argc - 2, cf_hash_any, cf_many_any);
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
+    }
     for (int i = 2; i < argc; i++) {
         size_t len;
         const char *s = RedisModule_StringPtrLen(argv[i], &len);
