@@ -142,7 +142,7 @@ static void test_growth_and_overflow_fail_cleanly(void **state)
         EVERY_FAILURE(cf, nidus_cuckoo_add_hash(cf, h(0)));
     for (uint64_t j = 0; j < k; j++)
         assert_true(nidus_cuckoo_contains_hash(cf, h(j)));
-    assert_int_equal(nidus_cuckoo_count_hash(cf, h(0)), 41);
+    assert_true(nidus_cuckoo_count_hash(cf, h(0)) >= 41); /* more only through a colliding fingerprint */
     /* encode allocates for the overflow entries */
     size_t size = (size_t)nidus_cuckoo_encoded_size(cf), len;
     uint8_t *buf = malloc(size);

@@ -129,7 +129,10 @@ static void measure_error(unsigned f, bool semi)
     for (uint64_t k = 0; k < target; k++)
         assert_int_equal(nidus_cuckoo_add_hash(cf, test_splitmix(&rng)), NIDUS_OK);
     nidus_cuckoo_get_stats(cf, &s);
-    assert_true(s.load >= 0.95);
+    assert_int_equal(s.items, target);
+    /* a few items may sit in the overflow map rather than in slots: distinct keys whose 8-bit fingerprints
+     * agree count as duplicates once b of them fill a bucket pair */
+    assert_true(s.load >= 0.949);
     const double trials = 2e6;
     uint64_t hits = 0, probe = test_seed() ^ UINT64_C(0x5555555555555555);
     for (uint64_t k = 0; k < (uint64_t)trials; k++)
