@@ -23,8 +23,9 @@ typedef nidus_status (*dump_fn)(const void *f, uint64_t cursor, void *buf, size_
 
 static uint8_t chunk[NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD];
 
-/* The chunk stream of a filter, each chunk behind its u32 length. */
-static void write_chunks(const char *dir, unsigned n, const void *f, dump_fn dump)
+/* The chunk stream of a filter, each chunk behind its u32 length; and the same as an RDB payload of the
+ * module (a type byte, 0 cuckoo or 1 bloom, then the chunks as strings and an empty one), when rdb_type >= 0. */
+static void write_chunks(const char *dir, unsigned n, const void *f, dump_fn dump, int rdb_type)
 {
     size_t cap = 1 << 16, used = 0, len;
     uint8_t *stream = malloc(cap);
@@ -39,6 +40,14 @@ static void write_chunks(const char *dir, unsigned n, const void *f, dump_fn dum
         cursor = next;
     }
     write_file(dir, "chunks", n, stream, used);
+    if (rdb_type >= 0) {
+        uint8_t *rdb = malloc(used + 5);
+        rdb[0] = (uint8_t)rdb_type;
+        memcpy(rdb + 1, stream, used);
+        memset(rdb + 1 + used, 0, 4);
+        write_file(dir, "rdb", n, rdb, used + 5);
+        free(rdb);
+    }
     free(stream);
 }
 
@@ -68,7 +77,7 @@ static void bloom_seeds(const char *dir)
     if (!buf || nidus_bloom_encode(bf, buf, len, &len))
         exit(2);
     write_file(dir, "decode", 50, buf, len);
-    write_chunks(dir, 50, bf, dump_bloom);
+    write_chunks(dir, 50, bf, dump_bloom, 1);
     free(buf);
     nidus_bloom_free(bf);
     nidus_counting_bloom_params q = {.capacity = 30, .error_rate = 0.05};
@@ -82,7 +91,7 @@ static void bloom_seeds(const char *dir)
     if (!buf || nidus_counting_bloom_encode(cb, buf, len, &len))
         exit(2);
     write_file(dir, "decode", 51, buf, len);
-    write_chunks(dir, 51, cb, dump_counting);
+    write_chunks(dir, 51, cb, dump_counting, -1);
     free(buf);
     nidus_counting_bloom_free(cb);
 }
@@ -90,7 +99,7 @@ static void bloom_seeds(const char *dir)
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR (with DIR/decode and DIR/chunks existing)\n", argv[0]);
+        fprintf(stderr, "usage: %s DIR (with DIR/decode, DIR/chunks and DIR/rdb existing)\n", argv[0]);
         return 2;
     }
     static const unsigned shapes[][5] = {{2, 8, 0, 1, 40}, {4, 12, 0, 2, 30}, {4, 9, 1, 1, 30}, {4, 21, 1, 0, 60},
@@ -113,7 +122,7 @@ int main(int argc, char **argv)
             return 2;
         write_file(argv[1], "decode", s, buf, len);
         free(buf);
-        write_chunks(argv[1], s, cf, dump_cuckoo);
+        write_chunks(argv[1], s, cf, dump_cuckoo, 0);
         nidus_cuckoo_free(cf);
     }
     bloom_seeds(argv[1]);
