@@ -261,6 +261,80 @@ static void test_bloom_kinds_fail_cleanly(void **state)
     assert_int_equal(g_fail.live, live);
 }
 
+/* Decoding, chunk loading and saving of the Bloom kinds under every failure: a status, no leak. */
+static void test_bloom_codecs_fail_cleanly(void **state)
+{
+    (void)state;
+    long live = g_fail.live, injected = g_fail.injected;
+    nidus_bloom_params bp = {.capacity = 100, .error_rate = 0.01, .expansion = 2, .allocator = &g_hook};
+    nidus_bloom *bf;
+    assert_int_equal(nidus_bloom_new(&bp, &bf), NIDUS_OK);
+    for (uint64_t k = 0; k < 400; k++)
+        assert_int_equal(nidus_bloom_add_hash(bf, h(k), NULL), NIDUS_OK);
+    nidus_counting_bloom_params cp = {.capacity = 100, .error_rate = 0.01, .allocator = &g_hook};
+    nidus_counting_bloom *cb;
+    assert_int_equal(nidus_counting_bloom_new(&cp, &cb), NIDUS_OK);
+    for (uint64_t k = 0; k < 100; k++)
+        assert_int_equal(nidus_counting_bloom_add_hash(cb, h(k)), NIDUS_OK);
+    size_t blen = (size_t)nidus_bloom_encoded_size(bf), clen = (size_t)nidus_counting_bloom_encoded_size(cb);
+    uint8_t *bbuf = malloc(blen), *cbuf = malloc(clen);
+    assert_int_equal(nidus_bloom_encode(bf, bbuf, blen, &blen), NIDUS_OK);
+    assert_int_equal(nidus_counting_bloom_encode(cb, cbuf, clen, &clen), NIDUS_OK);
+    static uint8_t chunk[NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD];
+    size_t hlen, dlen;
+    uint64_t next;
+    assert_int_equal(nidus_bloom_dump_chunk(bf, 0, chunk, sizeof chunk, &hlen, &next), NIDUS_OK);
+    uint8_t *header = malloc(hlen);
+    memcpy(header, chunk, hlen);
+    assert_int_equal(nidus_bloom_dump_chunk(bf, 1, chunk, sizeof chunk, &dlen, &next), NIDUS_OK);
+    long base = g_fail.live;
+    for (long n = 1;; n++) {
+        nidus_bloom *b2 = NULL, *view = NULL, *loaded = NULL;
+        nidus_counting_bloom *c2 = NULL;
+        arm(n);
+        nidus_status st = nidus_bloom_decode(bbuf, blen, &g_hook, &b2);
+        if (!st)
+            st = nidus_bloom_view(bbuf, blen, &g_hook, &view);
+        if (!st)
+            st = nidus_counting_bloom_decode(cbuf, clen, &g_hook, &c2);
+        if (!st)
+            st = nidus_bloom_load_chunk(&loaded, header, hlen, 0, &g_hook);
+        if (!st)
+            st = nidus_bloom_load_chunk(&loaded, chunk, dlen, 0, &g_hook);
+        arm(0);
+        nidus_bloom_free(b2);
+        nidus_bloom_free(view);
+        nidus_bloom_free(loaded);
+        nidus_counting_bloom_free(c2);
+        assert_int_equal(g_fail.live, base);
+        if (st == NIDUS_OK)
+            break;
+        assert_int_equal(st, NIDUS_ERR_NO_MEMORY);
+    }
+    char path[] = "/tmp/nidus-alloc-bloom-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    for (long n = 1;; n++) {
+        arm(n);
+        nidus_status st = nidus_bloom_save_file(bf, path);
+        if (!st)
+            st = nidus_counting_bloom_save_file(cb, path);
+        arm(0);
+        assert_int_equal(g_fail.live, base);
+        if (st == NIDUS_OK)
+            break;
+        assert_int_equal(st, NIDUS_ERR_NO_MEMORY);
+    }
+    unlink(path);
+    free(header);
+    free(bbuf);
+    free(cbuf);
+    nidus_bloom_free(bf);
+    nidus_counting_bloom_free(cb);
+    assert_int_equal(g_fail.live, live);
+    assert_true(g_fail.injected - injected >= 8);
+}
+
 int main(void)
 {
     test_seed();
@@ -268,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_cuckoo_new_fails_cleanly),
         cmocka_unit_test(test_growth_and_overflow_fail_cleanly),
         cmocka_unit_test(test_bloom_kinds_fail_cleanly),
+        cmocka_unit_test(test_bloom_codecs_fail_cleanly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
