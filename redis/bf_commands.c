@@ -17,10 +17,11 @@ static bf_options bf_defaults(void)
 }
 
 /* Creates the filter into `key`, or replies the error and returns NULL. */
-static nidus_bloom *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const bf_options *o)
+static void *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options)
 {
+    const bf_options *o = options;
     if ((uint64_t)o->capacity > nidus_config.max_capacity) {
-        RedisModule_ReplyWithError(ctx, "ERR capacity is larger than the module's max_capacity");
+        RedisModule_ReplyWithError(ctx, NIDUS_MSG_CAPACITY);
         return NULL;
     }
     nidus_bloom_params p = {.capacity = (uint64_t)o->capacity, .error_rate = o->error,
@@ -30,7 +31,7 @@ static nidus_bloom *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const bf
     nidus_status st = nidus_bloom_new(&p, &bf);
     if (st) {
         RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY || st == NIDUS_ERR_TOO_LARGE
-                                            ? "ERR filter would be larger than the module's max_filter_memory"
+                                            ? NIDUS_MSG_TOO_BIG
                                             : "ERR could not create filter");
         return NULL;
     }
@@ -38,17 +39,12 @@ static nidus_bloom *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const bf
     return bf;
 }
 
-static void *bf_create_any(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options)
-{
-    return bf_create(ctx, key, options);
-}
-
 static const char *add_error(nidus_status st)
 {
     switch (st) {
     case NIDUS_ERR_FULL: return "ERR non scaling filter is full";
     case NIDUS_ERR_LIMIT_TABLES: return "ERR filter reached its maximum number of sub-filters";
-    case NIDUS_ERR_LIMIT_MEMORY: return "ERR filter would be larger than the module's max_filter_memory";
+    case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
     case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (BF.LOADCHUNK)";
     default: return "ERR could not add the item";
     }
@@ -86,7 +82,7 @@ int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (o.nonscaling && expansion_given)
         return RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
-    return nidus_reserve(ctx, argv[1], nidus_bf_type, bf_create_any, &o);
+    return nidus_reserve(ctx, argv[1], nidus_bf_type, bf_create, &o);
 }
 
 /* Adds items (BF.ADD, BF.MADD, BF.INSERT). A full non-scaling filter ends the reply with its error. */

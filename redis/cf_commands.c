@@ -27,10 +27,11 @@ static cf_options cf_defaults(long long capacity)
 static unsigned supported_bucket_size(long long b) { return b <= 1 ? 1 : b <= 2 ? 2 : b <= 4 ? 4 : 8; }
 
 /* Creates the filter into `key`, or replies the error and returns NULL. */
-static nidus_cuckoo *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const cf_options *o)
+static void *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options)
 {
+    const cf_options *o = options;
     if ((uint64_t)o->capacity > nidus_config.max_capacity) {
-        RedisModule_ReplyWithError(ctx, "ERR capacity is larger than the module's max_capacity");
+        RedisModule_ReplyWithError(ctx, NIDUS_MSG_CAPACITY);
         return NULL;
     }
     nidus_cuckoo_params p = {
@@ -49,7 +50,7 @@ static nidus_cuckoo *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const c
     nidus_status st = nidus_cuckoo_new(&p, &cf);
     if (st) {
         RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY || st == NIDUS_ERR_TOO_LARGE
-                                            ? "ERR filter would be larger than the module's max_filter_memory"
+                                            ? NIDUS_MSG_TOO_BIG
                                         : st == NIDUS_ERR_INVALID_ARGUMENT
                                             ? "ERR SEMISORT needs BUCKETSIZE 4 and FINGERPRINT 5..32"
                                             : "Couldn't create Cuckoo Filter");
@@ -59,18 +60,13 @@ static nidus_cuckoo *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const c
     return cf;
 }
 
-static void *cf_create_any(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options)
-{
-    return cf_create(ctx, key, options);
-}
-
 /* The error string of a failed add, as RedisBloom words it where it has one. */
 static const char *add_error(nidus_status st)
 {
     switch (st) {
     case NIDUS_ERR_FULL: return "Filter is full";
     case NIDUS_ERR_LIMIT_TABLES: return "Maximum expansions reached";
-    case NIDUS_ERR_LIMIT_MEMORY: return "ERR filter would be larger than the module's max_filter_memory";
+    case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
     case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (CF.LOADCHUNK)";
     default: return "Memory allocation failure";
     }
@@ -119,7 +115,7 @@ int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_ReplyWithError(ctx, "ERR ERROR and FINGERPRINT cannot be used together");
     if (o.bucket_size * 2 > capacity)
         return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
-    return nidus_reserve(ctx, argv[1], nidus_cf_type, cf_create_any, &o);
+    return nidus_reserve(ctx, argv[1], nidus_cf_type, cf_create, &o);
 }
 
 /* Adds `n` items (CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX). */

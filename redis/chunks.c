@@ -73,7 +73,7 @@ int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
             if (!fresh && st == NIDUS_ERR_CORRUPT && ops->loading(value))
                 RedisModule_DeleteKey(key); /* the last chunk landed and the whole failed its check */
             rc = RedisModule_ReplyWithError(
-                ctx, st == NIDUS_ERR_LIMIT_MEMORY ? "ERR filter would be larger than the module's max_filter_memory"
+                ctx, st == NIDUS_ERR_LIMIT_MEMORY ? NIDUS_MSG_TOO_BIG
                      : fresh                      ? "Invalid header"
                                                   : ops->refused);
         }

@@ -20,6 +20,10 @@ typedef struct nidus_redis_config {
 } nidus_redis_config;
 
 extern nidus_redis_config nidus_config;
+
+/* Replies shared by both filter types. */
+#define NIDUS_MSG_TOO_BIG "ERR filter would be larger than the module's max_filter_memory"
+#define NIDUS_MSG_CAPACITY "ERR capacity is larger than the module's max_capacity"
 extern RedisModuleType *nidus_cf_type, *nidus_bf_type;
 extern const nidus_allocator nidus_redis_allocator; /* RedisModule_Alloc and friends */
 
