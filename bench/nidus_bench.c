@@ -113,8 +113,7 @@ static size_t counting_add_many(void *f, const uint64_t *h, size_t n)
 static bool counting_has(const void *f, uint64_t h) { return nidus_counting_bloom_contains_hash(f, h); }
 static void counting_has_many(const void *f, const uint64_t *h, size_t n, bool *o)
 {
-    for (size_t k = 0; k < n; k++) /* no batch call: the same loop, so the column is comparable */
-        o[k] = nidus_counting_bloom_contains_hash(f, h[k]);
+    nidus_counting_bloom_contains_many_hash(f, h, n, o);
 }
 static bool counting_remove(void *f, uint64_t h) { return nidus_counting_bloom_remove_hash(f, h) == NIDUS_OK; }
 static void counting_stats(const void *f, uint64_t *m, double *bound, unsigned *tables)

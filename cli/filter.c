@@ -109,10 +109,7 @@ void cli_filter_contains_many(const cli_filter *cf, const uint64_t *hashes, size
     switch (cf->kind) {
     case NIDUS_KIND_CUCKOO: nidus_cuckoo_contains_many_hash(cf->f.cuckoo, hashes, n, out); return;
     case NIDUS_KIND_BLOOM: nidus_bloom_contains_many_hash(cf->f.bloom, hashes, n, out); return;
-    case NIDUS_KIND_COUNTING_BLOOM:
-        for (size_t k = 0; k < n; k++)
-            out[k] = nidus_counting_bloom_contains_hash(cf->f.counting, hashes[k]);
-        return;
+    case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_contains_many_hash(cf->f.counting, hashes, n, out); return;
     }
 }
 

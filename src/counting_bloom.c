@@ -120,6 +120,26 @@ bool nidus_counting_bloom_contains_hash(const nidus_counting_bloom *cb, uint64_t
     return nidus_counting_bloom_count_hash(cb, hash) != 0;
 }
 
+#define AHEAD 16u
+
+void nidus_counting_bloom_contains_many_hash(const nidus_counting_bloom *cb, const uint64_t *hashes, size_t n,
+                                             bool *out)
+{
+    if (cb->loader) {
+        for (size_t k = 0; k < n; k++)
+            out[k] = false;
+        return;
+    }
+    /* the blocks of the keys AHEAD places on are requested while this one is counted */
+    for (size_t k = 0; k < n && k < AHEAD; k++)
+        nidus_block_prefetch(cb->layer.data, nidus_probe_of(hashes[k], 0, cb->layer.blocks).block);
+    for (size_t k = 0; k < n; k++) {
+        if (k + AHEAD < n)
+            nidus_block_prefetch(cb->layer.data, nidus_probe_of(hashes[k + AHEAD], 0, cb->layer.blocks).block);
+        out[k] = min_counter(cb, hashes[k]) != 0;
+    }
+}
+
 bool nidus_counting_bloom_contains(const nidus_counting_bloom *cb, const void *key, size_t len)
 {
     return nidus_counting_bloom_contains_hash(cb, nidus_counting_bloom_hash(cb, key, len));

@@ -139,6 +139,10 @@ NIDUS_API nidus_status nidus_counting_bloom_remove_hash(nidus_counting_bloom *fi
 NIDUS_API bool nidus_counting_bloom_contains(const nidus_counting_bloom *filter, const void *key, size_t len);
 NIDUS_API bool nidus_counting_bloom_contains_hash(const nidus_counting_bloom *filter, uint64_t hash);
 
+/* Batched lookups with prefetching; answers equal one-at-a-time calls. */
+NIDUS_API void nidus_counting_bloom_contains_many_hash(const nidus_counting_bloom *filter, const uint64_t *hashes,
+                                                       size_t n, bool *out);
+
 /* An estimate of the key's occurrences: the smallest of its counters (never below the true count unless the
  * caller removed what it did not add; 15 means 15 or more). */
 NIDUS_API unsigned nidus_counting_bloom_count(const nidus_counting_bloom *filter, const void *key, size_t len);

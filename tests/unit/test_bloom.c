@@ -189,6 +189,14 @@ static void test_counting_error_at_capacity_meets_target(void **state)
             assert_int_equal(nidus_counting_bloom_add_hash(cb, h_of("in", k)), NIDUS_OK);
         for (uint64_t k = 0; k < n; k++)
             assert_true(nidus_counting_bloom_contains_hash(cb, h_of("in", k)));
+        /* the batched call answers as the single one does */
+        static uint64_t hs[4096];
+        static bool batch[4096];
+        for (uint64_t k = 0; k < 4096; k++)
+            hs[k] = h_of(k % 2 ? "in" : "absent", k);
+        nidus_counting_bloom_contains_many_hash(cb, hs, 4096, batch);
+        for (uint64_t k = 0; k < 4096; k++)
+            assert_int_equal(batch[k], nidus_counting_bloom_contains_hash(cb, hs[k]));
         double rate = measure(counting_has, cb, trials);
         nidus_counting_bloom_stats s;
         nidus_counting_bloom_get_stats(cb, &s);
