@@ -36,7 +36,7 @@ int main(int argc, char **argv)
     double sum = 0, lo = 1;
     for (unsigned r = 0; r < runs; r++) {
         nidus_table t;
-        if (nidus_table_init(&t, &shape, kicks, seed + r, &a)) {
+        if (nidus_table_init(&t, &shape, kicks, &a)) {
             fprintf(stderr, "bad shape\n");
             return 2;
         }

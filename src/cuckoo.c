@@ -47,7 +47,7 @@ nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **
         .max_memory = params->max_memory,
     };
     cf->tables = nidus_malloc(&alloc, sizeof *cf->tables);
-    st = cf->tables ? nidus_table_init(&cf->tables[0], &shape, max_kicks, params->seed, &alloc)
+    st = cf->tables ? nidus_table_init(&cf->tables[0], &shape, max_kicks, &alloc)
                     : NIDUS_ERR_NO_MEMORY;
     if (st) {
         nidus_free(&alloc, cf->tables);
@@ -95,7 +95,7 @@ static nidus_status grow(nidus_cuckoo *cf)
     if (!tables)
         return NIDUS_ERR_NO_MEMORY;
     cf->tables = tables;
-    st = nidus_table_init(&tables[cf->ntables], &shape, cf->max_kicks, cf->seed + cf->ntables, &cf->alloc);
+    st = nidus_table_init(&tables[cf->ntables], &shape, cf->max_kicks, &cf->alloc);
     if (st)
         return st;
     cf->ntables++;

@@ -291,7 +291,7 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
         const uint8_t *ov = p, *data = p + m.overflow[k] * OV_ENTRY_BYTES;
         if (view) {
             st = nidus_table_init_borrowed(t, &m.shapes[k], data);
-        } else if (!(st = nidus_table_init(t, &m.shapes[k], m.max_kicks, m.seed + k, &cf->alloc))) {
+        } else if (!(st = nidus_table_init(t, &m.shapes[k], m.max_kicks, &cf->alloc))) {
             memcpy(t->data, data, (size_t)t->data_bytes);
         }
         if (st)
@@ -393,7 +393,7 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
     cf->loader = l;
     st = l && (l->base.prefix = nidus_malloc(&cf->alloc, n)) ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
     for (unsigned k = 0; k < m.ntables && !st; k++) {
-        if ((st = nidus_table_init(&cf->tables[k], &m.shapes[k], m.max_kicks, m.seed + k, &cf->alloc)))
+        if ((st = nidus_table_init(&cf->tables[k], &m.shapes[k], m.max_kicks, &cf->alloc)))
             break;
         cf->ntables = k + 1;
         l->overflow[k] = m.overflow[k];

@@ -51,7 +51,7 @@ uint64_t nidus_table_data_bytes(const nidus_table_shape *shape)
 }
 
 /* Everything but the memory: derived constants of the shape. */
-static nidus_status setup(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks, uint64_t seed)
+static nidus_status setup(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks)
 {
     memset(t, 0, sizeof *t);
     nidus_status st = nidus_table_check_shape(shape);
@@ -67,7 +67,6 @@ static nidus_status setup(nidus_table *t, const nidus_table_shape *shape, unsign
     t->offset_mask = (uint32_t)nidus_low_mask(shape->offset_bits);
     t->slot_of_bit = (65536 + shape->fp_bits - 1) / shape->fp_bits;
     t->max_kicks = max_kicks;
-    t->rng = (seed ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
     plan_chunks(t);
     if (shape->semi_sort && t->bucket_bits <= 64) { /* wider buckets are decoded, not matched in a word */
         unsigned hb = shape->fp_bits - 4;
@@ -79,10 +78,10 @@ static nidus_status setup(nidus_table *t, const nidus_table_shape *shape, unsign
     return NIDUS_OK;
 }
 
-nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks, uint64_t seed,
+nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks,
                               const nidus_allocator *a)
 {
-    nidus_status st = setup(t, shape, max_kicks, seed);
+    nidus_status st = setup(t, shape, max_kicks);
     if (st)
         return st;
     t->data = nidus_calloc(a, (size_t)t->data_bytes, 1);
@@ -96,7 +95,7 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
 
 nidus_status nidus_table_init_borrowed(nidus_table *t, const nidus_table_shape *shape, const uint8_t *data)
 {
-    nidus_status st = setup(t, shape, 1, 0);
+    nidus_status st = setup(t, shape, 1);
     if (st)
         return st;
     t->data = (uint8_t *)(uintptr_t)data; /* never written: every write path refuses borrowed tables first */

@@ -47,7 +47,7 @@ typedef struct nidus_table {
     nidus_overflow overflow; /* duplicate copies beyond their bucket pair */
     unsigned max_kicks;
     uint64_t *kick_log;      /* max_kicks entries: slot << 32 | fingerprint each kick step put down, for the undo */
-    uint64_t rng;            /* xorshift state for the kick walk */
+    uint64_t rng;            /* xorshift state of the current kick walk, seeded from the item it places */
 } nidus_table;
 
 /* Checks a shape; NIDUS_ERR_INVALID_ARGUMENT or NIDUS_ERR_TOO_LARGE when it cannot be built. */
@@ -57,7 +57,7 @@ nidus_status nidus_table_check_shape(const nidus_table_shape *shape);
 uint64_t nidus_table_shape_bytes(const nidus_table_shape *shape);
 
 /* Builds an empty table. On failure `t` holds nothing to release. */
-nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks, uint64_t seed,
+nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, unsigned max_kicks,
                               const nidus_allocator *a);
 
 /* Builds a read-only table over `data` (nidus_table_data_bytes(shape) bytes, slack included), which must

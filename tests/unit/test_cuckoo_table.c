@@ -11,7 +11,7 @@ static nidus_table make(uint64_t buckets, unsigned b, unsigned f, bool semi, uns
 {
     nidus_table_shape shape = {buckets, b, f, f, reach, semi};
     nidus_table t;
-    assert_int_equal(nidus_table_init(&t, &shape, kicks, test_seed(), &libc), NIDUS_OK);
+    assert_int_equal(nidus_table_init(&t, &shape, kicks, &libc), NIDUS_OK);
     return t;
 }
 
