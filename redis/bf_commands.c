@@ -180,35 +180,15 @@ int nidus_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static uint64_t bf_hash_any(const void *f, const void *key, size_t len) { return nidus_bloom_hash(f, key, len); }
 static void bf_many_any(const void *f, const uint64_t *h, size_t n, bool *out) { nidus_bloom_contains_many_hash(f, h, n, out); }
 
-static int bf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi)
+int nidus_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (multi ? argc < 3 : argc != 3)
-        return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key;
-    void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, &key, &value);
-    if (ks == KEY_WRONGTYPE) {
-        RedisModule_CloseKey(key);
-        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-    }
-    if (multi)
-        RedisModule_ReplyWithArray(ctx, argc - 2);
-    if (multi && value) {
-        nidus_reply_exists_many(ctx, value, argv + 2, argc - 2, bf_hash_any, bf_many_any);
-        RedisModule_CloseKey(key);
-        return REDISMODULE_OK;
-    }
-    for (int i = 2; i < argc; i++) {
-        size_t len;
-        const char *s = RedisModule_StringPtrLen(argv[i], &len);
-        nidus_reply_bool(ctx, value && nidus_bloom_contains(value, s, len));
-    }
-    RedisModule_CloseKey(key);
-    return REDISMODULE_OK;
+    return nidus_exists_command(ctx, argv, argc, false, nidus_bf_type, bf_hash_any, bf_many_any);
 }
 
-int nidus_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) { return bf_check(ctx, argv, argc, false); }
-int nidus_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) { return bf_check(ctx, argv, argc, true); }
+int nidus_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return nidus_exists_command(ctx, argv, argc, true, nidus_bf_type, bf_hash_any, bf_many_any);
+}
 
 /* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION] */
 int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)

@@ -202,53 +202,35 @@ int nidus_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return cf_insert_common(ctx, argv[1], argv + i + 1, argc - i - 1, ends_with_nx(argv[0]), true, create, capacity);
 }
 
-/* CF.EXISTS key item, CF.MEXISTS key item..., CF.COUNT key item: 0 for a missing key. */
 static uint64_t cf_hash_any(const void *f, const void *key, size_t len) { return nidus_cuckoo_hash(f, key, len); }
 static void cf_many_any(const void *f, const uint64_t *h, size_t n, bool *out) { nidus_cuckoo_contains_many_hash(f, h, n, out); }
 
-static int cf_check(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, bool count)
-{
-    if (multi ? argc < 3 : argc != 3)
-        return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key;
-    void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, &key, &value);
-    if (ks == KEY_WRONGTYPE) {
-        RedisModule_CloseKey(key);
-        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-    }
-    if (multi)
-        RedisModule_ReplyWithArray(ctx, argc - 2);
-    if (multi && value) {
-        nidus_reply_exists_many(ctx, value, argv + 2, argc - 2, cf_hash_any, cf_many_any);
-        RedisModule_CloseKey(key);
-        return REDISMODULE_OK;
-    }
-    for (int i = 2; i < argc; i++) {
-        size_t len;
-        const char *s = RedisModule_StringPtrLen(argv[i], &len);
-        if (count)
-            RedisModule_ReplyWithLongLong(ctx, value ? (long long)nidus_cuckoo_count(value, s, len) : 0);
-        else
-            nidus_reply_bool(ctx, value && nidus_cuckoo_contains(value, s, len));
-    }
-    RedisModule_CloseKey(key);
-    return REDISMODULE_OK;
-}
-
 int nidus_cf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return cf_check(ctx, argv, argc, false, false);
+    return nidus_exists_command(ctx, argv, argc, false, nidus_cf_type, cf_hash_any, cf_many_any);
 }
 
 int nidus_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return cf_check(ctx, argv, argc, true, false);
+    return nidus_exists_command(ctx, argv, argc, true, nidus_cf_type, cf_hash_any, cf_many_any);
 }
 
+/* CF.COUNT key item: 0 for a missing key. */
 int nidus_cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return cf_check(ctx, argv, argc, false, true);
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    if (nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, &key, &value) == KEY_WRONGTYPE) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(argv[2], &len);
+    RedisModule_ReplyWithLongLong(ctx, value ? (long long)nidus_cuckoo_count(value, s, len) : 0);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
 }
 
 /* CF.DEL key item: "Not found" for a missing key. */

@@ -80,29 +80,44 @@ int nidus_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType 
     return rc;
 }
 
-void nidus_reply_exists_many(RedisModuleCtx *ctx, const void *f, RedisModuleString **items, int n,
-                             uint64_t (*hash)(const void *f, const void *key, size_t len),
-                             void (*many)(const void *f, const uint64_t *hashes, size_t n, bool *out))
-{
-    uint64_t *hashes = RedisModule_Alloc((size_t)n * sizeof *hashes);
-    bool *found = RedisModule_Alloc((size_t)n);
-    for (int i = 0; i < n; i++) {
-        size_t len;
-        const char *s = RedisModule_StringPtrLen(items[i], &len);
-        hashes[i] = hash(f, s, len);
-    }
-    many(f, hashes, (size_t)n, found);
-    for (int i = 0; i < n; i++)
-        nidus_reply_bool(ctx, found[i]);
-    RedisModule_Free(hashes);
-    RedisModule_Free(found);
-}
-
 static bool resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
 
 int nidus_reply_bool(RedisModuleCtx *ctx, bool b)
 {
     return resp3(ctx) ? RedisModule_ReplyWithBool(ctx, b) : RedisModule_ReplyWithLongLong(ctx, b);
+}
+
+int nidus_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, RedisModuleType *type,
+                         uint64_t (*hash)(const void *f, const void *key, size_t len),
+                         void (*many)(const void *f, const uint64_t *hashes, size_t n, bool *out))
+{
+    if (multi ? argc < 3 : argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    if (nidus_open(ctx, argv[1], REDISMODULE_READ, type, &key, &value) == KEY_WRONGTYPE) {
+        RedisModule_CloseKey(key);
+        return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
+    }
+    int n = argc - 2;
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, n);
+    uint64_t *hashes = RedisModule_Alloc((size_t)n * sizeof *hashes);
+    bool *found = RedisModule_Calloc((size_t)n, sizeof *found);
+    if (value) {
+        for (int i = 0; i < n; i++) {
+            size_t len;
+            const char *s = RedisModule_StringPtrLen(argv[i + 2], &len);
+            hashes[i] = hash(value, s, len);
+        }
+        many(value, hashes, (size_t)n, found);
+    }
+    for (int i = 0; i < n; i++)
+        nidus_reply_bool(ctx, found[i]);
+    RedisModule_Free(hashes);
+    RedisModule_Free(found);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
 }
 
 int nidus_reply_map(RedisModuleCtx *ctx, long pairs)

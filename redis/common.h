@@ -48,10 +48,11 @@ typedef void *(*nidus_create_fn)(RedisModuleCtx *ctx, RedisModuleKey *key, const
 int nidus_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, nidus_create_fn create,
                   const void *options);
 
-/* MEXISTS: replies an array entry per item from one batched lookup (hash all, then probe with prefetching). */
-void nidus_reply_exists_many(RedisModuleCtx *ctx, const void *f, RedisModuleString **items, int n,
-                             uint64_t (*hash)(const void *f, const void *key, size_t len),
-                             void (*many)(const void *f, const uint64_t *hashes, size_t n, bool *out));
+/* EXISTS key item and MEXISTS key item... for either type: 1 / 0 (booleans in RESP3), 0 for a missing key.
+ * The items are hashed first, then looked up in one batched call that prefetches. */
+int nidus_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, RedisModuleType *type,
+                         uint64_t (*hash)(const void *f, const void *key, size_t len),
+                         void (*many)(const void *f, const uint64_t *hashes, size_t n, bool *out));
 
 /* 1 / 0, or true / false to a RESP3 client (as RedisBloom replies). */
 int nidus_reply_bool(RedisModuleCtx *ctx, bool b);
