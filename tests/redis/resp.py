@@ -75,3 +75,13 @@ def _key(k):
 
 class Error(str):
     """An error reply, with its whole text."""
+
+
+def scandump(c, kind, key):
+    """Every (iterator, chunk) pair KIND.SCANDUMP gives for key, as a client that will LOADCHUNK them."""
+    chunks, it = [], 0
+    while True:
+        it, data = c(kind + ".SCANDUMP", key, it)
+        if it == 0:
+            return chunks
+        chunks.append((it, data))

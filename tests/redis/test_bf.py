@@ -1,7 +1,7 @@
 """BF.* commands: replies and errors as RedisBloom gives them."""
 import pytest
 
-from resp import Error, Raw
+from resp import Error, Raw, scandump
 
 
 @pytest.fixture
@@ -99,12 +99,7 @@ def test_nonscaling_full_and_scaling_growth(c):
 def test_scandump_loadchunk(c):
     c("BF.RESERVE", "src", "0.001", 20000)
     c("BF.MADD", "src", *["k%d" % i for i in range(2000)])
-    chunks, it = [], 0
-    while True:
-        it, data = c("BF.SCANDUMP", "src", it)
-        if it == 0:
-            break
-        chunks.append((it, data))
+    chunks = scandump(c, "BF", "src")
     for it, data in chunks:
         assert c("BF.LOADCHUNK", "dst", it, data) == "OK"
     assert c("BF.CARD", "dst") == 2000

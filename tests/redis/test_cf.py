@@ -1,7 +1,7 @@
 """CF.* commands: replies and errors as RedisBloom gives them, and our extensions."""
 import pytest
 
-from resp import Error, Raw
+from resp import Error, Raw, scandump
 
 
 @pytest.fixture
@@ -146,19 +146,10 @@ def test_duplicates_are_counted_not_grown(c):
     assert info(c, "dup")[0]["Number of filters"] == 1
 
 
-def dump(c, cmd, key):
-    chunks, it = [], 0
-    while True:
-        it, data = c(cmd + ".SCANDUMP", key, it)
-        if it == 0:
-            return chunks
-        chunks.append((it, data))
-
-
 def test_scandump_loadchunk_round_trip(c):
     c("CF.RESERVE", "src", 50000, "EXPANSION", 2)
     c("CF.INSERT", "src", "ITEMS", *["k%d" % i for i in range(3000)])
-    chunks = dump(c, "CF", "src")
+    chunks = scandump(c, "CF", "src")
     assert chunks[0][0] == 1 and len(chunks) >= 2
     for it, data in chunks:
         assert c("CF.LOADCHUNK", "dst", it, data) == "OK"

@@ -5,7 +5,7 @@ import time
 import redis
 from redis.cluster import RedisCluster
 
-from resp import Raw
+from resp import Raw, scandump
 
 KEYS = ["k%d" % i for i in range(2000)]
 
@@ -37,13 +37,7 @@ def test_replica_ends_identical(make_server):
     m("CF.RESERVE", "other", 1000)
     m("CF.ADDNX", "other", "x")
     # a filter moved in by SCANDUMP / LOADCHUNK on the master reaches the replica too
-    it, chunks = 0, []
-    while True:
-        it, data = m("CF.SCANDUMP", "cf", it)
-        if it == 0:
-            break
-        chunks.append((it, data))
-    for it, data in chunks:
+    for it, data in scandump(m, "CF", "cf"):
         assert m("CF.LOADCHUNK", "loaded", it, data) == "OK"
     assert m("WAIT", 1, 5000) == 1
     for key in ("cf", "bf", "other", "loaded"):

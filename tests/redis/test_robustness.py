@@ -1,7 +1,7 @@
 """No argument or byte string crashes or hangs the server."""
 import random
 
-from resp import Error, Raw
+from resp import Error, Raw, scandump
 
 COMMANDS = ["CF.RESERVE", "CF.ADD", "CF.ADDNX", "CF.INSERT", "CF.INSERTNX", "CF.EXISTS", "CF.MEXISTS", "CF.DEL",
             "CF.COUNT", "CF.COMPACT", "CF.INFO", "CF.SCANDUMP", "CF.LOADCHUNK", "BF.RESERVE", "BF.ADD", "BF.MADD",
@@ -36,12 +36,7 @@ def test_corrupted_loadchunk_chunks(server):
     c("BF.MADD", "bsrc", *["k%d" % i for i in range(3000)])
     rng = random.Random(99)
     for kind, src in (("CF", "src"), ("BF", "bsrc")):
-        chunks, it = [], 0
-        while True:
-            it, data = c(kind + ".SCANDUMP", src, it)
-            if it == 0:
-                break
-            chunks.append((it, data))
+        chunks = scandump(c, kind, src)
         for trial in range(200):
             dst = "dst%s%d" % (kind, trial)
             for it, data in chunks:
