@@ -178,19 +178,29 @@ nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
     *added = false;
     if (bf->read_only || bf->loader)
         return NIDUS_ERR_READ_ONLY;
-    if (nidus_bloom_contains_hash(bf, hash))
+    unsigned last = bf->nlayers - 1;
+    for (unsigned i = 0; i < last; i++)
+        if (layer_has(&bf->layers[i], i, hash))
+            return NIDUS_OK;
+    /* The newest layer's probe is computed once: checked, and set if the key is new and the layer has room. */
+    nidus_bloom_layer *l = &bf->layers[last];
+    nidus_probe p = nidus_probe_of(hash, last, l->blocks);
+    uint64_t mask[8];
+    nidus_bloom_mask(&p, l->k, mask);
+    uint8_t *block = l->data + p.block * NIDUS_BLOCK_BYTES;
+    if (nidus_bloom_block_has(block, mask))
         return NIDUS_OK;
-    if (bf->layers[bf->nlayers - 1].items >= bf->layers[bf->nlayers - 1].capacity) {
+    if (l->items >= l->capacity) {
         nidus_status st = grow(bf);
         if (st)
             return st;
+        last = bf->nlayers - 1;
+        l = &bf->layers[last];
+        p = nidus_probe_of(hash, last, l->blocks);
+        nidus_bloom_mask(&p, l->k, mask);
+        block = l->data + p.block * NIDUS_BLOCK_BYTES;
     }
-    unsigned i = bf->nlayers - 1;
-    nidus_bloom_layer *l = &bf->layers[i];
-    nidus_probe p = nidus_probe_of(hash, i, l->blocks);
-    uint64_t mask[8];
-    nidus_bloom_mask(&p, l->k, mask);
-    nidus_bloom_block_set(l->data + p.block * NIDUS_BLOCK_BYTES, mask);
+    nidus_bloom_block_set(block, mask);
     l->items++;
     *added = true;
     return NIDUS_OK;
