@@ -13,20 +13,11 @@
 #include <stdint.h>
 
 #include "bits_impl.h"
+#include "hash_impl.h"
 
 #define NIDUS_BLOCK_BYTES 64u
 #define NIDUS_BLOCK_BITS 512u
 #define NIDUS_BLOCK_COUNTERS 128u
-
-static inline uint64_t nidus_mix64(uint64_t x)
-{
-    x ^= x >> 32;
-    x *= UINT64_C(0xd6e8feb86659fd93);
-    x ^= x >> 32;
-    x *= UINT64_C(0xd6e8feb86659fd93);
-    x ^= x >> 32;
-    return x;
-}
 
 /* Where a hash probes layer `layer` of `blocks` blocks: the block, and the bits its slots are drawn from. */
 typedef struct nidus_probe {

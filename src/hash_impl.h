@@ -17,16 +17,20 @@ static inline uint64_t nidus_hash_bytes(const void *key, size_t len, uint64_t se
     return XXH3_64bits_withSeed(key, len, seed);
 }
 
-/* 32 fingerprint bits: murmur3's finaliser, a bijection whose every output bit depends on every input bit. */
-static inline uint32_t nidus_fingerprint_source(uint64_t hash)
+/* murmur3's 64-bit finaliser: a bijection whose every output bit depends on every input bit. Everything
+ * derived from a key's one hash besides its bucket (fingerprints, Bloom probes) goes through it. */
+static inline uint64_t nidus_mix64(uint64_t x)
 {
-    hash ^= hash >> 33;
-    hash *= UINT64_C(0xff51afd7ed558ccd);
-    hash ^= hash >> 33;
-    hash *= UINT64_C(0xc4ceb9fe1a85ec53);
-    hash ^= hash >> 33;
-    return (uint32_t)(hash >> 32);
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return x;
 }
+
+/* 32 fingerprint bits, independent of the bucket index taken from the same hash. */
+static inline uint32_t nidus_fingerprint_source(uint64_t hash) { return (uint32_t)(nidus_mix64(hash) >> 32); }
 
 /* The f-bit fingerprint: the low f bits of the source, with 0 (which marks an empty slot) mapped to 1.
  * Taking low bits means a shorter fingerprint is the truncation of a longer one (0 -> 1 commutes with
