@@ -29,8 +29,7 @@ nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **
     st = nidus_cuckoo_check_limits(params->expansion, max_tables, max_kicks);
     if (st)
         return st;
-    if (params->max_memory &&
-        nidus_table_data_bytes(&shape) + (uint64_t)max_kicks * sizeof(uint64_t) > params->max_memory)
+    if (!nidus_cuckoo_fits(params->max_memory, 0, nidus_cuckoo_table_cost(&shape, max_kicks)))
         return NIDUS_ERR_LIMIT_MEMORY;
     nidus_allocator alloc;
     nidus_alloc_resolve(params->allocator, &alloc);
@@ -79,29 +78,6 @@ uint64_t nidus_cuckoo_hash(const nidus_cuckoo *cf, const void *key, size_t len)
 
 bool nidus_cuckoo_is_read_only(const nidus_cuckoo *cf) { return cf->read_only; }
 
-/* Adds a table for growth; the filter is unchanged on failure. */
-static nidus_status grow(nidus_cuckoo *cf)
-{
-    if (cf->ntables >= cf->max_tables)
-        return NIDUS_ERR_LIMIT_TABLES;
-    nidus_table_shape shape;
-    nidus_status st = nidus_cuckoo_next_shape(cf, cf->ntables, cf->tables[cf->ntables - 1].shape.buckets, &shape);
-    if (st)
-        return st;
-    uint64_t need = nidus_table_data_bytes(&shape) + (uint64_t)cf->max_kicks * sizeof(uint64_t);
-    if (cf->max_memory && need > cf->max_memory - nidus_cuckoo_tables_memory(cf))
-        return NIDUS_ERR_LIMIT_MEMORY;
-    nidus_table *tables = nidus_realloc(&cf->alloc, cf->tables, (cf->ntables + 1) * sizeof *tables);
-    if (!tables)
-        return NIDUS_ERR_NO_MEMORY;
-    cf->tables = tables;
-    st = nidus_table_init(&tables[cf->ntables], &shape, cf->max_kicks, &cf->alloc);
-    if (st)
-        return st;
-    cf->ntables++;
-    return NIDUS_OK;
-}
-
 nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
 {
     if (!nidus_cuckoo_writable(cf))
@@ -118,7 +94,7 @@ nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
     nidus_status st = nidus_table_add(newest, &cf->alloc, i, fp);
     if (st != NIDUS_ERR_FULL || cf->expansion == 0)
         return st;
-    if ((st = grow(cf)))
+    if ((st = nidus_cuckoo_grow(cf)))
         return st;
     newest = &cf->tables[cf->ntables - 1];
     nidus_table_locate(newest, hash, &i, &fp);

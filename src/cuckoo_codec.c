@@ -208,10 +208,12 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
         if (add > UINT64_MAX / 4 - stream)
             return NIDUS_ERR_CORRUPT;
         stream += add;
-        memory += data + (uint64_t)m->max_kicks * sizeof(uint64_t);
+        memory += nidus_cuckoo_table_cost(&s, m->max_kicks);
         m->shapes[k] = s;
     }
-    if (m->max_memory && memory > m->max_memory)
+    /* Growth never lets the tables' own cost pass max_memory (it counts the overflow maps too, which a load
+     * therefore need not): anything a write produced loads, a forged table list beyond the limit does not. */
+    if (!nidus_cuckoo_fits(m->max_memory, 0, memory))
         return NIDUS_ERR_CORRUPT;
     m->stream = stream;
     return NIDUS_OK;

@@ -37,6 +37,38 @@ nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_
     return nidus_table_check_shape(&s);
 }
 
+uint64_t nidus_cuckoo_table_cost(const nidus_table_shape *shape, unsigned max_kicks)
+{
+    return nidus_table_data_bytes(shape) + (uint64_t)max_kicks * sizeof(uint64_t);
+}
+
+bool nidus_cuckoo_fits(uint64_t max_memory, uint64_t held, uint64_t need)
+{
+    return max_memory == 0 || (held <= max_memory && need <= max_memory - held);
+}
+
+nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf)
+{
+    if (cf->ntables >= cf->max_tables)
+        return NIDUS_ERR_LIMIT_TABLES;
+    nidus_table_shape shape;
+    nidus_status st = nidus_cuckoo_next_shape(cf, cf->ntables, cf->tables[cf->ntables - 1].shape.buckets, &shape);
+    if (st)
+        return st;
+    uint64_t need = nidus_cuckoo_table_cost(&shape, cf->max_kicks);
+    if (!nidus_cuckoo_fits(cf->max_memory, nidus_cuckoo_tables_memory(cf), need))
+        return NIDUS_ERR_LIMIT_MEMORY;
+    nidus_table *tables = nidus_realloc(&cf->alloc, cf->tables, (cf->ntables + 1) * sizeof *tables);
+    if (!tables)
+        return NIDUS_ERR_NO_MEMORY;
+    cf->tables = tables;
+    st = nidus_table_init(&tables[cf->ntables], &shape, cf->max_kicks, &cf->alloc);
+    if (st)
+        return st;
+    cf->ntables++;
+    return NIDUS_OK;
+}
+
 /* Moves what it can of table k into free slots of tables 0..k-1. A fingerprint in bucket i of table k reduces
  * to bucket i mod m_j of table j (m_j divides m_k, and the pair of buckets reduces with it) and to its low f_j
  * bits (0 read as 1, as nidus_fingerprint does). Copies of a (pair, fingerprint) with overflow copies stay:

@@ -46,7 +46,11 @@ typedef struct nidus_cuckoo_params {
      * full filter adds a table `expansion` times the buckets of its newest one, in [1, 32768]. */
     unsigned expansion;
     unsigned max_tables;       /* tables a filter may grow to, [1, 64]; 0: 32 */
-    uint64_t max_memory;       /* bytes the tables may hold in all; growth beyond fails; 0: no limit */
+    /* Bytes the tables may hold in all, 0: no limit. Creation and growth fail rather than pass it; growth counts
+     * everything held, duplicate overflow maps included. Those maps themselves are never refused (a duplicate
+     * add must not fail for memory while its key's count stays exact), so memory_bytes may pass the limit by
+     * them; then the filter no longer grows. Slots and kick logs always stay within it, and loads check that. */
+    uint64_t max_memory;
 } nidus_cuckoo_params;
 
 /* The configuration a set of parameters resolves to, before anything is allocated. */

@@ -224,6 +224,66 @@ static void test_max_memory_is_enforced(void **state)
     assert_int_equal(nidus_cuckoo_new(&p, &cf), NIDUS_ERR_LIMIT_MEMORY);
 }
 
+/* The filter's own encoding decodes, and re-encodes to the same bytes. */
+static void assert_encoding_decodes(const nidus_cuckoo *cf)
+{
+    size_t n = (size_t)nidus_cuckoo_encoded_size(cf);
+    uint8_t *a = malloc(n), *b = malloc(n);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(nidus_cuckoo_encode(cf, a, n, NULL), NIDUS_OK);
+    nidus_cuckoo *copy = NULL;
+    assert_int_equal(nidus_cuckoo_decode(a, n, NULL, &copy), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_encode(copy, b, n, NULL), NIDUS_OK);
+    assert_memory_equal(a, b, n);
+    nidus_cuckoo_free(copy);
+    free(a);
+    free(b);
+}
+
+/* Issue 17: duplicate copies of one key fill its bucket pair and spill into the overflow map, whose memory
+ * pushes the tables past max_memory; growth then computed max_memory - held, wrapped, and grew without limit,
+ * and the decoder refused the filter's own encoding. Growth must now refuse, and every state must load. */
+static void overflow_past_limit_then_fill(const nidus_cuckoo_params *p)
+{
+    nidus_cuckoo *cf = make(p);
+    for (int k = 0; k < 17; k++) /* 16 copies fill both buckets of b = 8; the 17th overflows */
+        assert_int_equal(nidus_cuckoo_add(cf, "k", 1), NIDUS_OK);
+    assert_int_equal(stats(cf).overflow_items, 1);
+    nidus_cuckoo_table_stats t;
+    assert_int_equal(nidus_cuckoo_get_table_stats(cf, 0, &t), NIDUS_OK);
+    assert_true(t.memory_bytes > p->max_memory); /* the reproduction's precondition: the map passed the limit */
+    assert_encoding_decodes(cf);
+    nidus_status st = NIDUS_OK;
+    uint64_t n = 0;
+    for (; n < 100000 && !st; n++) {
+        st = nidus_cuckoo_add_hash(cf, key_hash(cf, "ov", n));
+        assert_encoding_decodes(cf);
+    }
+    assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
+    assert_int_equal(stats(cf).tables, 1); /* no room for a second table once the map passed the limit */
+    assert_int_equal(nidus_cuckoo_count(cf, "k", 1), 17);
+    nidus_cuckoo_free(cf);
+}
+
+static void test_overflow_past_max_memory_stops_growth(void **state)
+{
+    (void)state;
+    /* the issue's configuration (with a kick log that fits beside the table) */
+    nidus_cuckoo_params p = {.capacity = 48, .bucket_size = 8, .fingerprint_bits = 8, .max_memory = 947,
+                             .expansion = 1, .max_kicks = 90};
+    overflow_past_limit_then_fill(&p);
+    /* the same state derived from the table's size, so it holds whatever a table and its kick log cost */
+    p.max_memory = 0;
+    p.max_kicks = 0;
+    nidus_cuckoo *probe = make(&p);
+    nidus_cuckoo_table_stats t;
+    assert_int_equal(nidus_cuckoo_get_table_stats(probe, 0, &t), NIDUS_OK);
+    nidus_cuckoo_free(probe);
+    p.max_memory = t.memory_bytes + 8; /* less than the overflow map's first allocation */
+    overflow_past_limit_then_fill(&p);
+}
+
 static void test_growth_parameters_are_checked(void **state)
 {
     (void)state;
@@ -341,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_expansion_zero_fails_full),
         cmocka_unit_test(test_max_tables_is_enforced),
         cmocka_unit_test(test_max_memory_is_enforced),
+        cmocka_unit_test(test_overflow_past_max_memory_stops_growth),
         cmocka_unit_test(test_growth_parameters_are_checked),
         cmocka_unit_test(test_growth_stops_when_bits_run_out),
         cmocka_unit_test(test_duplicates_are_counted_not_grown),
