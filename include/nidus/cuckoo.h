@@ -123,9 +123,9 @@ NIDUS_API uint64_t nidus_cuckoo_hash(const nidus_cuckoo *filter, const void *key
 NIDUS_API nidus_status nidus_cuckoo_add(nidus_cuckoo *filter, const void *key, size_t len);
 NIDUS_API nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *filter, uint64_t hash);
 
-/* Adds the key only if it is not (maybe) present already; `*added` tells which happened. This is the safe way
- * to keep remove exact: a false positive here skips the add rather than storing a copy remove could not tell
- * from another key's. Fails as nidus_cuckoo_add does. */
+/* Adds the key only if it is not (maybe) present already; `*added` tells which happened. Fails as
+ * nidus_cuckoo_add does. Not safe with remove: when a false positive skips the add, a later remove of this key
+ * deletes the colliding key's fingerprint instead (a false negative). Use plain add where keys are removed. */
 NIDUS_API nidus_status nidus_cuckoo_add_unique(nidus_cuckoo *filter, const void *key, size_t len, bool *added);
 NIDUS_API nidus_status nidus_cuckoo_add_unique_hash(nidus_cuckoo *filter, uint64_t hash, bool *added);
 
@@ -149,8 +149,8 @@ NIDUS_API nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *filter, const ui
 
 /* Removes one copy of the key, looking in the newest table first (the longest fingerprints, so the least
  * likely to match another key's). NIDUS_ERR_NOT_FOUND when none is present; NIDUS_ERR_READ_ONLY on a view.
- * Removing a key that was never added but collides with one that was removes the other's copy: use add_unique
- * to keep that from happening. */
+ * Removing a key that was never added but collides with one that was removes the other's copy: remove only
+ * keys that were added with nidus_cuckoo_add (an add_unique skipped on a false positive did not add). */
 NIDUS_API nidus_status nidus_cuckoo_remove(nidus_cuckoo *filter, const void *key, size_t len);
 NIDUS_API nidus_status nidus_cuckoo_remove_hash(nidus_cuckoo *filter, uint64_t hash);
 
