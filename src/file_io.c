@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -45,9 +46,89 @@ static void dir_of(const char *path, char *dir, size_t cap)
     snprintf(dir, cap, "%.*s", (int)n, path);
 }
 
-/* Writes to PATH.tmp-XXXXXX in the same directory, fsyncs it, renames it over PATH and fsyncs the directory:
- * a crash at any point leaves either the old file or the new one, whole. The encoding is built in memory
- * first (the filter's size again, transiently). */
+#define LINKS_MAX 40
+
+/* The file a write to `path` must replace: `path` itself, or, through symbolic links (relative ones taken from
+ * the link's directory), the file they lead to, which need not exist yet. A new string, or NULL with errno
+ * (ELOOP after LINKS_MAX links). */
+static char *resolve_target(const nidus_allocator *a, const char *path)
+{
+    size_t n = strlen(path);
+    char *cur = nidus_malloc(a, n + 1);
+    if (!cur)
+        return NULL;
+    memcpy(cur, path, n + 1);
+    for (unsigned hops = 0;; hops++) {
+        struct stat sb;
+        if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode))
+            return cur; /* a missing file is created; other errors show at open */
+        if (hops == LINKS_MAX) {
+            nidus_free(a, cur);
+            errno = ELOOP;
+            return NULL;
+        }
+        size_t cap = (sb.st_size > 0 ? (size_t)sb.st_size : 255) + 1;
+        char *link = nidus_malloc(a, cap);
+        ssize_t len = link ? readlink(cur, link, cap) : -1;
+        if (len < 0 || (size_t)len >= cap) {
+            nidus_free(a, link);
+            nidus_free(a, cur);
+            if (len >= 0)
+                errno = ENAMETOOLONG; /* the link changed under us */
+            return NULL;
+        }
+        link[len] = 0;
+        const char *slash = strrchr(cur, '/');
+        size_t keep = link[0] != '/' && slash ? (size_t)(slash - cur) + 1 : 0;
+        char *next = nidus_malloc(a, keep + (size_t)len + 1);
+        if (next) {
+            memcpy(next, cur, keep);
+            memcpy(next + keep, link, (size_t)len + 1);
+        }
+        nidus_free(a, link);
+        nidus_free(a, cur);
+        if (!next)
+            return NULL;
+        cur = next;
+    }
+}
+
+/* Creates a new temporary file `tmp` (its last six characters replaced) for writing. Mode 0666 goes through
+ * the umask (and a directory's default ACL) as for any new file; mkstemp would force 0600. */
+static int create_temp(char *tmp)
+{
+    size_t n = strlen(tmp);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)tmp;
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    for (unsigned attempt = 0; attempt < 100; attempt++) {
+        x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+        uint64_t y = x >> 16;
+        for (size_t k = n - 6; k < n; k++, y /= 36)
+            tmp[k] = digits[y % 36];
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
+nidus_status nidus_file_check_target(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return errno == ENOENT ? NIDUS_OK : NIDUS_ERR_IO;
+    if (S_ISREG(sb.st_mode))
+        return NIDUS_OK;
+    errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+    return NIDUS_ERR_NOT_REGULAR;
+}
+
+/* Writes to a temporary file in the target's directory, fsyncs it, renames it over the target and fsyncs the
+ * directory: a crash at any point leaves either the old file or the new one, whole. The target is the file a
+ * symbolic link leads to; a rewrite keeps its mode (and owner and group, where permitted); a device, fifo or
+ * directory is refused. The encoding is built in memory first (the filter's size again, transiently). */
 nidus_status nidus_file_save(const char *path, const nidus_allocator *a, uint64_t size, nidus_encode_fn encode,
                              const void *obj)
 {
@@ -55,33 +136,60 @@ nidus_status nidus_file_save(const char *path, const nidus_allocator *a, uint64_
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (size > SIZE_MAX)
         return NIDUS_ERR_TOO_LARGE;
+    nidus_status st = nidus_file_check_target(path);
+    if (st)
+        return st;
     uint8_t *buf = nidus_malloc(a, (size_t)size);
     if (!buf)
         return NIDUS_ERR_NO_MEMORY;
     size_t written;
-    nidus_status st = encode(obj, buf, (size_t)size, &written);
-    if (st) {
+    if ((st = encode(obj, buf, (size_t)size, &written))) {
         nidus_free(a, buf);
         return st;
     }
-    size_t plen = strlen(path);
+    st = nidus_file_replace(path, a, buf, written);
+    int saved = errno;
+    nidus_free(a, buf);
+    errno = saved;
+    return st;
+}
+
+nidus_status nidus_file_replace(const char *path, const nidus_allocator *a, const void *bytes, size_t n)
+{
+    char *target = resolve_target(a, path);
+    if (!target)
+        return errno == ENOMEM ? NIDUS_ERR_NO_MEMORY : NIDUS_ERR_IO;
+    nidus_status st = nidus_file_check_target(target);
+    size_t plen = strlen(target);
     char *tmp = nidus_malloc(a, plen + 16), *dir = nidus_malloc(a, plen + 2);
-    if (!tmp || !dir) {
+    if (st || !tmp || !dir) {
+        int saved = errno;
         nidus_free(a, tmp);
         nidus_free(a, dir);
-        nidus_free(a, buf);
-        return NIDUS_ERR_NO_MEMORY;
+        nidus_free(a, target);
+        errno = saved;
+        return st ? st : NIDUS_ERR_NO_MEMORY;
     }
-    snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", path);
-    dir_of(path, dir, plen + 2);
+    snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", target);
+    dir_of(target, dir, plen + 2);
     st = NIDUS_ERR_IO;
-    int fd = mkstemp(tmp);
+    struct stat old;
+    bool existed = stat(target, &old) == 0;
+    int fd = create_temp(tmp);
     if (fd >= 0) {
-        bool ok = write_all(fd, buf, written) && fsync(fd) == 0;
+        bool ok = true;
+        if (existed) {
+            /* As the old file was: owner and group where we may (root, or a group we are in), then the mode
+             * (after chown, which may clear set-id bits). */
+            if (fchown(fd, old.st_uid, old.st_gid) != 0)
+                (void)!fchown(fd, (uid_t)-1, old.st_gid);
+            ok = fchmod(fd, old.st_mode & 07777) == 0;
+        }
+        ok = ok && write_all(fd, bytes, n) && fsync(fd) == 0;
         int saved = errno;
         ok = close(fd) == 0 && ok;
-        if (ok && rename(tmp, path) == 0) {
-            int dfd = open(dir, O_RDONLY);
+        if (ok && rename(tmp, target) == 0) {
+            int dfd = open(dir, O_RDONLY | O_CLOEXEC);
             if (dfd >= 0) {
                 fsync(dfd); /* best effort: some file systems refuse fsync on directories */
                 close(dfd);
@@ -96,7 +204,7 @@ nidus_status nidus_file_save(const char *path, const nidus_allocator *a, uint64_
     int saved = errno;
     nidus_free(a, tmp);
     nidus_free(a, dir);
-    nidus_free(a, buf);
+    nidus_free(a, target);
     errno = saved;
     return st;
 }

@@ -11,10 +11,19 @@
 /* Encodes an object into `buf` of `cap` bytes (one of the nidus_*_encode functions, behind a cast). */
 typedef nidus_status (*nidus_encode_fn)(const void *obj, void *buf, size_t cap, size_t *written);
 
-/* Encodes `size` bytes of `obj` in memory and writes them to `path` atomically: a temporary file beside it,
- * fsync, rename, fsync of the directory. On NIDUS_ERR_IO errno tells why; the old file is untouched. */
+/* Encodes `size` bytes of `obj` in memory and writes them to `path` atomically: a temporary file beside the
+ * target (the file a symbolic link leads to), fsync, rename, fsync of the directory. New files get 0666 less
+ * the umask; a rewrite keeps the old mode, and owner and group where permitted. A directory, device or fifo is
+ * refused (NIDUS_ERR_NOT_REGULAR). On NIDUS_ERR_IO errno tells why; the old file is untouched. */
 nidus_status nidus_file_save(const char *path, const nidus_allocator *a, uint64_t size, nidus_encode_fn encode,
                              const void *obj);
+
+/* Writes `n` bytes to `path` atomically, as nidus_file_save does. */
+nidus_status nidus_file_replace(const char *path, const nidus_allocator *a, const void *bytes, size_t n);
+
+/* NIDUS_OK when `path` (followed through symbolic links) is a regular file or does not exist; else
+ * NIDUS_ERR_NOT_REGULAR (errno EISDIR or EINVAL), or NIDUS_ERR_IO (errno) when it cannot be examined. */
+nidus_status nidus_file_check_target(const char *path);
 
 /* Maps a regular file read-only. NIDUS_ERR_IO (errno set) or NIDUS_ERR_CORRUPT for an empty file. */
 nidus_status nidus_file_map(const char *path, void **addr, size_t *bytes);

@@ -17,6 +17,7 @@ const char *nidus_strerror(nidus_status status)
     case NIDUS_ERR_LIMIT_MEMORY: return "maximum filter memory reached";
     case NIDUS_ERR_READ_ONLY: return "filter is read-only";
     case NIDUS_ERR_SEQUENCE: return "chunk out of sequence or from another filter";
+    case NIDUS_ERR_NOT_REGULAR: return "not a regular file (a directory, device or fifo): refused";
     }
     return "unknown status";
 }

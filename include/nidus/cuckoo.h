@@ -198,8 +198,11 @@ NIDUS_API nidus_status nidus_cuckoo_decode(const void *buf, size_t len, const ni
 NIDUS_API nidus_status nidus_cuckoo_view(const void *buf, size_t len, const nidus_allocator *allocator,
                                          nidus_cuckoo **out);
 
-/* Writes the filter to `path` atomically: a temporary file beside it, fsync, rename. On NIDUS_ERR_IO errno
- * tells why, and the old file (if any) is untouched. */
+/* Writes the filter to `path` atomically: a temporary file beside it, fsync, rename, fsync of the directory.
+ * Through a symbolic link, the file it leads to is replaced. A new file gets mode 0666 less the umask; a
+ * rewrite keeps the old file's mode (and owner and group, where permitted). A directory, device or fifo is
+ * refused with NIDUS_ERR_NOT_REGULAR. On NIDUS_ERR_IO errno tells why; the old file (if any) is untouched.
+ * The same holds for the Bloom kinds' _save_file. */
 NIDUS_API nidus_status nidus_cuckoo_save_file(const nidus_cuckoo *filter, const char *path);
 
 /* Reads a filter file into a new, writable filter. */
