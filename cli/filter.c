@@ -74,6 +74,13 @@ nidus_status cli_filter_save(const cli_filter *cf, const char *path)
     return NIDUS_ERR_UNSUPPORTED;
 }
 
+nidus_status cli_filter_verify(const cli_filter *cf, const char *path)
+{
+    (void)path;
+    (void)cf; /* opened writable: decoded whole, every checksum and field checked */
+    return NIDUS_OK;
+}
+
 void cli_filter_close(cli_filter *cf)
 {
     switch (cf->kind) {
@@ -136,43 +143,76 @@ uint64_t cli_filter_count(const cli_filter *cf, uint64_t hash)
 /* A double for JSON: finite always (JSON has no inf/nan). */
 static double finite(double d) { return isfinite(d) ? d : 0.0; }
 
+/* One sub-filter, as every kind reports it. */
+typedef struct sub_filter {
+    uint64_t capacity, items, memory_bytes;
+    double error_bound;
+} sub_filter;
+
+/* What every kind reports: the same fields, so `info --json` has one shape. */
+typedef struct summary {
+    uint64_t capacity, items, memory_bytes;
+    double error_bound;
+    unsigned subs;
+} summary;
+
+static void print_sub(FILE *out, bool json, unsigned k, const sub_filter *t, const char *extra)
+{
+    double load = t->capacity ? (double)t->items / (double)t->capacity : 0.0;
+    if (json)
+        fprintf(out, "%s{\"capacity\": %llu, \"items\": %llu, \"memory_bytes\": %llu, \"load\": %.6f, "
+                     "\"error_bound\": %.6g}",
+                k ? ", " : "", (unsigned long long)t->capacity, (unsigned long long)t->items,
+                (unsigned long long)t->memory_bytes, finite(load), finite(t->error_bound));
+    else
+        fprintf(out, "  #%u: capacity %llu, %llu items, load %.4f, error bound %.3g, %llu bytes%s\n", k,
+                (unsigned long long)t->capacity, (unsigned long long)t->items, load, t->error_bound,
+                (unsigned long long)t->memory_bytes, extra);
+}
+
+static void print_summary(FILE *out, bool json, const summary *s, const char *load_note)
+{
+    double per_item = s->items ? (double)s->memory_bytes * 8.0 / (double)s->items : 0.0;
+    double load = s->capacity ? (double)s->items / (double)s->capacity : 0.0;
+    if (json)
+        fprintf(out, "\"capacity\": %llu, \"items\": %llu, \"memory_bytes\": %llu, \"bits_per_item\": %.4f, "
+                     "\"load\": %.6f, \"error_bound\": %.6g, ",
+                (unsigned long long)s->capacity, (unsigned long long)s->items, (unsigned long long)s->memory_bytes,
+                finite(per_item), finite(load), finite(s->error_bound));
+    else
+        fprintf(out,
+                "capacity:       %llu\nitems:          %llu\nmemory:         %llu bytes, %.2f bits per item\n"
+                "load:           %.4f%s\nerror bound:    %.6g\nsub-filters:    %u\n",
+                (unsigned long long)s->capacity, (unsigned long long)s->items, (unsigned long long)s->memory_bytes,
+                per_item, load, load_note, s->error_bound, s->subs);
+}
+
 static void info_cuckoo(const nidus_cuckoo *f, bool json, FILE *out)
 {
     nidus_cuckoo_stats s;
     nidus_cuckoo_get_stats(f, &s);
-    if (json) {
+    summary sum = {s.total_slots, s.items, s.memory_bytes, s.error_bound, s.tables};
+    print_summary(out, json, &sum, " (items / slots)");
+    if (json)
         fprintf(out,
                 "\"parameters\": {\"bucket_size\": %u, \"fingerprint_bits\": %u, \"semi_sort\": %s, "
-                "\"max_kicks\": %u, \"expansion\": %u, \"max_tables\": %u}, \"items\": %llu, "
-                "\"items_deleted\": %llu, \"memory_bytes\": %llu, \"bits_per_item\": %.4f, \"load\": %.6f, "
-                "\"error_bound\": %.6g, \"sub_filters\": [",
+                "\"max_kicks\": %u, \"expansion\": %u, \"max_tables\": %u}, "
+                "\"details\": {\"items_deleted\": %llu, \"overflow_items\": %llu}, \"sub_filters\": [",
                 s.bucket_size, s.fingerprint_bits, s.semi_sort ? "true" : "false", s.max_kicks, s.expansion,
-                s.max_tables, (unsigned long long)s.items, (unsigned long long)s.items_deleted,
-                (unsigned long long)s.memory_bytes, finite(s.bits_per_item), finite(s.load), s.error_bound);
-    } else {
-        fprintf(out,
-                "parameters:     bucket size %u, %u-bit fingerprints%s, max kicks %u, expansion %u\n"
-                "items:          %llu (%llu deleted since the last compaction)\n"
-                "memory:         %llu bytes, %.2f bits per item\n"
-                "load:           %.4f\n"
-                "error bound:    %.6g\n"
-                "sub-filters:    %u\n",
+                s.max_tables, (unsigned long long)s.items_deleted, (unsigned long long)s.overflow_items);
+    else
+        fprintf(out, "parameters:     bucket size %u, %u-bit fingerprints%s, max kicks %u, expansion %u\n"
+                     "deleted:        %llu since the last compaction\n",
                 s.bucket_size, s.fingerprint_bits, s.semi_sort ? " (semi-sorted)" : "", s.max_kicks, s.expansion,
-                (unsigned long long)s.items, (unsigned long long)s.items_deleted, (unsigned long long)s.memory_bytes,
-                s.bits_per_item, s.load, s.error_bound, s.tables);
-    }
+                (unsigned long long)s.items_deleted);
     for (unsigned k = 0; k < s.tables; k++) {
         nidus_cuckoo_table_stats t;
         nidus_cuckoo_get_table_stats(f, k, &t);
-        if (json)
-            fprintf(out, "%s{\"buckets\": %llu, \"fingerprint_bits\": %u, \"items\": %llu, \"load\": %.6f, "
-                         "\"error_bound\": %.6g}",
-                    k ? ", " : "", (unsigned long long)t.buckets, t.fingerprint_bits, (unsigned long long)t.items,
-                    t.load, t.error_bound);
-        else
-            fprintf(out, "  #%u: %llu buckets, %u-bit fingerprints, %llu items, load %.4f, error bound %.3g\n", k,
-                    (unsigned long long)t.buckets, t.fingerprint_bits, (unsigned long long)t.items, t.load,
-                    t.error_bound);
+        sub_filter sf = {t.buckets * s.bucket_size, t.items, t.memory_bytes, t.error_bound};
+        char extra[64];
+        snprintf(extra, sizeof extra, ", %llu buckets, %u-bit fingerprints", (unsigned long long)t.buckets,
+                 t.fingerprint_bits);
+        print_sub(out, json, k, &sf, extra);
     }
     if (json)
         fprintf(out, "]");
@@ -182,46 +222,46 @@ static void info_bloom(const nidus_bloom *f, bool json, FILE *out)
 {
     nidus_bloom_stats s;
     nidus_bloom_get_stats(f, &s);
-    double per_item = s.items ? (double)s.memory_bytes * 8.0 / (double)s.items : 0.0;
+    summary sum = {s.capacity, s.items, s.memory_bytes, s.error_bound, s.layers};
+    print_summary(out, json, &sum, " (items / capacity)");
     if (json)
         fprintf(out,
-                "\"parameters\": {\"capacity\": %llu, \"error_rate\": %.6g, \"expansion\": %u, \"hashes\": %u}, "
-                "\"items\": %llu, \"memory_bytes\": %llu, \"bits_per_item\": %.4f, \"load\": %.6f, "
-                "\"error_bound\": %.6g, \"sub_filters\": %u",
-                (unsigned long long)s.capacity, s.error_rate, s.expansion, s.hashes, (unsigned long long)s.items,
-                (unsigned long long)s.memory_bytes, per_item, (double)s.items / (double)s.capacity, s.error_bound,
-                s.layers);
+                "\"parameters\": {\"error_rate\": %.6g, \"expansion\": %u, \"hashes\": %u}, \"details\": {}, "
+                "\"sub_filters\": [",
+                s.error_rate, s.expansion, s.hashes);
     else
-        fprintf(out,
-                "parameters:     capacity %llu, error rate %g, expansion %u%s, %u hashes\n"
-                "items:          %llu\nmemory:         %llu bytes, %.2f bits per item\n"
-                "load:           %.4f (items / capacity)\nerror bound:    %.6g\nsub-filters:    %u\n",
-                (unsigned long long)s.capacity, s.error_rate, s.expansion, s.expansion ? "" : " (non-scaling)",
-                s.hashes, (unsigned long long)s.items, (unsigned long long)s.memory_bytes, per_item,
-                (double)s.items / (double)s.capacity, s.error_bound, s.layers);
+        fprintf(out, "parameters:     error rate %g, expansion %u%s, %u hashes\n", s.error_rate, s.expansion,
+                s.expansion ? "" : " (non-scaling)", s.hashes);
+    for (unsigned k = 0; k < s.layers; k++) {
+        nidus_bloom_layer_stats l;
+        nidus_bloom_get_layer_stats(f, k, &l);
+        sub_filter sf = {l.capacity, l.items, l.memory_bytes, l.error};
+        char extra[32];
+        snprintf(extra, sizeof extra, ", %u hashes", l.hashes);
+        print_sub(out, json, k, &sf, extra);
+    }
+    if (json)
+        fprintf(out, "]");
 }
 
 static void info_counting(const nidus_counting_bloom *f, bool json, FILE *out)
 {
     nidus_counting_bloom_stats s;
     nidus_counting_bloom_get_stats(f, &s);
-    double per_item = s.items ? (double)s.memory_bytes * 8.0 / (double)s.items : 0.0;
+    summary sum = {s.capacity, s.items, s.memory_bytes, s.error_rate, 1};
+    print_summary(out, json, &sum, " (items / capacity)");
     if (json)
         fprintf(out,
-                "\"parameters\": {\"capacity\": %llu, \"error_rate\": %.6g, \"hashes\": %u}, \"items\": %llu, "
-                "\"saturated_counters\": %llu, \"memory_bytes\": %llu, \"bits_per_item\": %.4f, \"load\": %.6f, "
-                "\"error_bound\": %.6g, \"sub_filters\": 1",
-                (unsigned long long)s.capacity, s.error_rate, s.hashes, (unsigned long long)s.items,
-                (unsigned long long)s.saturated, (unsigned long long)s.memory_bytes, per_item,
-                (double)s.items / (double)s.capacity, s.error_rate);
+                "\"parameters\": {\"error_rate\": %.6g, \"hashes\": %u}, \"details\": {\"saturated_counters\": "
+                "%llu}, \"sub_filters\": [",
+                s.error_rate, s.hashes, (unsigned long long)s.saturated);
     else
-        fprintf(out,
-                "parameters:     capacity %llu, error rate %g, %u hashes, 4-bit counters\n"
-                "items:          %llu (%llu counters saturated)\nmemory:         %llu bytes, %.2f bits per item\n"
-                "load:           %.4f (items / capacity)\nerror bound:    %.6g (at capacity)\nsub-filters:    1\n",
-                (unsigned long long)s.capacity, s.error_rate, s.hashes, (unsigned long long)s.items,
-                (unsigned long long)s.saturated, (unsigned long long)s.memory_bytes, per_item,
-                (double)s.items / (double)s.capacity, s.error_rate);
+        fprintf(out, "parameters:     error rate %g, %u hashes, 4-bit counters (%llu saturated)\n", s.error_rate,
+                s.hashes, (unsigned long long)s.saturated);
+    sub_filter sf = {s.capacity, s.items, s.memory_bytes, s.error_rate};
+    print_sub(out, json, 0, &sf, "");
+    if (json)
+        fprintf(out, "]");
 }
 
 /* A JSON string of `s` (file names may hold anything). */

@@ -37,6 +37,9 @@ nidus_status cli_filter_open(cli_filter *cf, const char *path, bool read_only);
 /* Writes it to FILE atomically. */
 nidus_status cli_filter_save(const cli_filter *cf, const char *path);
 
+/* Checks every byte of the file behind `cf` (opened writable): every checksum and every field. */
+nidus_status cli_filter_verify(const cli_filter *cf, const char *path);
+
 void cli_filter_close(cli_filter *cf);
 
 uint64_t cli_filter_hash(const cli_filter *cf, const void *key, size_t len);

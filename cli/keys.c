@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "keys.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,9 +30,13 @@ bool key_next(key_source *ks, const char **key, size_t *len, bool *error)
         ks->read++;
         return true;
     }
+    errno = 0;
     ssize_t n = getline(&ks->line, &ks->cap, ks->in);
     if (n < 0) {
-        *error = ferror(ks->in) != 0;
+        /* The end of input, or a failure: a read error, or a line too long to hold (ENOMEM, EOVERFLOW). */
+        *error = ferror(ks->in) != 0 || errno == ENOMEM || errno == EOVERFLOW;
+        if (*error && !errno)
+            errno = EIO;
         return false;
     }
     if (n > 0 && ks->line[n - 1] == '\n')

@@ -1,4 +1,4 @@
-/* nidus: filters in files, no server. See usage() below and ../shared/DESIGN.md.
+/* nidus: filters in files, no server. See help.c and ../shared/DESIGN.md.
  * Exit codes: 0 success; 1 a key could not be added, or (del) was not there; 2 usage, I/O or format error,
  * with one line on stderr naming the file and the problem. */
 #define _POSIX_C_SOURCE 200809L
@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "filter.h"
+#include "help.h"
 #include "keys.h"
 #include "progress.h"
 
@@ -16,59 +17,52 @@
 #define EXIT_ERROR 2
 #define BATCH 4096
 
-static const char *const usage_text[][2] = {
-    {"create", "nidus create FILE [--type cuckoo|bloom|counting-bloom] --capacity N [--error P | --fingerprint-bits F]\n"
-               "             [--bucket-size B] [--semi-sort] [--expansion E] [--max-kicks K] [--force]\n"
-               "  Creates an empty filter in FILE (refuses to replace one without --force).\n"
-               "  --error P             target false-positive rate (default 0.01)\n"
-               "  --fingerprint-bits F  cuckoo: fingerprint bits, 4..32 (instead of --error)\n"
-               "  --bucket-size B       cuckoo: 1, 2, 4 or 8 (default: the cheapest)\n"
-               "  --semi-sort           cuckoo: semi-sorted buckets (b = 4): one bit less per item\n"
-               "  --expansion E         grow by E when full (cuckoo default 0: never; bloom default 2; 0: never)\n"
-               "  --max-kicks K         cuckoo: relocations per add, 1..65535 (default 500)\n"},
-    {"add", "nidus add FILE [KEY ...]\n"
-            "  Adds the keys (no KEY: one per line from stdin). Exit 1 if some could not be added.\n"},
-    {"check", "nidus check FILE [KEY ...]\n"
-              "  Prints 1 (maybe present) or 0 (absent) per key, one a line, in order (no KEY: stdin).\n"},
-    {"del", "nidus del FILE [KEY ...]\n"
-            "  Removes one copy of each key (cuckoo, counting-bloom). Exit 1 if some were not there.\n"},
-    {"count", "nidus count FILE KEY\n  Prints the key's count (copies; a Bloom filter prints 1 or 0).\n"},
-    {"info", "nidus info FILE [--json]\n  Describes the filter: kind, parameters, items, memory, load, error.\n"},
-    {"build", "nidus build FILE --from KEYS [create options]\n"
-              "  Creates FILE and adds every line of KEYS (- for stdin), with a progress line on a terminal.\n"},
-};
-
-static void usage(FILE *out)
-{
-    fprintf(out, "nidus %s: cuckoo and Bloom filters in files\n\nusage:\n", nidus_version());
-    for (size_t i = 0; i < sizeof usage_text / sizeof usage_text[0]; i++)
-        fprintf(out, "  %.*s\n", (int)strcspn(usage_text[i][1], "\n"), usage_text[i][1]);
-    fprintf(out, "\n  nidus COMMAND --help  for a command's options;  nidus --version\n");
-}
-
-static int command_usage(const char *cmd)
-{
-    for (size_t i = 0; i < sizeof usage_text / sizeof usage_text[0]; i++)
-        if (!strcmp(cmd, usage_text[i][0]))
-            fputs(usage_text[i][1], stdout);
-    return 0;
-}
-
 static int usage_error(const char *cmd, const char *what, const char *arg)
 {
-    fprintf(stderr, "nidus %s: %s%s%s (see 'nidus %s --help')\n", cmd, what, arg ? ": " : "", arg ? arg : "", cmd);
+    fprintf(stderr, "nidus %s: %s%s%s (see 'nidus help %s')\n", cmd, what, arg ? ": " : "", arg ? arg : "", cmd);
     return EXIT_ERROR;
+}
+
+/* What a path is when it is not a regular file ("a directory", ...), or NULL. */
+static const char *not_regular(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || S_ISREG(sb.st_mode))
+        return NULL;
+    return S_ISDIR(sb.st_mode)    ? "a directory"
+           : S_ISCHR(sb.st_mode)  ? "a character device"
+           : S_ISBLK(sb.st_mode)  ? "a block device"
+           : S_ISFIFO(sb.st_mode) ? "a fifo"
+           : S_ISSOCK(sb.st_mode) ? "a socket"
+                                  : "not a regular file";
 }
 
 /* One line on stderr: the file, then what went wrong. */
 static int file_error(const char *path, nidus_status st)
 {
-    const char *why = st == NIDUS_ERR_IO ? strerror(errno)
+    int saved = errno;
+    const char *kind = st == NIDUS_ERR_NOT_REGULAR || st == NIDUS_ERR_IO ? not_regular(path) : NULL;
+    if (kind) {
+        fprintf(stderr, "nidus: %s: is %s, not a filter file%s\n", path, kind,
+                st == NIDUS_ERR_NOT_REGULAR ? " (refusing to replace it)" : "");
+        return EXIT_ERROR;
+    }
+    const char *why = st == NIDUS_ERR_IO ? strerror(saved)
                       : st == NIDUS_ERR_CORRUPT ? "not a nidus filter, or corrupt or truncated"
                       : st == NIDUS_ERR_VERSION ? "written by another version of the format"
                                                 : nidus_strerror(st);
     fprintf(stderr, "nidus: %s: %s\n", path, why);
     return EXIT_ERROR;
+}
+
+/* Flushes stdout: a full disk or closed pipe is an error (exit 2), not a silent success. */
+static int finish_output(void)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "nidus: writing to stdout: %s\n", strerror(errno));
+        return EXIT_ERROR;
+    }
+    return 0;
 }
 
 /* ---- options ---- */
@@ -178,8 +172,10 @@ static int parse_options(const char *cmd, int *argc, char **argv, options *o, bo
     if (!creating)
         return 0;
     cli_create_options *c = &o->create;
-    if (!o->has_capacity)
-        return usage_error(cmd, "--capacity is required", NULL);
+    if (!o->has_capacity && (strcmp(cmd, "build") || !o->from || !strcmp(o->from, "-")))
+        return usage_error(cmd, strcmp(cmd, "build") ? "--capacity is required"
+                                                     : "--capacity is required when the keys come from stdin",
+                           NULL);
     if (c->error && c->fingerprint_bits)
         return usage_error(cmd, "--error and --fingerprint-bits exclude each other", NULL);
     if (c->kind != NIDUS_KIND_CUCKOO && (c->fingerprint_bits || c->bucket_size || c->semi_sort || c->max_kicks))
@@ -197,6 +193,11 @@ static int parse_options(const char *cmd, int *argc, char **argv, options *o, bo
 static int create_file(const char *cmd, const char *path, const options *o, cli_filter *f)
 {
     struct stat sb;
+    const char *kind = not_regular(path);
+    if (kind) {
+        fprintf(stderr, "nidus: %s: is %s, not a filter file (refusing to replace it)\n", path, kind);
+        return EXIT_ERROR;
+    }
     if (!o->force && stat(path, &sb) == 0) {
         fprintf(stderr, "nidus: %s: already exists (--force replaces it)\n", path);
         return EXIT_ERROR;
@@ -222,18 +223,21 @@ static int open_command(const char *cmd, int *argc, char **argv, int min, int ma
         return rc;
     if (*argc < min || (max >= 0 && *argc > max))
         return usage_error(cmd, expected, NULL);
+    if (not_regular(argv[0]))
+        return file_error(argv[0], NIDUS_ERR_IO);
     nidus_status st = cli_filter_open(f, argv[0], read_only);
     return st ? file_error(argv[0], st) : 0;
 }
 
 /* The end every writing command shares: save (unless reading the keys failed), close, and the exit code:
  * 2 for a read or write error, 1 when some keys could not be added or removed, else 0. */
-static int finish_write(const char *path, cli_filter *f, bool read_error, long long problems)
+static int finish_write(const char *path, const char *source, cli_filter *f, bool read_error, long long problems)
 {
+    int saved = errno;
     nidus_status st = read_error ? NIDUS_OK : cli_filter_save(f, path);
     cli_filter_close(f);
     if (read_error) {
-        fprintf(stderr, "nidus: %s: reading keys: %s\n", path, strerror(errno));
+        fprintf(stderr, "nidus: %s: reading keys: %s (%s left unchanged)\n", source, strerror(saved), path);
         return EXIT_ERROR;
     }
     if (st)
@@ -309,7 +313,7 @@ static int cmd_add(int argc, char **argv)
     keys_from(&ks, argv + 1, argc - 1);
     long long failed = add_keys(argv[0], &f, &ks, NULL, NULL);
     key_source_close(&ks);
-    return finish_write(argv[0], &f, failed < 0, failed);
+    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", &f, failed < 0, failed);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -341,15 +345,12 @@ static int cmd_check(int argc, char **argv)
     }
     key_source_close(&ks);
     cli_filter_close(&f);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "nidus: writing the answers: %s\n", strerror(errno));
-        return EXIT_ERROR;
-    }
+    int saved = errno;
     if (error) {
-        fprintf(stderr, "nidus: %s: reading keys: %s\n", argv[0], strerror(errno));
+        fprintf(stderr, "nidus: stdin: reading keys: %s\n", strerror(saved));
         return EXIT_ERROR;
     }
-    return 0;
+    return finish_output();
 }
 
 static int cmd_del(int argc, char **argv)
@@ -376,7 +377,7 @@ static int cmd_del(int argc, char **argv)
                     (int)(len > 60 ? 60 : len), key);
     }
     key_source_close(&ks);
-    return finish_write(argv[0], &f, error, missing);
+    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", &f, error, missing);
 }
 
 static int cmd_count(int argc, char **argv)
@@ -388,7 +389,7 @@ static int cmd_count(int argc, char **argv)
         return rc;
     printf("%llu\n", (unsigned long long)cli_filter_count(&f, cli_filter_hash(&f, argv[1], strlen(argv[1]))));
     cli_filter_close(&f);
-    return 0;
+    return finish_output();
 }
 
 static int cmd_info(int argc, char **argv)
@@ -400,7 +401,24 @@ static int cmd_info(int argc, char **argv)
         return rc;
     cli_filter_info(&f, argv[0], o.json, stdout);
     cli_filter_close(&f);
-    return 0;
+    return finish_output();
+}
+
+/* Lines in `in` (a last line without LF counts too); rewinds it. -1 on a read error. */
+static long long count_lines(FILE *in)
+{
+    static char buf[1 << 16];
+    long long lines = 0;
+    size_t n;
+    char last = '\n';
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) {
+        for (char *p = buf, *end = buf + n; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+            lines++;
+        last = buf[n - 1];
+    }
+    if (ferror(in) || fseeko(in, 0, SEEK_SET) != 0)
+        return -1;
+    return lines + (last != '\n');
 }
 
 static int cmd_build(int argc, char **argv)
@@ -413,10 +431,26 @@ static int cmd_build(int argc, char **argv)
         return usage_error("build", "expected exactly one FILE", NULL);
     if (!o.from)
         return usage_error("build", "--from KEYS is required", NULL);
-    FILE *in = strcmp(o.from, "-") ? fopen(o.from, "rb") : stdin;
-    if (!in) {
-        fprintf(stderr, "nidus: %s: %s\n", o.from, strerror(errno));
+    bool from_stdin = !strcmp(o.from, "-");
+    const char *kind = from_stdin ? NULL : not_regular(o.from);
+    if (kind && !(o.has_capacity && strcmp(kind, "a directory"))) {
+        fprintf(stderr, "nidus: %s: the input (--from) is %s%s\n", o.from, kind,
+                strcmp(kind, "a directory") ? ": give --capacity, it cannot be counted first" : ", not a file of keys");
         return EXIT_ERROR;
+    }
+    FILE *in = from_stdin ? stdin : fopen(o.from, "rb");
+    if (!in) {
+        fprintf(stderr, "nidus: %s: the input (--from): %s\n", o.from, strerror(errno));
+        return EXIT_ERROR;
+    }
+    if (!o.has_capacity) {
+        long long lines = count_lines(in);
+        if (lines < 0) {
+            fprintf(stderr, "nidus: %s: counting the keys: %s\n", o.from, strerror(errno));
+            fclose(in);
+            return EXIT_ERROR;
+        }
+        o.create.capacity = lines ? (unsigned long long)lines : 1;
     }
     cli_filter f;
     if ((rc = create_file("build", argv[0], &o, &f))) {
@@ -435,7 +469,37 @@ static int cmd_build(int argc, char **argv)
     key_source_close(&ks);
     if (in != stdin)
         fclose(in);
-    return finish_write(argv[0], &f, failed < 0, failed);
+    return finish_write(argv[0], from_stdin ? "stdin" : o.from, &f, failed < 0, failed);
+}
+
+static int cmd_verify(int argc, char **argv)
+{
+    options o;
+    cli_filter f;
+    int rc = open_command("verify", &argc, argv, 1, 1, false, &o, &f, "expected exactly one FILE");
+    if (rc)
+        return rc;
+    nidus_status st = cli_filter_verify(&f, argv[0]);
+    cli_filter_close(&f);
+    if (st)
+        return file_error(argv[0], st);
+    printf("%s: ok\n", argv[0]);
+    return finish_output();
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc == 0) {
+        help_usage(stdout);
+        return finish_output();
+    }
+    const help_entry *e = help_find(argv[0]);
+    if (!e || argc > 1) {
+        fprintf(stderr, "nidus help: unknown command '%s' (see 'nidus help')\n", argv[0]);
+        return EXIT_ERROR;
+    }
+    help_command(e, stdout);
+    return finish_output();
 }
 
 int main(int argc, char **argv)
@@ -443,28 +507,29 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*run)(int, char **);
-    } commands[] = {{"create", cmd_create}, {"add", cmd_add},     {"check", cmd_check}, {"del", cmd_del},
-                    {"count", cmd_count},   {"info", cmd_info},   {"build", cmd_build}};
+    } commands[] = {{"create", cmd_create}, {"add", cmd_add},   {"check", cmd_check},   {"del", cmd_del},
+                    {"count", cmd_count},   {"info", cmd_info}, {"verify", cmd_verify}, {"build", cmd_build},
+                    {"help", cmd_help}};
     if (argc < 2) {
-        usage(stderr);
+        help_usage(stderr);
         return EXIT_ERROR;
     }
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        usage(stdout);
-        return 0;
-    }
-    if (!strcmp(argv[1], "--version")) {
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+        return cmd_help(0, NULL);
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         printf("nidus %s\n", nidus_version());
-        return 0;
+        return finish_output();
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
         if (strcmp(argv[1], commands[i].name))
             continue;
         for (int a = 2; a < argc && strcmp(argv[a], "--"); a++)
-            if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h"))
-                return command_usage(argv[1]);
+            if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+                help_command(help_find(argv[1]), stdout);
+                return finish_output();
+            }
         return commands[i].run(argc - 2, argv + 2);
     }
-    fprintf(stderr, "nidus: unknown command '%s' (see 'nidus --help')\n", argv[1]);
+    fprintf(stderr, "nidus: unknown command '%s' (see 'nidus help')\n", argv[1]);
     return EXIT_ERROR;
 }

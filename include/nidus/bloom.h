@@ -81,6 +81,19 @@ NIDUS_API nidus_status nidus_bloom_clear(nidus_bloom *filter);
 
 NIDUS_API void nidus_bloom_get_stats(const nidus_bloom *filter, nidus_bloom_stats *stats);
 
+/* One layer (sub-filter) of a Bloom filter; layer 0 is the first. */
+typedef struct nidus_bloom_layer_stats {
+    uint64_t capacity;     /* keys the layer was built for */
+    uint64_t items;        /* keys added to it */
+    uint64_t memory_bytes; /* its bit array */
+    unsigned hashes;
+    double error;          /* its design false-positive rate at capacity */
+} nidus_bloom_layer_stats;
+
+/* Figures of layer `index`; NIDUS_ERR_INVALID_ARGUMENT past the last. */
+NIDUS_API nidus_status nidus_bloom_get_layer_stats(const nidus_bloom *filter, unsigned index,
+                                                   nidus_bloom_layer_stats *stats);
+
 /* Encoding, files and chunks: as the nidus_cuckoo_ functions of the same names (nidus/cuckoo.h). */
 NIDUS_API uint64_t nidus_bloom_encoded_size(const nidus_bloom *filter);
 NIDUS_API nidus_status nidus_bloom_encode(const nidus_bloom *filter, void *buf, size_t cap, size_t *written);

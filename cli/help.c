@@ -1,0 +1,76 @@
+/* The help texts of `nidus` and of each command: what `nidus help COMMAND` and `nidus COMMAND --help` print. */
+#include "help.h"
+
+#include <string.h>
+
+#include <nidus/nidus.h>
+
+#define KEYS_TEXT                                                                                              \
+    "Keys: the KEY arguments, or with none, one key per line on stdin. A line ends at LF; a CR right before it\n" \
+    "is dropped (CRLF files work); an empty line is the empty key; any other byte, NUL included, is part of the\n" \
+    "key. A key line that cannot be read (or not held in memory) fails the command with exit 2, file unchanged.\n"
+
+#define CREATE_OPTIONS                                                                                         \
+    "  --type T              cuckoo (default), bloom or counting-bloom\n"                                     \
+    "  --capacity N          keys the filter is sized for (required for create)\n"                            \
+    "  --error P             target false-positive rate, 0 < P < 1 (default 0.01)\n"                         \
+    "  --fingerprint-bits F  cuckoo: fingerprint bits, 4..32 (instead of --error)\n"                         \
+    "  --bucket-size B       cuckoo: slots per bucket, 1, 2, 4 or 8 (default: the cheapest for the rate)\n"   \
+    "  --semi-sort           cuckoo: semi-sorted buckets (bucket size 4): one bit less per key\n"             \
+    "  --expansion E         when full, grow by a sub-filter E times larger (0: never; cuckoo default 0,\n"   \
+    "                        bloom default 2; counting-bloom never grows)\n"                                 \
+    "  --max-kicks K         cuckoo: relocations tried per add before it fails, 1..65535 (default 500)\n"    \
+    "  --force               replace FILE if it exists (only a regular file: never a device or directory)\n"
+
+static const help_entry entries[] = {
+    {"create", "nidus create FILE --capacity N [--type T] [--error P | --fingerprint-bits F] [--bucket-size B]\n"
+               "             [--semi-sort] [--expansion E] [--max-kicks K] [--force]",
+     "Creates an empty filter in FILE. Refuses to replace an existing FILE without --force.\n" CREATE_OPTIONS
+     "A new FILE gets mode 0666 less the umask; through a symbolic link, the file it points to is written.\n"},
+    {"add", "nidus add FILE [KEY ...]",
+     "Adds the keys. Exit 1 if some could not be added (the filter is full): those that fitted are saved.\n"
+     "FILE is replaced atomically; its mode, owner and group are kept.\n" KEYS_TEXT},
+    {"check", "nidus check FILE [KEY ...]",
+     "Prints 1 (maybe present) or 0 (certainly absent) for each key, one a line, in order.\n" KEYS_TEXT},
+    {"del", "nidus del FILE [KEY ...]",
+     "Removes one copy of each key (cuckoo and counting-bloom filters; a bloom filter cannot delete). Exit 1 if\n"
+     "some were not there. Delete only keys that were added: deleting a key never added may remove another\n"
+     "key's fingerprint.\n" KEYS_TEXT},
+    {"count", "nidus count FILE KEY",
+     "Prints how many copies of KEY the filter holds (never fewer than were added and not deleted; a fingerprint\n"
+     "collision can add to it). A bloom filter prints 1 or 0.\n"},
+    {"info", "nidus info FILE [--json]",
+     "Describes the filter: kind, capacity, parameters, items, memory, load, error bound, sub-filters.\n"
+     "  --json   one JSON object; every kind has the same top-level fields (file, kind, capacity, items,\n"
+     "           memory_bytes, bits_per_item, load, error_bound, parameters, sub_filters) and sub_filters is an\n"
+     "           array of objects with capacity, items, load and error_bound.\n"},
+    {"verify", "nidus verify FILE",
+     "Reads the whole file and checks every checksum and every field; prints 'FILE: ok'. Exit 2 if damaged.\n"
+     "(check, count and info verify only what they read.)\n"},
+    {"build", "nidus build FILE --from KEYS [--capacity N] [create options]",
+     "Creates FILE and adds every line of the file KEYS (- for stdin), with a progress line on a terminal.\n"
+     "  --from KEYS           where the keys come from, one a line as described below\n"
+     "Without --capacity, build counts the lines of KEYS first and sizes the filter for them (KEYS must then be\n"
+     "a file: stdin cannot be read twice). Other options as for create:\n" CREATE_OPTIONS KEYS_TEXT},
+    {"help", "nidus help [COMMAND]", "Prints the usage of every command, or the help of one.\n"},
+};
+
+const help_entry *help_find(const char *cmd)
+{
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+        if (!strcmp(cmd, entries[i].name))
+            return &entries[i];
+    return NULL;
+}
+
+void help_usage(FILE *out)
+{
+    fprintf(out, "nidus %s: cuckoo and Bloom filters in files\n\nusage:\n", nidus_version());
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+        fprintf(out, "  %s\n", entries[i].synopsis);
+    fprintf(out, "\n  nidus help COMMAND (or nidus COMMAND --help) for a command's options;  nidus -V | --version\n"
+                 "Exit codes: 0 success; 1 a key could not be added, or (del) was not there; 2 usage, I/O or\n"
+                 "format error, with one line on stderr naming the file.\n");
+}
+
+void help_command(const help_entry *e, FILE *out) { fprintf(out, "%s\n\n%s", e->synopsis, e->text); }

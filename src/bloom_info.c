@@ -1,0 +1,12 @@
+/* Per-layer figures of a Bloom filter (for `nidus info` and other reporting). */
+#include "bloom_filter.h"
+
+nidus_status nidus_bloom_get_layer_stats(const nidus_bloom *bf, unsigned index, nidus_bloom_layer_stats *s)
+{
+    if (!bf || !s || index >= bf->nlayers)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    const nidus_bloom_layer *l = &bf->layers[index];
+    *s = (nidus_bloom_layer_stats){.capacity = l->capacity, .items = l->items, .memory_bytes = l->blocks * 64,
+                                   .hashes = l->k, .error = l->error};
+    return NIDUS_OK;
+}
