@@ -49,11 +49,12 @@ static void dir_of(const char *path, char *dir, size_t cap)
 #define LINKS_MAX 40
 
 /* The file a write to `path` must replace: `path` itself, or, through symbolic links (relative ones taken from
- * the link's directory), the file they lead to, which need not exist yet. A new string, or NULL with errno
- * (ELOOP after LINKS_MAX links). */
-static char *resolve_target(const nidus_allocator *a, const char *path)
+ * the link's directory), the file they lead to, which need not exist yet. A new string, or NULL with `*st`
+ * NIDUS_ERR_NO_MEMORY or NIDUS_ERR_IO and errno (ELOOP after LINKS_MAX links). */
+static char *resolve_target(const nidus_allocator *a, const char *path, nidus_status *st)
 {
     size_t n = strlen(path);
+    *st = NIDUS_ERR_NO_MEMORY;
     char *cur = nidus_malloc(a, n + 1);
     if (!cur)
         return NULL;
@@ -64,17 +65,23 @@ static char *resolve_target(const nidus_allocator *a, const char *path)
             return cur; /* a missing file is created; other errors show at open */
         if (hops == LINKS_MAX) {
             nidus_free(a, cur);
+            *st = NIDUS_ERR_IO;
             errno = ELOOP;
             return NULL;
         }
         size_t cap = (sb.st_size > 0 ? (size_t)sb.st_size : 255) + 1;
         char *link = nidus_malloc(a, cap);
-        ssize_t len = link ? readlink(cur, link, cap) : -1;
+        if (!link) {
+            nidus_free(a, cur);
+            return NULL;
+        }
+        ssize_t len = readlink(cur, link, cap);
         if (len < 0 || (size_t)len >= cap) {
+            int saved = len < 0 ? errno : ENAMETOOLONG; /* too long: the link changed under us */
             nidus_free(a, link);
             nidus_free(a, cur);
-            if (len >= 0)
-                errno = ENAMETOOLONG; /* the link changed under us */
+            *st = NIDUS_ERR_IO;
+            errno = saved;
             return NULL;
         }
         link[len] = 0;
@@ -156,10 +163,11 @@ nidus_status nidus_file_save(const char *path, const nidus_allocator *a, uint64_
 
 nidus_status nidus_file_replace(const char *path, const nidus_allocator *a, const void *bytes, size_t n)
 {
-    char *target = resolve_target(a, path);
+    nidus_status st;
+    char *target = resolve_target(a, path, &st);
     if (!target)
-        return errno == ENOMEM ? NIDUS_ERR_NO_MEMORY : NIDUS_ERR_IO;
-    nidus_status st = nidus_file_check_target(target);
+        return st;
+    st = nidus_file_check_target(target);
     size_t plen = strlen(target);
     char *tmp = nidus_malloc(a, plen + 16), *dir = nidus_malloc(a, plen + 2);
     if (st || !tmp || !dir) {
