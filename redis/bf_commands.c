@@ -45,7 +45,7 @@ static const char *add_error(nidus_status st)
     case NIDUS_ERR_FULL: return "ERR non scaling filter is full";
     case NIDUS_ERR_LIMIT_TABLES: return "ERR filter reached its maximum number of sub-filters";
     case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
-    case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (BF.LOADCHUNK)";
+    case NIDUS_ERR_READ_ONLY: return NIDUS_MSG_BF_LOADING;
     default: return "ERR could not add the item";
     }
 }

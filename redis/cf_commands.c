@@ -67,7 +67,7 @@ static const char *add_error(nidus_status st)
     case NIDUS_ERR_FULL: return "Filter is full";
     case NIDUS_ERR_LIMIT_TABLES: return "Maximum expansions reached";
     case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
-    case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (CF.LOADCHUNK)";
+    case NIDUS_ERR_READ_ONLY: return NIDUS_MSG_CF_LOADING;
     default: return "Memory allocation failure";
     }
 }

@@ -3,8 +3,10 @@
 #include "common.h"
 
 /* Replies [next, chunk], or [0, nil] past the last chunk (and for iter < 0). */
-static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, nidus_dump_fn dump)
+static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, const nidus_filter_ops *ops)
 {
+    if (ops->loading(f)) /* its chunks would be a partial copy */
+        return RedisModule_ReplyWithError(ctx, ops->still_loading);
     if (iter < 0 || iter > UINT32_MAX) {
         RedisModule_ReplyWithArray(ctx, 2);
         RedisModule_ReplyWithLongLong(ctx, 0);
@@ -13,10 +15,10 @@ static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, nidus
     size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len = 0;
     uint8_t *buf = RedisModule_Alloc(cap);
     uint64_t next = 0;
-    nidus_status st = dump(f, (uint64_t)iter, buf, cap, &len, &next);
+    nidus_status st = ops->dump(f, (uint64_t)iter, buf, cap, &len, &next);
     int rc;
     if (st) {
-        rc = RedisModule_ReplyWithError(ctx, "ERR filter is still loading (LOADCHUNK)");
+        rc = RedisModule_ReplyWithError(ctx, "ERR could not dump the filter");
     } else {
         RedisModule_ReplyWithArray(ctx, 2);
         RedisModule_ReplyWithLongLong(ctx, len ? (long long)next : 0);
@@ -37,9 +39,19 @@ int nidus_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     void *value;
     int rc = REDISMODULE_OK;
     if (nidus_open_existing(ctx, argv[1], REDISMODULE_READ, *ops->type, "ERR not found", &key, &value))
-        rc = reply_chunk(ctx, value, ops->dump_empty || ops->items(value) ? iter : -1, ops->dump);
+        rc = reply_chunk(ctx, value, ops->dump_empty || ops->items(value) ? iter : -1, ops);
     RedisModule_CloseKey(key);
     return rc;
+}
+
+/* True when the filter's final check failed: it can never complete, so the key goes (a load refused earlier
+ * changed nothing, and the copy may still continue). */
+static bool load_failed(const nidus_filter_ops *ops, const void *f)
+{
+    uint8_t header[NIDUS_CHUNK_OVERHEAD + 4096];
+    size_t len;
+    uint64_t next;
+    return ops->loading(f) && ops->dump(f, 0, header, sizeof header, &len, &next) == NIDUS_ERR_CORRUPT;
 }
 
 int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const nidus_filter_ops *ops)
@@ -70,7 +82,7 @@ int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
             RedisModule_ReplicateVerbatim(ctx);
             rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
         } else {
-            if (!fresh && st == NIDUS_ERR_CORRUPT && ops->loading(value))
+            if (!fresh && load_failed(ops, value))
                 RedisModule_DeleteKey(key); /* the last chunk landed and the whole failed its check */
             rc = RedisModule_ReplyWithError(
                 ctx, st == NIDUS_ERR_LIMIT_MEMORY ? NIDUS_MSG_TOO_BIG

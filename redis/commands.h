@@ -49,6 +49,7 @@ typedef struct nidus_filter_ops {
     const char *refused;     /* LOADCHUNK's reply when a data chunk is refused */
     const char *bad_iter;    /* LOADCHUNK's reply when the iterator is not a nonzero integer */
     const char *bad_cursor;  /* SCANDUMP's reply when the iterator is not an integer */
+    const char *still_loading; /* the reply to a write or SCANDUMP while a LOADCHUNK copy is unfinished */
 } nidus_filter_ops;
 
 extern const nidus_filter_ops nidus_cf_ops, nidus_bf_ops;

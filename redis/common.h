@@ -24,6 +24,10 @@ extern nidus_redis_config nidus_config;
 /* Replies shared by both filter types. */
 #define NIDUS_MSG_TOO_BIG "ERR filter would be larger than the module's max_filter_memory"
 #define NIDUS_MSG_CAPACITY "ERR capacity is larger than the module's max_capacity"
+/* A key whose SCANDUMP/LOADCHUNK copy is unfinished refuses writes (and SCANDUMP) until its remaining chunks
+ * arrive; DEL drops it. Reads answer as for an empty filter. */
+#define NIDUS_MSG_CF_LOADING "ERR filter is still loading (CF.LOADCHUNK): send the remaining chunks, or DEL the key"
+#define NIDUS_MSG_BF_LOADING "ERR filter is still loading (BF.LOADCHUNK): send the remaining chunks, or DEL the key"
 extern RedisModuleType *nidus_cf_type, *nidus_bf_type;
 extern const nidus_allocator nidus_redis_allocator; /* RedisModule_Alloc and friends */
 

@@ -3,7 +3,9 @@
  * RDB: the filter's chunks (the same ones SCANDUMP gives), each one string, then an empty string. Loading
  * feeds them to the chunk loader, which checks every chunk, the whole checksum and the contents: a hostile
  * RDB or RESTORE payload is refused (the server reports bad data), never trusted. AOF: the chunks as
- * LOADCHUNK commands. */
+ * LOADCHUNK commands. A key whose LOADCHUNK copy was cut off saves the chunks it has received and loads back
+ * in the same state, so every path (RDB, AOF, DUMP/RESTORE, COPY, replication) keeps it and the copy can
+ * continue (docs/DESIGN-NOTES.md). */
 #include <string.h>
 
 #include "commands.h"
@@ -53,7 +55,7 @@ static void *rdb_load(const nidus_filter_ops *t, RedisModuleIO *io, int encver)
             break;
         if (len == 0) { /* the end */
             RedisModule_Free(chunk);
-            if (f && !t->loading(f))
+            if (f) /* complete, or a copy still loading: it saved what it had received, and loads as it was */
                 return f;
             break;
         }
@@ -118,7 +120,7 @@ static void *copy(const nidus_filter_ops *t, const void *value)
 {
     copy_arg c = {t, NULL, false};
     each_chunk(t, value, copy_chunk, &c);
-    if (c.failed || !c.to || t->loading(c.to)) {
+    if (c.failed || !c.to) {
         if (c.to)
             t->destroy(c.to);
         return NULL;

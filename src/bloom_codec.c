@@ -221,10 +221,10 @@ nidus_status nidus_bloom_dump_chunk(const nidus_bloom *bf, uint64_t cursor, void
 {
     if (!bf || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
-    if (bf->loader)
-        return NIDUS_ERR_READ_ONLY;
-    uint8_t prefix[PREFIX_MAX];
     nidus_segment segs[NIDUS_BLOOM_MAX_LAYERS];
+    if (bf->loader)
+        return nidus_codec_dump_received(bf->loader, segs, bloom_segments(bf, segs), cursor, buf, cap, len, next);
+    uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = bloom_prefix(bf, prefix, nidus_bloom_encoded_size(bf));
     return nidus_codec_dump_chunk(prefix, prefix_bytes, segs, bloom_segments(bf, segs), cursor, buf, cap, len,
                                   next);
@@ -384,10 +384,10 @@ nidus_status nidus_counting_bloom_dump_chunk(const nidus_counting_bloom *cb, uin
 {
     if (!cb || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
-    if (cb->loader)
-        return NIDUS_ERR_READ_ONLY;
-    uint8_t prefix[PREFIX_MAX];
     nidus_segment seg = {cb->layer.data, layer_bytes(&cb->layer)};
+    if (cb->loader)
+        return nidus_codec_dump_received(cb->loader, &seg, 1, cursor, buf, cap, len, next);
+    uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = counting_prefix(cb, prefix, nidus_counting_bloom_encoded_size(cb));
     return nidus_codec_dump_chunk(prefix, prefix_bytes, &seg, 1, cursor, buf, cap, len, next);
 }

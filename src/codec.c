@@ -230,6 +230,19 @@ nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind k
     return NIDUS_OK;
 }
 
+/* Copies stream bytes [offset, offset + n) into `out`: the segments, then the checksum as one more. */
+static void read_stream(const nidus_segment *segs, unsigned count, const uint8_t *checksum, uint64_t stream,
+                        uint64_t offset, uint64_t n, uint8_t *out)
+{
+    uint64_t body = stream - NIDUS_CODEC_CHECKSUM_BYTES;
+    if (offset < body)
+        nidus_segments_read(segs, count, offset, out, (offset + n < body ? offset + n : body) - offset);
+    if (offset + n > body) {
+        uint64_t from = offset > body ? offset - body : 0;
+        memcpy(out + (body > offset ? body - offset : 0), checksum + from, (size_t)(offset + n - body - from));
+    }
+}
+
 nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
                                     unsigned count, uint64_t cursor, uint8_t *buf, size_t cap, size_t *len,
                                     uint64_t *next)
@@ -259,16 +272,40 @@ nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, 
         nidus_writer w = {checksum};
         nidus_put_u64(&w, nidus_codec_checksum(prefix, prefix_bytes, segs, count));
     }
-    /* the segments, then the checksum as one more */
     uint8_t *payload = buf + NIDUS_CHUNK_HEADER_BYTES;
-    uint64_t body = stream - NIDUS_CODEC_CHECKSUM_BYTES;
-    if (offset < body)
-        nidus_segments_read(segs, count, offset, payload, (offset + n < body ? offset + n : body) - offset);
-    if (offset + n > body) {
-        uint64_t from = offset > body ? offset - body : 0;
-        memcpy(payload + (body > offset ? body - offset : 0), checksum + from, (size_t)(offset + n - body - from));
-    }
+    read_stream(segs, count, checksum, stream, offset, n, payload);
     nidus_chunk_frame(buf, (uint32_t)cursor, token, payload, (uint32_t)n);
+    *len = (size_t)n + NIDUS_CHUNK_OVERHEAD;
+    *next = cursor + 1;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_codec_dump_received(const nidus_chunk_loader *l, const nidus_segment *segs, unsigned count,
+                                       uint64_t cursor, uint8_t *buf, size_t cap, size_t *len, uint64_t *next)
+{
+    if (l->failed)
+        return NIDUS_ERR_CORRUPT;
+    if (cursor == 0) {
+        if (cap < l->prefix_bytes + NIDUS_CHUNK_OVERHEAD)
+            return NIDUS_ERR_TOO_LARGE;
+        nidus_chunk_frame(buf, 0, l->token, l->prefix, (uint32_t)l->prefix_bytes);
+        *len = l->prefix_bytes + NIDUS_CHUNK_OVERHEAD;
+        *next = 1;
+        return NIDUS_OK;
+    }
+    if (cursor >= l->next_seq) {
+        *len = 0;
+        *next = 0;
+        return NIDUS_OK;
+    }
+    /* every chunk before next_seq landed whole: its bytes are in the segments and the loader's checksum */
+    uint64_t offset = (cursor - 1) * NIDUS_CHUNK_PAYLOAD_MAX;
+    uint64_t n = l->stream - offset < NIDUS_CHUNK_PAYLOAD_MAX ? l->stream - offset : NIDUS_CHUNK_PAYLOAD_MAX;
+    if (cap < n + NIDUS_CHUNK_OVERHEAD)
+        return NIDUS_ERR_TOO_LARGE;
+    uint8_t *payload = buf + NIDUS_CHUNK_HEADER_BYTES;
+    read_stream(segs, count, l->checksum, l->stream, offset, n, payload);
+    nidus_chunk_frame(buf, (uint32_t)cursor, l->token, payload, (uint32_t)n);
     *len = (size_t)n + NIDUS_CHUNK_OVERHEAD;
     *next = cursor + 1;
     return NIDUS_OK;

@@ -129,6 +129,12 @@ typedef struct nidus_chunk_loader {
 nidus_status nidus_chunk_accept(nidus_chunk_loader *l, uint32_t seq, uint64_t token, const uint8_t *payload,
                                 uint32_t n, const nidus_segment *segs, unsigned count, bool *complete);
 
+/* Chunk `cursor` of a load in progress, as it was received: the header (cursor 0), then the data chunks that
+ * have landed; past those `*len` and `*next` are 0. Loading these chunks into a new filter recreates the same
+ * state, so a half-finished copy can be saved and continued. NIDUS_ERR_CORRUPT once the final check failed. */
+nidus_status nidus_codec_dump_received(const nidus_chunk_loader *l, const nidus_segment *segs, unsigned count,
+                                       uint64_t cursor, uint8_t *buf, size_t cap, size_t *len, uint64_t *next);
+
 uint64_t nidus_codec_hash(const void *p, size_t n);
 
 #endif

@@ -362,11 +362,12 @@ nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, vo
 {
     if (!cf || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
+    nidus_segment segs[SEGS_MAX];
     if (cf->loader)
-        return NIDUS_ERR_READ_ONLY;
+        return nidus_codec_dump_received(&cf->loader->base, segs, loader_segments(cf, segs), cursor, buf, cap, len,
+                                         next);
     uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = write_prefix(cf, prefix, nidus_cuckoo_encoded_size(cf));
-    nidus_segment segs[SEGS_MAX];
     unsigned count;
     nidus_status st = build_segments(cf, segs, &count);
     if (!st)

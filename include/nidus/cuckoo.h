@@ -217,7 +217,9 @@ NIDUS_API nidus_status nidus_cuckoo_map_file(const char *path, const nidus_alloc
 
 /* Chunk `cursor` of the filter's encoding into buf (NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD bytes always
  * suffice). Cursor 0 gives the header chunk; `*next` is the cursor to ask for next. Past the last chunk,
- * `*len` is 0 and `*next` is 0. The filter must not change between the calls of one dump. */
+ * `*len` is 0 and `*next` is 0. The filter must not change between the calls of one dump. A filter still
+ * loading gives the chunks it has received, which load into a filter in the same loading state (so a copy
+ * cut off half-way can be saved, restored and continued); NIDUS_ERR_CORRUPT once its final check failed. */
 NIDUS_API nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *filter, uint64_t cursor, void *buf, size_t cap,
                                                size_t *len, uint64_t *next);
 

@@ -27,10 +27,12 @@ def port_free(port):
 
 
 def free_port():
-    """A port in 20000..45000 (outside the ephemeral range; cluster mode needs port + 10000 too)."""
+    """A port in 20000..45000 (outside the ephemeral range; cluster mode needs port + 10000 too), or in
+    NIDUS_TEST_PORTS=LOW-HIGH when that is set (to share a machine without colliding)."""
+    low, high = map(int, os.environ.get("NIDUS_TEST_PORTS", "20000-45000").split("-"))
     rng = random.Random()
     for _ in range(1000):
-        port = rng.randrange(20000, 45000)
+        port = rng.randrange(low, high + 1)
         if port_free(port):
             return port
     raise RuntimeError("no free port")

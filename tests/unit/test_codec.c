@@ -422,6 +422,46 @@ static void test_chunks_out_of_order_foreign_or_damaged_are_refused(void **state
     nidus_cuckoo_free(b);
 }
 
+/* A load cut off after k data chunks dumps exactly the chunks it received; those load into the same state,
+ * and the rest of the original chunks then complete it into the source filter. */
+static void test_partial_load_dumps_what_it_received(void **state)
+{
+    (void)state;
+    nidus_cuckoo_params p = {.capacity = 3000000, .bucket_size = 4, .fingerprint_bits = 12, .seed = test_seed()};
+    nidus_cuckoo *src = NULL;
+    assert_int_equal(nidus_cuckoo_new(&p, &src), NIDUS_OK);
+    for (uint64_t k = 0; k < 50000; k++)
+        assert_int_equal(nidus_cuckoo_add_hash(src, key_hash(src, "in", k)), NIDUS_OK);
+    chunks c;
+    dump_all(src, &c);
+    assert_true(c.n >= 3);
+    for (size_t got = 1; got < c.n; got++) { /* the header and got - 1 data chunks */
+        nidus_cuckoo *part = NULL;
+        for (size_t k = 0; k < got; k++)
+            assert_int_equal(nidus_cuckoo_load_chunk(&part, c.data[k], c.len[k], 0, NULL), NIDUS_OK);
+        assert_true(nidus_cuckoo_loading(part));
+        chunks again;
+        dump_all(part, &again);
+        assert_int_equal(again.n, got);
+        for (size_t k = 0; k < got; k++) {
+            assert_int_equal(again.len[k], c.len[k]);
+            assert_memory_equal(again.data[k], c.data[k], c.len[k]);
+        }
+        nidus_cuckoo *copy = NULL;
+        for (size_t k = 0; k < got; k++)
+            assert_int_equal(nidus_cuckoo_load_chunk(&copy, again.data[k], again.len[k], 0, NULL), NIDUS_OK);
+        for (size_t k = got; k < c.n; k++)
+            assert_int_equal(nidus_cuckoo_load_chunk(&copy, c.data[k], c.len[k], 0, NULL), NIDUS_OK);
+        assert_false(nidus_cuckoo_loading(copy));
+        assert_same_filter(src, copy);
+        free_chunks(&again);
+        nidus_cuckoo_free(copy);
+        nidus_cuckoo_free(part);
+    }
+    free_chunks(&c);
+    nidus_cuckoo_free(src);
+}
+
 int main(void)
 {
     test_seed();
@@ -435,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_chunk_round_trip_is_identical),
         cmocka_unit_test(test_large_filter_spans_several_chunks),
         cmocka_unit_test(test_chunks_out_of_order_foreign_or_damaged_are_refused),
+        cmocka_unit_test(test_partial_load_dumps_what_it_received),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
