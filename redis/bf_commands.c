@@ -2,8 +2,6 @@
 #include "commands.h"
 #include "common.h"
 
-#define BF_DEFAULT_EXPANSION 2
-
 typedef struct bf_options {
     double error;
     long long capacity, expansion;
@@ -13,7 +11,7 @@ typedef struct bf_options {
 static bf_options bf_defaults(void)
 {
     return (bf_options){.error = nidus_config.bf_error_rate, .capacity = (long long)nidus_config.bf_initial_size,
-                        .expansion = BF_DEFAULT_EXPANSION, .create = true};
+                        .expansion = nidus_config.bf_expansion, .create = true};
 }
 
 /* Creates the filter into `key`, or replies the error and returns NULL. */

@@ -4,10 +4,6 @@
 #include "commands.h"
 #include "common.h"
 
-#define CF_DEFAULT_BUCKET_SIZE 2
-#define CF_DEFAULT_MAX_ITERATIONS 20
-#define CF_DEFAULT_EXPANSION 1
-
 /* The parameters of a new cuckoo filter, as CF.RESERVE and the auto-creating commands give them. */
 typedef struct cf_options {
     long long capacity, bucket_size, max_iterations, expansion;
@@ -18,8 +14,8 @@ typedef struct cf_options {
 
 static cf_options cf_defaults(long long capacity)
 {
-    return (cf_options){.capacity = capacity, .bucket_size = CF_DEFAULT_BUCKET_SIZE,
-                        .max_iterations = CF_DEFAULT_MAX_ITERATIONS, .expansion = CF_DEFAULT_EXPANSION};
+    return (cf_options){.capacity = capacity, .bucket_size = nidus_config.cf_bucket_size,
+                        .max_iterations = nidus_config.cf_max_iterations, .expansion = nidus_config.cf_expansion};
 }
 
 /* Bucket sizes 1..255 are accepted as RedisBloom accepts them; ours are 1, 2, 4 and 8, so a request is
@@ -189,7 +185,7 @@ int nidus_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 return RedisModule_WrongArity(ctx);
             if (RedisModule_StringToLongLong(argv[i], &capacity) != REDISMODULE_OK)
                 return RedisModule_ReplyWithError(ctx, "Bad capacity");
-            if (2 * CF_DEFAULT_BUCKET_SIZE > capacity)
+            if (2 * (long long)nidus_config.cf_bucket_size > capacity)
                 return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
         } else if (nidus_arg_is(argv[i], "NOCREATE")) {
             create = false;

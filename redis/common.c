@@ -7,7 +7,11 @@
 nidus_redis_config nidus_config = {
     .bf_error_rate = 0.01,
     .bf_initial_size = 100,
+    .bf_expansion = 2,
+    .cf_bucket_size = 2,
     .cf_initial_size = 1024,
+    .cf_max_iterations = 20,
+    .cf_expansion = 1,
     .cf_error_rate = 0.01,
     .cf_max_expansions = 32,
     .max_capacity = UINT64_C(1) << 30,

@@ -8,15 +8,19 @@
 
 #include "module_api.h"
 
-/* Defaults and limits, set by module load arguments (see module.c). */
+/* Defaults and limits, set by load arguments and CONFIG SET (see config.h, which names each setting). */
 typedef struct nidus_redis_config {
-    double bf_error_rate;       /* error_rate: BF.ADD / BF.INSERT on a missing key */
-    uint64_t bf_initial_size;   /* initial_size */
-    uint64_t cf_initial_size;   /* cf_initial_size: CF.ADD / CF.INSERT on a missing key */
-    double cf_error_rate;       /* cf_error_rate: CF filters without ERROR or FINGERPRINT */
-    unsigned cf_max_expansions; /* cf_max_expansions: sub-filters a cuckoo filter may grow to */
-    uint64_t max_capacity;      /* max_capacity: the largest capacity any command accepts */
-    uint64_t max_memory;        /* max_filter_memory: bytes one filter may hold, creation, growth and loading */
+    double bf_error_rate;       /* bf-error-rate: BF.ADD / BF.INSERT on a missing key */
+    uint64_t bf_initial_size;   /* bf-initial-size */
+    unsigned bf_expansion;      /* bf-expansion-factor: new Bloom filters without EXPANSION (0: no growth) */
+    unsigned cf_bucket_size;    /* cf-bucket-size: new cuckoo filters without BUCKETSIZE */
+    uint64_t cf_initial_size;   /* cf-initial-size: CF.ADD / CF.INSERT on a missing key */
+    unsigned cf_max_iterations; /* cf-max-iterations: new cuckoo filters without MAXITERATIONS */
+    unsigned cf_expansion;      /* cf-expansion-factor: new cuckoo filters without EXPANSION (0: no growth) */
+    double cf_error_rate;       /* cf-error-rate: CF filters without ERROR or FINGERPRINT */
+    unsigned cf_max_expansions; /* cf-max-expansions: sub-filters a cuckoo filter may grow to, at most 64 */
+    uint64_t max_capacity;      /* max-capacity: the largest capacity any command accepts */
+    uint64_t max_memory;        /* max-filter-memory: bytes one filter may hold, creation, growth and loading */
 } nidus_redis_config;
 
 extern nidus_redis_config nidus_config;

@@ -3,6 +3,7 @@
 
 #define NIDUS_DEFINE_API(ret, name, params) ret(*RedisModule_##name) params;
 NIDUS_REDIS_API(NIDUS_DEFINE_API)
+NIDUS_REDIS_API_OPTIONAL(NIDUS_DEFINE_API)
 #undef NIDUS_DEFINE_API
 
 int nidus_redis_init(RedisModuleCtx *ctx, const char *name, int version)
@@ -15,6 +16,11 @@ int nidus_redis_init(RedisModuleCtx *ctx, const char *name, int version)
 #define NIDUS_FETCH_API(ret, name, params) missing |= get_api("RedisModule_" #name, (void *)&RedisModule_##name);
     NIDUS_REDIS_API(NIDUS_FETCH_API)
 #undef NIDUS_FETCH_API
+#define NIDUS_FETCH_OPTIONAL(ret, name, params)                                                              \
+    if (get_api("RedisModule_" #name, (void *)&RedisModule_##name) != REDISMODULE_OK)                          \
+        RedisModule_##name = NULL;
+    NIDUS_REDIS_API_OPTIONAL(NIDUS_FETCH_OPTIONAL)
+#undef NIDUS_FETCH_OPTIONAL
     if (missing)
         return REDISMODULE_ERR;
     if (RedisModule_IsModuleNameBusy(name))

@@ -41,7 +41,109 @@ typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 
+typedef struct RedisModuleCommand RedisModuleCommand;
+
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+/* Command information (RedisModule_SetCommandInfo, Redis 7.0): the server walks the arrays below with the
+ * element sizes given in RedisModuleCommandInfoVersion, so a newer server reads what it knows of ours. */
+typedef enum {
+    REDISMODULE_ARG_TYPE_STRING,
+    REDISMODULE_ARG_TYPE_INTEGER,
+    REDISMODULE_ARG_TYPE_DOUBLE,
+    REDISMODULE_ARG_TYPE_KEY,
+    REDISMODULE_ARG_TYPE_PATTERN,
+    REDISMODULE_ARG_TYPE_UNIX_TIME,
+    REDISMODULE_ARG_TYPE_PURE_TOKEN,
+    REDISMODULE_ARG_TYPE_ONEOF,
+    REDISMODULE_ARG_TYPE_BLOCK,
+} RedisModuleCommandArgType;
+
+#define REDISMODULE_CMD_ARG_OPTIONAL (1 << 0)
+#define REDISMODULE_CMD_ARG_MULTIPLE (1 << 1)
+
+typedef enum {
+    REDISMODULE_KSPEC_BS_INVALID,
+    REDISMODULE_KSPEC_BS_UNKNOWN,
+    REDISMODULE_KSPEC_BS_INDEX,
+} RedisModuleKeySpecBeginSearchType;
+typedef enum {
+    REDISMODULE_KSPEC_FK_OMITTED,
+    REDISMODULE_KSPEC_FK_UNKNOWN,
+    REDISMODULE_KSPEC_FK_RANGE,
+} RedisModuleKeySpecFindKeysType;
+
+#define REDISMODULE_CMD_KEY_RO (1ULL << 0)
+#define REDISMODULE_CMD_KEY_RW (1ULL << 1)
+
+typedef struct RedisModuleCommandArg {
+    const char *name;
+    RedisModuleCommandArgType type;
+    int key_spec_index;
+    const char *token;
+    const char *summary;
+    const char *since;
+    int flags;
+    const char *deprecated_since;
+    struct RedisModuleCommandArg *subargs;
+    const char *display_text; /* Redis 7.2; an older server steps over it */
+} RedisModuleCommandArg;
+
+typedef struct RedisModuleCommandHistoryEntry {
+    const char *since;
+    const char *changes;
+} RedisModuleCommandHistoryEntry;
+
+typedef struct RedisModuleCommandKeySpec {
+    const char *notes;
+    uint64_t flags;
+    RedisModuleKeySpecBeginSearchType begin_search_type;
+    union {
+        struct {
+            int pos;
+        } index;
+        struct {
+            const char *keyword;
+            int startfrom;
+        } keyword;
+    } bs;
+    RedisModuleKeySpecFindKeysType find_keys_type;
+    union {
+        struct {
+            int lastkey, keystep, limit;
+        } range;
+        struct {
+            int keynumidx, firstkey, keystep;
+        } keynum;
+    } fk;
+} RedisModuleCommandKeySpec;
+
+typedef struct RedisModuleCommandInfoVersion {
+    int version; /* 1 */
+    size_t sizeof_historyentry;
+    size_t sizeof_keyspec;
+    size_t sizeof_arg;
+} RedisModuleCommandInfoVersion;
+
+typedef struct RedisModuleCommandInfo {
+    const RedisModuleCommandInfoVersion *version;
+    const char *summary;
+    const char *complexity;
+    const char *since;
+    RedisModuleCommandHistoryEntry *history;
+    const char *tips;
+    int arity;
+    RedisModuleCommandKeySpec *key_specs;
+    RedisModuleCommandArg *args;
+} RedisModuleCommandInfo;
+
+/* Module configs (Redis 7.0). A Redis 8 server also takes UNPREFIXED: the name without "module." before it. */
+#define REDISMODULE_CONFIG_DEFAULT 0
+#define REDISMODULE_CONFIG_UNPREFIXED (1U << 9)
+typedef RedisModuleString *(*RedisModuleConfigGetStringFunc)(const char *name, void *privdata);
+typedef int (*RedisModuleConfigSetStringFunc)(const char *name, RedisModuleString *val, void *privdata,
+                                              RedisModuleString **err);
+typedef int (*RedisModuleConfigApplyFunc)(RedisModuleCtx *ctx, void *privdata, RedisModuleString **err);
 
 typedef struct RedisModuleTypeMethods {
     uint64_t version;
@@ -63,7 +165,7 @@ typedef struct RedisModuleTypeMethods {
 } RedisModuleTypeMethods;
 
 /* The API functions, fetched by name at load time. X(return type, name, parameters) */
-#define NIDUS_REDIS_API(X)                                                                                     \
+#define NIDUS_REDIS_API(X)                                                                                    \
     X(int, CreateCommand, (RedisModuleCtx *, const char *, RedisModuleCmdFunc, const char *, int, int, int))  \
     X(void, SetModuleAttribs, (RedisModuleCtx *, const char *, int, int))                                     \
     X(int, IsModuleNameBusy, (const char *))                                                                  \
@@ -105,15 +207,28 @@ typedef struct RedisModuleTypeMethods {
     X(void, DigestAddStringBuffer, (RedisModuleDigest *, const char *, size_t))                               \
     X(void, DigestEndSequence, (RedisModuleDigest *))                                                         \
     X(void, Log, (RedisModuleCtx *, const char *, const char *, ...))                                         \
-    X(void, LogIOError, (RedisModuleIO *, const char *, const char *, ...))
+    X(void, LogIOError, (RedisModuleIO *, const char *, const char *, ...))                                   \
+    X(RedisModuleString *, CreateString, (RedisModuleCtx *, const char *, size_t))                            \
+    X(void, FreeString, (RedisModuleCtx *, RedisModuleString *))
+
+/* Functions a server may lack: fetched when present, NULL otherwise; each use checks. */
+#define NIDUS_REDIS_API_OPTIONAL(X)                                                                           \
+    X(int, GetServerVersion, (void))                                                                          \
+    X(RedisModuleCommand *, GetCommand, (RedisModuleCtx *, const char *))                                     \
+    X(int, SetCommandInfo, (RedisModuleCommand *, const RedisModuleCommandInfo *))                            \
+    X(int, RegisterStringConfig, (RedisModuleCtx *, const char *, const char *, unsigned int,                 \
+                                  RedisModuleConfigGetStringFunc, RedisModuleConfigSetStringFunc,             \
+                                  RedisModuleConfigApplyFunc, void *))                                        \
+    X(int, LoadConfigs, (RedisModuleCtx *))
 
 #define NIDUS_DECLARE_API(ret, name, params) extern ret(*RedisModule_##name) params;
 NIDUS_REDIS_API(NIDUS_DECLARE_API)
+NIDUS_REDIS_API_OPTIONAL(NIDUS_DECLARE_API)
 #undef NIDUS_DECLARE_API
 
 /* Fetches every function above through the context's RedisModule_GetApi, refuses a taken module name, and
- * registers the module: what redismodule.h's RedisModule_Init does. REDISMODULE_ERR when a function is
- * missing (a server older than 7.0). */
+ * registers the module: what redismodule.h's RedisModule_Init does. REDISMODULE_ERR when a function of
+ * NIDUS_REDIS_API is missing; those of NIDUS_REDIS_API_OPTIONAL may be NULL. */
 int nidus_redis_init(RedisModuleCtx *ctx, const char *name, int version);
 
 #endif
