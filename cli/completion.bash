@@ -1,0 +1,37 @@
+# bash completion for nidus (installed as share/bash-completion/completions/nidus).
+_nidus()
+{
+    local cur prev words cword
+    _init_completion 2>/dev/null || {
+        cur=${COMP_WORDS[COMP_CWORD]}
+        prev=${COMP_WORDS[COMP_CWORD-1]}
+        words=("${COMP_WORDS[@]}")
+        cword=$COMP_CWORD
+    }
+    local commands="create add check del count info verify build help"
+    local create_opts="--type --capacity --error --fingerprint-bits --bucket-size --semi-sort --expansion --max-kicks --force --help"
+    if [[ $cword -eq 1 ]]; then
+        COMPREPLY=($(compgen -W "$commands -V --version -h --help" -- "$cur"))
+        return
+    fi
+    case $prev in
+        --type) COMPREPLY=($(compgen -W "cuckoo bloom counting-bloom" -- "$cur")); return ;;
+        --bucket-size) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
+        --from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --capacity|--error|--fingerprint-bits|--expansion|--max-kicks) return ;;
+    esac
+    local opts
+    case ${words[1]} in
+        create) opts=$create_opts ;;
+        build) opts="--from $create_opts" ;;
+        info) opts="--json --help" ;;
+        help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
+        *) opts="--help" ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    else
+        COMPREPLY=($(compgen -f -- "$cur"))
+    fi
+}
+complete -o filenames -F _nidus nidus
