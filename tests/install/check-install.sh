@@ -28,13 +28,13 @@ cmake --build "$scratch/cmake" >/dev/null
 LD_LIBRARY_PATH=$libdir "$scratch/cmake/consumer_shared"
 LD_LIBRARY_PATH=$libdir "$scratch/cmake/consumer_default"
 # nidus::nidus is the shared library, as -lnidus
-ldd "$scratch/cmake/consumer_default" | grep -q 'libnidus\.so' || { echo "nidus::nidus is not the shared library"; exit 1; }
+ldd "$scratch/cmake/consumer_default" | grep 'libnidus\.so' >/dev/null || { echo "nidus::nidus is not the shared library"; exit 1; }
 
 # The module, the CLI's man page and bash completion, the license
 for f in "$libdir/nidus/nidus.so" "$prefix/bin/nidus" "$prefix/share/man/man1/nidus.1" \
          "$prefix/share/bash-completion/completions/nidus" "$prefix/share/doc/nidus/LICENSE"; do
   [ -f "$f" ] || { echo "install: $f is missing"; exit 1; }
 done
-man -l "$prefix/share/man/man1/nidus.1" 2>&1 | grep -q 'nidus - cuckoo and Bloom filters in files'
+man -l "$prefix/share/man/man1/nidus.1" 2>&1 | grep 'nidus - cuckoo and Bloom filters in files' >/dev/null
 bash -c "source '$prefix/share/bash-completion/completions/nidus' && COMP_WORDS=(nidus cr) COMP_CWORD=1 && _nidus && [ \"\${COMPREPLY[*]}\" = create ]"
 echo "install: pkg-config and find_package consumers built and ran; module, man page, completion installed"
