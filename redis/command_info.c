@@ -1,6 +1,7 @@
 /* The documentation of every command (see command_info.h). The texts are RedisBloom's, so that clients and
  * tools that read COMMAND DOCS see the same interface; where nidus departs, the entry says why. */
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "command_info.h"
@@ -17,7 +18,7 @@ typedef struct doc_arg {
 typedef struct command_doc {
     const char *name;
     const char *flags;          /* CreateCommand's flags */
-    bool writes;                /* the key spec: read-write, else read-only */
+    const char *acl;            /* ACL categories (Redis >= 7.4): "write"/"read" [fast]; "write": key spec RW */
     int arity;                  /* 0: unset (-1 in COMMAND INFO) */
     const char *summary, *complexity, *since, *tips;
     const doc_arg *args;        /* NULL: no documentation beyond flags and key */
@@ -111,47 +112,47 @@ static const doc_arg bf_info[] = {
  * command readonly). CF.COMPACT rewrites the filter and replicates: a write, where RedisBloom registers it
  * readonly without documentation; ours is documented. */
 static const command_doc docs[] = {
-    {"cf.reserve", WRITE, true, -3, "Creates a new Cuckoo Filter", "O(1)", "1.0.0", NULL, cf_reserve},
-    {"cf.add", WRITE, true, 3, "Adds an item to a Cuckoo Filter", CF_ADD_COST, "1.0.0", NULL, key_item},
-    {"cf.addnx", WRITE, true, 3, "Adds an item to a Cuckoo Filter if the item did not exist previously.",
+    {"cf.reserve", WRITE, "write fast", -3, "Creates a new Cuckoo Filter", "O(1)", "1.0.0", NULL, cf_reserve},
+    {"cf.add", WRITE, "write", 3, "Adds an item to a Cuckoo Filter", CF_ADD_COST, "1.0.0", NULL, key_item},
+    {"cf.addnx", WRITE, "write", 3, "Adds an item to a Cuckoo Filter if the item did not exist previously.",
      CF_ADD_COST, "1.0.0", NULL, key_item},
-    {"cf.insert", WRITE, true, -4,
+    {"cf.insert", WRITE, "write", -4,
      "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist", CF_INSERT_COST,
      "1.0.0", NULL, cf_insert},
-    {"cf.insertnx", WRITE, true, -4,
+    {"cf.insertnx", WRITE, "write", -4,
      "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created "
      "if it does not exist",
      CF_INSERT_COST, "1.0.0", NULL, cf_insert},
-    {"cf.exists", READ, false, 3, "Checks whether one or more items exist in a Cuckoo Filter", CF_LOOKUP_COST,
+    {"cf.exists", READ, "read", 3, "Checks whether one or more items exist in a Cuckoo Filter", CF_LOOKUP_COST,
      "1.0.0", NULL, key_item},
-    {"cf.mexists", READ, false, -3, "Checks whether one or more items exist in a Cuckoo Filter",
+    {"cf.mexists", READ, "read", -3, "Checks whether one or more items exist in a Cuckoo Filter",
      "O(k * n), where k is the number of sub-filters and n is the number of items", "1.0.0", NULL, key_items},
-    {"cf.count", READ, false, 3, "Return the number of times an item might be in a Cuckoo Filter", CF_LOOKUP_COST,
+    {"cf.count", READ, "read", 3, "Return the number of times an item might be in a Cuckoo Filter", CF_LOOKUP_COST,
      "1.0.0", NULL, key_item},
-    {"cf.del", "write fast", true, 3, "Deletes an item from a Cuckoo Filter", CF_LOOKUP_COST, "1.0.0", NULL,
+    {"cf.del", "write fast", "write", 3, "Deletes an item from a Cuckoo Filter", CF_LOOKUP_COST, "1.0.0", NULL,
      key_item},
-    {"cf.compact", "write", true, 2, "Moves items of newer sub-filters into older ones and frees the emptied ones",
+    {"cf.compact", "write", "write", 2, "Moves items of newer sub-filters into older ones and frees the emptied ones",
      "O(n), where n is the number of items", "1.0.0", NULL, key_only},
-    {"cf.scandump", READ, false, 3, SCANDUMP_SUMMARY, CAPACITY_COST, "1.0.0", "dont_cache", key_iterator},
-    {"cf.loadchunk", WRITE, true, 4, LOADCHUNK_SUMMARY, CAPACITY_COST, "1.0.0", NULL, key_iterator_data},
-    {"cf.info", READ, false, 2, "Returns information about a Cuckoo Filter", "O(1)", "1.0.0", "dont_cache",
+    {"cf.scandump", READ, "read", 3, SCANDUMP_SUMMARY, CAPACITY_COST, "1.0.0", "dont_cache", key_iterator},
+    {"cf.loadchunk", WRITE, "write", 4, LOADCHUNK_SUMMARY, CAPACITY_COST, "1.0.0", NULL, key_iterator_data},
+    {"cf.info", READ, "read fast", 2, "Returns information about a Cuckoo Filter", "O(1)", "1.0.0", "dont_cache",
      key_only},
-    {"cf.debug", READ, false, 2, "Returns internal debug information about a Cuckoo Filter", "O(1)", "1.0.0",
+    {"cf.debug", READ, "read", 2, "Returns internal debug information about a Cuckoo Filter", "O(1)", "1.0.0",
      "dont_cache", key_only},
-    {"bf.reserve", WRITE, true, -4, "Creates a new Bloom Filter", "O(1)", "1.0.0", NULL, bf_reserve},
-    {"bf.add", WRITE, true, 3, "Adds an item to a Bloom Filter", BF_ONE_COST, "1.0.0", NULL, key_item},
-    {"bf.madd", WRITE, true, -3, BF_INSERT_SUMMARY, BF_MANY_COST, "1.0.0", NULL, key_items},
-    {"bf.insert", WRITE, true, -4, BF_INSERT_SUMMARY, BF_MANY_COST, "1.0.0", NULL, bf_insert},
-    {"bf.exists", READ, false, 3, "Checks whether an item exists in a Bloom Filter", BF_ONE_COST, "1.0.0", NULL,
+    {"bf.reserve", WRITE, "write fast", -4, "Creates a new Bloom Filter", "O(1)", "1.0.0", NULL, bf_reserve},
+    {"bf.add", WRITE, "write", 3, "Adds an item to a Bloom Filter", BF_ONE_COST, "1.0.0", NULL, key_item},
+    {"bf.madd", WRITE, "write", -3, BF_INSERT_SUMMARY, BF_MANY_COST, "1.0.0", NULL, key_items},
+    {"bf.insert", WRITE, "write", -4, BF_INSERT_SUMMARY, BF_MANY_COST, "1.0.0", NULL, bf_insert},
+    {"bf.exists", READ, "read", 3, "Checks whether an item exists in a Bloom Filter", BF_ONE_COST, "1.0.0", NULL,
      key_item},
-    {"bf.mexists", READ, false, -3, "Checks whether one or more items exist in a Bloom Filter", BF_MANY_COST,
+    {"bf.mexists", READ, "read", -3, "Checks whether one or more items exist in a Bloom Filter", BF_MANY_COST,
      "1.0.0", NULL, key_items},
-    {"bf.info", READ, false, -2, "Returns information about a Bloom Filter", "O(1)", "1.0.0", "dont_cache",
+    {"bf.info", READ, "read fast", -2, "Returns information about a Bloom Filter", "O(1)", "1.0.0", "dont_cache",
      bf_info},
-    {"bf.card", READ, false, 2, "Returns the cardinality of a Bloom filter", "O(1)", "2.4.4", NULL, key_only},
-    {"bf.scandump", READ, false, 3, SCANDUMP_SUMMARY, CAPACITY_COST, "1.0.0", "dont_cache", key_iterator},
-    {"bf.loadchunk", WRITE, true, 4, LOADCHUNK_SUMMARY, CAPACITY_COST, "1.0.0", NULL, key_iterator_data},
-    {"bf.debug", READ, false, 2, "Returns internal debug information about a Bloom Filter",
+    {"bf.card", READ, "read fast", 2, "Returns the cardinality of a Bloom filter", "O(1)", "2.4.4", NULL, key_only},
+    {"bf.scandump", READ, "read", 3, SCANDUMP_SUMMARY, CAPACITY_COST, "1.0.0", "dont_cache", key_iterator},
+    {"bf.loadchunk", WRITE, "write", 4, LOADCHUNK_SUMMARY, CAPACITY_COST, "1.0.0", NULL, key_iterator_data},
+    {"bf.debug", READ, "read", 2, "Returns internal debug information about a Bloom Filter",
      "O(n), where n is the number of sub-filters", "1.0.0", "dont_cache", key_only},
 };
 
@@ -195,6 +196,31 @@ static RedisModuleCommandArg *lay_out(arg_pool *pool, const doc_arg *args)
     return out;
 }
 
+/* RedisBloom's ACL categories "bloom" and "cuckoo" (Redis >= 7.4: AddACLCategory; servers without it derive
+ * @read, @write, @fast from the command flags alone). */
+static bool acl_categories;
+
+static void add_acl_categories(RedisModuleCtx *ctx)
+{
+    acl_categories = RedisModule_AddACLCategory && RedisModule_SetCommandACLCategories && RedisModule_GetCommand &&
+                     RedisModule_AddACLCategory(ctx, "bloom") == REDISMODULE_OK &&
+                     RedisModule_AddACLCategory(ctx, "cuckoo") == REDISMODULE_OK;
+}
+
+static int set_acl(RedisModuleCtx *ctx, const command_doc *d)
+{
+    if (!acl_categories)
+        return REDISMODULE_OK;
+    char categories[32];
+    snprintf(categories, sizeof categories, "%s %s", d->acl, d->name[0] == 'c' ? "cuckoo" : "bloom");
+    RedisModuleCommand *cmd = RedisModule_GetCommand(ctx, d->name);
+    if (!cmd || RedisModule_SetCommandACLCategories(cmd, categories) != REDISMODULE_OK) {
+        RedisModule_Log(ctx, "warning", "nidus: could not set the ACL categories of %s", d->name);
+        return REDISMODULE_ERR;
+    }
+    return REDISMODULE_OK;
+}
+
 static int set_info(RedisModuleCtx *ctx, const command_doc *d)
 {
     if (!RedisModule_GetCommand || !RedisModule_SetCommandInfo)
@@ -203,7 +229,7 @@ static int set_info(RedisModuleCtx *ctx, const command_doc *d)
                                                           sizeof(RedisModuleCommandKeySpec),
                                                           sizeof(RedisModuleCommandArg)};
     RedisModuleCommandKeySpec specs[2] = {{
-        .flags = d->writes ? REDISMODULE_CMD_KEY_RW : REDISMODULE_CMD_KEY_RO,
+        .flags = strncmp(d->acl, "write", 5) == 0 ? REDISMODULE_CMD_KEY_RW : REDISMODULE_CMD_KEY_RO,
         .begin_search_type = REDISMODULE_KSPEC_BS_INDEX,
         .bs.index.pos = 1,
         .find_keys_type = REDISMODULE_KSPEC_FK_RANGE,
@@ -230,6 +256,7 @@ static int set_info(RedisModuleCtx *ctx, const command_doc *d)
 
 int nidus_register_commands(RedisModuleCtx *ctx, const nidus_command *commands, size_t n)
 {
+    add_acl_categories(ctx);
     for (size_t i = 0; i < n; i++) {
         const command_doc *d = find_doc(commands[i].name);
         if (!d) {
@@ -240,7 +267,7 @@ int nidus_register_commands(RedisModuleCtx *ctx, const nidus_command *commands, 
             RedisModule_Log(ctx, "warning", "nidus: could not register %s", d->name);
             return REDISMODULE_ERR;
         }
-        if (set_info(ctx, d) != REDISMODULE_OK)
+        if (set_info(ctx, d) != REDISMODULE_OK || set_acl(ctx, d) != REDISMODULE_OK)
             return REDISMODULE_ERR;
     }
     return REDISMODULE_OK;

@@ -219,7 +219,9 @@ typedef struct RedisModuleTypeMethods {
     X(int, RegisterStringConfig, (RedisModuleCtx *, const char *, const char *, unsigned int,                 \
                                   RedisModuleConfigGetStringFunc, RedisModuleConfigSetStringFunc,             \
                                   RedisModuleConfigApplyFunc, void *))                                        \
-    X(int, LoadConfigs, (RedisModuleCtx *))
+    X(int, LoadConfigs, (RedisModuleCtx *))                                                                  \
+    X(int, AddACLCategory, (RedisModuleCtx *, const char *))                                                  \
+    X(int, SetCommandACLCategories, (RedisModuleCommand *, const char *))
 
 #define NIDUS_DECLARE_API(ret, name, params) extern ret(*RedisModule_##name) params;
 NIDUS_REDIS_API(NIDUS_DECLARE_API)

@@ -203,3 +203,15 @@ def test_key_specs_route_acl_key_patterns(conn):
     finally:
         c.close()
     assert conn("EXISTS", "other") == 0
+
+
+def test_acl_categories_where_the_server_has_them(conn):
+    """Redis >= 7.4 (RedisModule_AddACLCategory): RedisBloom's categories "bloom" and "cuckoo"."""
+    version = dict(line.split(":", 1) for line in conn("INFO", "server").decode().splitlines() if ":" in line)
+    if tuple(int(x) for x in version["redis_version"].split(".")[:2]) < (7, 4):
+        assert b"bloom" not in conn("ACL", "CAT")
+        pytest.skip("ACL categories from modules need Redis 7.4")
+    names = registered(conn)
+    assert sorted(text(n) for n in conn("ACL", "CAT", "cuckoo")) == [n for n in names if n.startswith("cf.")]
+    assert sorted(text(n) for n in conn("ACL", "CAT", "bloom")) == [n for n in names if n.startswith("bf.")]
+    assert "bf.exists" in [text(n) for n in conn("ACL", "CAT", "read")]
