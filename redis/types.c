@@ -46,12 +46,13 @@ static void *rdb_load(const nidus_filter_ops *t, RedisModuleIO *io, int encver)
     if (encver != NIDUS_RDB_VERSION)
         return NULL;
     void *f = NULL;
-    /* A filter within max_filter_memory has at most this many chunks: more means a hostile payload. */
-    uint64_t max_chunks = nidus_config.max_memory / NIDUS_CHUNK_PAYLOAD_MAX + 3;
-    for (uint64_t n = 0;; n++) {
+    /* The header chunk fixes how many data chunks follow; the loader refuses any beyond them. The limit is the
+     * one writes obey (max_filter_memory, by the measure creation and growth use), so whatever a write here
+     * produced loads, and a payload no write could produce is refused before its tables are allocated. */
+    for (;;) {
         size_t len = 0;
         char *chunk = RedisModule_LoadStringBuffer(io, &len);
-        if (RedisModule_IsIOError(io) || !chunk || n > max_chunks)
+        if (RedisModule_IsIOError(io) || !chunk)
             break;
         if (len == 0) { /* the end */
             RedisModule_Free(chunk);

@@ -266,9 +266,14 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
         if ((st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_BLOOM, &meta, &total)) ||
             (st = bloom_from_meta(&meta, allocator, &bf, &stream)))
             return st;
+        uint64_t memory = 0; /* by the measure creation and growth check against max_memory */
+        for (unsigned i = 0; i < bf->nlayers; i++)
+            memory += layer_bytes(&bf->layers[i]) + NIDUS_BLOCK_BYTES - 1;
         st = n + stream != total ? NIDUS_ERR_CORRUPT
-             : max_bytes && total > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
-                                              : begin_loader(&bf->loader, &bf->alloc, payload, n, token, stream);
+             : max_bytes && memory > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
+                                               : begin_loader(&bf->loader, &bf->alloc, payload, n, token, stream);
+        if (max_bytes && (bf->max_memory == 0 || bf->max_memory > max_bytes))
+            bf->max_memory = max_bytes; /* it grows here within this limit, so it always loads here again */
         for (unsigned i = 0; i < bf->nlayers && !st; i++)
             st = attach(&bf->layers[i], &bf->alloc, NULL);
         if (st) {

@@ -29,6 +29,7 @@ typedef struct cuckoo_meta {
     uint64_t overflow[NIDUS_CUCKOO_MAX_TABLES];
     uint64_t occupied[NIDUS_CUCKOO_MAX_TABLES];
     uint64_t stream; /* bytes of segments and checksum the meta implies */
+    uint64_t memory; /* what the tables cost by the measure growth checks against max_memory */
 } cuckoo_meta;
 
 static uint32_t meta_bytes(unsigned ntables) { return META_FIXED + META_PER_TABLE * ntables; }
@@ -216,6 +217,7 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
     if (!nidus_cuckoo_fits(m->max_memory, 0, memory))
         return NIDUS_ERR_CORRUPT;
     m->stream = stream;
+    m->memory = memory;
     return NIDUS_OK;
 }
 
@@ -387,11 +389,13 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
         return st;
     if (n + m.stream != total)
         return NIDUS_ERR_CORRUPT;
-    if (max_bytes && total > max_bytes)
+    if (!nidus_cuckoo_fits(max_bytes, 0, m.memory))
         return NIDUS_ERR_LIMIT_MEMORY;
     nidus_cuckoo *cf;
     if ((st = filter_from_meta(&m, hook, &cf)))
         return st;
+    if (max_bytes && (cf->max_memory == 0 || cf->max_memory > max_bytes))
+        cf->max_memory = max_bytes; /* it grows here within this limit, so it always loads here again */
     nidus_cuckoo_loader *l = nidus_calloc(&cf->alloc, 1, sizeof *l);
     cf->loader = l;
     st = l && (l->base.prefix = nidus_malloc(&cf->alloc, n)) ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;

@@ -223,8 +223,10 @@ NIDUS_API nidus_status nidus_cuckoo_map_file(const char *path, const nidus_alloc
 NIDUS_API nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *filter, uint64_t cursor, void *buf, size_t cap,
                                                size_t *len, uint64_t *next);
 
-/* Loads one chunk. A header chunk needs `*filter` NULL and creates a filter there (refused with
- * NIDUS_ERR_LIMIT_MEMORY when its encoding would pass `max_bytes`, unless that is 0); later chunks must come
+/* Loads one chunk. A header chunk needs `*filter` NULL and creates a filter there. With `max_bytes` nonzero it
+ * is refused (NIDUS_ERR_LIMIT_MEMORY) when its tables would cost more than that by the measure creation and
+ * growth check against max_memory, and the filter's own max_memory becomes at most `max_bytes`: whatever it
+ * grows into afterwards loads again under the same `max_bytes`. Later chunks must come
  * in the order they were dumped, from the same filter, else NIDUS_ERR_SEQUENCE and nothing changes. Until the
  * last one has landed and the whole checksum and contents check out, the filter is loading: lookups answer
  * false, writes fail. If that final check fails (NIDUS_ERR_CORRUPT), the filter stays unusable: free it. */

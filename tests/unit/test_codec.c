@@ -462,6 +462,43 @@ static void test_partial_load_dumps_what_it_received(void **state)
     nidus_cuckoo_free(src);
 }
 
+/* A load limit measures what creation and growth measure (slots and kick log, not the encoding), and the
+ * loaded filter keeps growing only within it: what grows after the load loads again under the same limit. */
+static void test_chunk_load_limit_is_the_write_limit(void **state)
+{
+    (void)state;
+    nidus_cuckoo_params p = {.capacity = 1000, .max_kicks = 65535, .expansion = 1, .seed = test_seed()};
+    nidus_cuckoo *src = NULL;
+    assert_int_equal(nidus_cuckoo_new(&p, &src), NIDUS_OK);
+    chunks c;
+    dump_all(src, &c);
+    assert_true(nidus_cuckoo_encoded_size(src) < 8192); /* a small encoding, a 512 KiB kick log */
+    nidus_cuckoo *cf = NULL;
+    assert_int_equal(nidus_cuckoo_load_chunk(&cf, c.data[0], c.len[0], 100000, NULL), NIDUS_ERR_LIMIT_MEMORY);
+    assert_null(cf);
+    uint64_t limit = 1u << 20;
+    for (size_t k = 0; k < c.n; k++)
+        assert_int_equal(nidus_cuckoo_load_chunk(&cf, c.data[k], c.len[k], limit, NULL), NIDUS_OK);
+    nidus_cuckoo_stats s;
+    nidus_cuckoo_get_stats(cf, &s);
+    assert_int_equal(s.max_memory, limit); /* was 0, no limit */
+    nidus_status st = NIDUS_OK;
+    for (uint64_t k = 0; st == NIDUS_OK; k++)
+        st = nidus_cuckoo_add_hash(cf, key_hash(cf, "grow", k));
+    assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
+    chunks again;
+    dump_all(cf, &again);
+    nidus_cuckoo *back = NULL;
+    for (size_t k = 0; k < again.n; k++)
+        assert_int_equal(nidus_cuckoo_load_chunk(&back, again.data[k], again.len[k], limit, NULL), NIDUS_OK);
+    assert_same_filter(cf, back);
+    free_chunks(&again);
+    free_chunks(&c);
+    nidus_cuckoo_free(back);
+    nidus_cuckoo_free(cf);
+    nidus_cuckoo_free(src);
+}
+
 int main(void)
 {
     test_seed();
@@ -476,6 +513,7 @@ int main(void)
         cmocka_unit_test(test_large_filter_spans_several_chunks),
         cmocka_unit_test(test_chunks_out_of_order_foreign_or_damaged_are_refused),
         cmocka_unit_test(test_partial_load_dumps_what_it_received),
+        cmocka_unit_test(test_chunk_load_limit_is_the_write_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,116 @@
+"""The module's limit policy (issue 17): max_filter_memory refuses a *write* before anything changes, and a load
+(RDB, DEBUG RELOAD, RESTORE, LOADCHUNK) accepts whatever a write could have produced. Each case below once
+saved fine and then failed to load (DEBUG RELOAD emptied the database)."""
+import pytest
+
+from resp import Error, Raw, scandump
+
+LIMIT = 1 << 16
+TOO_BIG = Error("ERR filter would be larger than the module's max_filter_memory")
+
+
+@pytest.fixture
+def c(make_server):
+    s = make_server("limited", module_args=("max_filter_memory", str(LIMIT)))
+    return Raw(s.port)
+
+
+def largest(c, accepts, low, high):
+    """The largest n in [low, high] that accepts(n) takes (monotone)."""
+    while low < high:
+        mid = (low + high + 1) // 2
+        if accepts(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def reserve_ok(c, *args):
+    key = args[1]
+    c("DEL", key)
+    return c(*args) == "OK"
+
+
+def reload_keeps(c, checks):
+    before = {k: c(*cmd) for k, cmd in checks.items()}
+    assert c("DEBUG", "RELOAD") == "OK"
+    assert {k: c(*cmd) for k, cmd in checks.items()} == before
+    for key in {cmd[1] for cmd in checks.values()}:
+        assert c("RESTORE", key + ":r", 0, c("DUMP", key)) == "OK"
+
+
+def test_bloom_sized_at_the_limit_reloads(c):
+    """Creation measures the blocks; the encoding adds its header on top, which the load once counted."""
+    n = largest(c, lambda n: reserve_ok(c, "BF.RESERVE", "b", "0.01", n, "NONSCALING"), 1, 1 << 20)
+    assert reserve_ok(c, "BF.RESERVE", "b", "0.01", n, "NONSCALING")
+    assert c("BF.RESERVE", "b2", "0.01", n + 1, "NONSCALING") == TOO_BIG
+    c("BF.MADD", "b", *range(100))
+    reload_keeps(c, {"info": ("BF.INFO", "b"), "has": ("BF.MEXISTS", "b", *range(100))})
+
+
+def test_cuckoo_with_one_iteration_at_the_limit_reloads(c):
+    """MAXITERATIONS 1: an 8-byte kick log, so the table alone nearly fills the limit."""
+    n = largest(c, lambda n: reserve_ok(c, "CF.RESERVE", "m", n, "MAXITERATIONS", 1), 4, 1 << 20)
+    assert reserve_ok(c, "CF.RESERVE", "m", n, "MAXITERATIONS", 1)
+    c("CF.INSERT", "m", "ITEMS", *range(100))
+    reload_keeps(c, {"info": ("CF.INFO", "m"), "has": ("CF.MEXISTS", "m", *range(100))})
+
+
+def test_overflow_copies_past_the_limit_reload(c):
+    """Copies beyond what a key's buckets hold go to a side map that grows without asking (refusing a
+    duplicate would break counting); the filter then holds more than the limit, and must still load."""
+    n = largest(c, lambda n: reserve_ok(c, "CF.RESERVE", "ov", n, "BUCKETSIZE", 1, "MAXITERATIONS", 1), 4, 1 << 20)
+    assert reserve_ok(c, "CF.RESERVE", "ov", n, "BUCKETSIZE", 1, "MAXITERATIONS", 1, "EXPANSION", 0)
+    keys = ["k%d" % i for i in range(1500)]
+    for _ in range(3):  # two copies fill a key's pair of one-slot buckets, the third overflows
+        assert c("CF.INSERT", "ov", "ITEMS", *keys) == [1] * len(keys)
+    assert c("MEMORY", "USAGE", "ov") > LIMIT
+    reload_keeps(c, {"info": ("CF.INFO", "ov"), "counts": ("CF.COUNT", "ov", "k7")})
+    assert c("CF.COUNT", "ov", "k7") >= 3
+
+
+@pytest.mark.parametrize("kind", ["CF", "BF"])
+def test_growth_up_to_the_limit_reloads(c, kind):
+    if kind == "CF":
+        assert c("CF.RESERVE", "g", 100, "EXPANSION", 2) == "OK"
+    else:
+        assert c("BF.RESERVE", "g", "0.001", 100, "EXPANSION", 2) == "OK"
+    added = []
+    for i in range(200000):
+        reply = c(kind + ".ADD", "g", "x%d" % i)
+        if reply not in (0, 1):  # BF.ADD: 0 when a false positive says it is there already
+            assert reply == TOO_BIG  # refused before anything changed
+            break
+        added.append("x%d" % i)
+    else:
+        raise AssertionError("never reached the limit")
+    reload_keeps(c, {"info": (kind + ".INFO", "g"), "has": (kind + ".MEXISTS", "g", *added[::50])})
+    assert c(kind + ".MEXISTS", "g", *added) == [1] * len(added)
+
+
+def test_loadchunk_obeys_the_limit_writes_obey(make_server, c):
+    """A filter copied in from a server without the limit: refused if a write here could not have made it
+    (its kick log alone passes the limit, though its encoding is small); else it grows here only within
+    the limit, so it reloads."""
+    big = Raw(make_server("unlimited").port)
+    big("CF.RESERVE", "kicks", 1000, "MAXITERATIONS", 65535)
+    big("CF.ADD", "kicks", "a")
+    chunks = scandump(big, "CF", "kicks")
+    assert sum(len(d) for _, d in chunks) < 8192
+    assert c("CF.LOADCHUNK", "kicks", *chunks[0]) == TOO_BIG
+    assert c("EXISTS", "kicks") == 0
+    big("CF.RESERVE", "g", 1000, "EXPANSION", 1)
+    big("CF.ADD", "g", "a")
+    for it, data in scandump(big, "CF", "g"):
+        assert c("CF.LOADCHUNK", "g", it, data) == "OK"
+    added = []
+    for i in range(200000):
+        reply = c("CF.ADD", "g", "x%d" % i)
+        if reply != 1:
+            assert reply == TOO_BIG
+            break
+        added.append("x%d" % i)
+    else:
+        raise AssertionError("grew past the limit")
+    reload_keeps(c, {"info": ("CF.INFO", "g"), "has": ("CF.MEXISTS", "g", *added[::50])})
