@@ -126,24 +126,43 @@ nidus_status nidus_cuckoo_add_unique(nidus_cuckoo *cf, const void *key, size_t l
     return nidus_cuckoo_add_unique_hash(cf, nidus_cuckoo_hash(cf, key, len), added);
 }
 
-bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
+/* Any filter: every table from the oldest (none while loading). */
+static bool contains_any(const nidus_cuckoo *cf, uint64_t hash)
 {
     if (cf->loader)
         return false;
-    for (unsigned k = 0; k < cf->ntables; k++) {
-        const nidus_table *t = &cf->tables[k];
-        uint64_t i;
-        uint32_t fp;
-        nidus_table_locate(t, hash, &i, &fp);
-        if (nidus_table_contains(t, i, nidus_table_alt(t, i, fp), fp))
+    for (unsigned k = 0; k < cf->ntables; k++)
+        if (nidus_table_lookup(&cf->tables[k], hash))
             return true;
-    }
     return false;
 }
 
+static __attribute__((noinline)) bool contains_key_any(const nidus_cuckoo *cf, const void *key, size_t len)
+{
+    return contains_any(cf, nidus_hash_bytes(key, len, cf->seed));
+}
+
+/* A filter that never grew (the common case) is one table: the lookup is inlined here whole, and everything
+ * else (grown or loading filters, other table shapes, keys over 16 bytes) is a tail call, so that this path
+ * needs no stack frame. */
 bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
 {
-    return nidus_cuckoo_contains_hash(cf, nidus_cuckoo_hash(cf, key, len));
+    const nidus_table *t = cf->tables;
+    if (len <= 16 && cf->ntables == 1 && !cf->loader && t->fast != NIDUS_FAST_NONE) {
+        uint64_t i, j;
+        uint32_t fp = nidus_table_fast_locate(t, nidus_hash_short(key, len, cf->seed), &i, &j);
+        if (t->fast == NIDUS_FAST_PLAIN)
+            return nidus_table_plain_probe(t, i, j, fp);
+        return nidus_table_semi_probe(t, i, j, fp);
+    }
+    return contains_key_any(cf, key, len);
+}
+
+bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
+{
+    if (cf->ntables == 1 && !cf->loader)
+        return nidus_table_lookup(cf->tables, hash);
+    return contains_any(cf, hash);
 }
 
 static uint64_t total_items(const nidus_cuckoo *cf)

@@ -75,6 +75,7 @@ static nidus_status setup(nidus_table *t, const nidus_table_shape *shape, unsign
             for (unsigned k = 0; k < 4; k++)
                 t->semi_gather |= UINT64_C(1) << (k * (hb - 1));
     }
+    nidus_table_plan_probe(t);
     return NIDUS_OK;
 }
 

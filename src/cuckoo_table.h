@@ -43,6 +43,11 @@ typedef struct nidus_table {
     nidus_swar semi_swar;    /* the four (f-4)-bit high parts of a semi-sorted bucket */
     uint64_t semi_gather;    /* multiplier gathering their match bits into a slot mask; 0 when f < 8 */
     uint32_t slot_of_bit;    /* ceil(2^16 / f): (bit * slot_of_bit) >> 16 == bit / f for bit < 64 */
+    unsigned char probe;     /* how lookups read a bucket: NIDUS_PROBE_* in cuckoo_table_impl.h */
+    unsigned bucket_bytes;   /* bucket_bits / 8 when buckets are whole bytes (NIDUS_PROBE_*_WORD) */
+    unsigned offset_shift;   /* 32 - reach_log2 */
+    unsigned char fast;      /* NIDUS_FAST_*: which lookup kernel (cuckoo_table_impl.h) */
+    bool offset_wraps;       /* buckets < 2^reach_log2: an offset may need reducing modulo buckets */
     uint64_t occupied;       /* fingerprints in slots */
     nidus_overflow overflow; /* duplicate copies beyond their bucket pair */
     unsigned max_kicks;

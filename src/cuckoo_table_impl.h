@@ -37,13 +37,17 @@ static inline uint64_t nidus_table_offset(const nidus_table *t, uint32_t fp)
     return r;
 }
 
+/* i's parity is a coin flip per key, so this is written for conditional moves, not branches: i - r (mod m)
+ * is i + (m - r) (mod m), and with i < m, 0 < r < m one conditional subtract finishes either case. */
+static inline uint64_t nidus_table_alt_by(uint64_t i, uint64_t r, uint64_t m)
+{
+    uint64_t j = i + ((i & 1) ? m - r : r);
+    return j >= m ? j - m : j;
+}
+
 static inline uint64_t nidus_table_alt(const nidus_table *t, uint64_t i, uint32_t fp)
 {
-    uint64_t r = nidus_table_offset(t, fp), m = t->shape.buckets;
-    if (i & 1)
-        return i >= r ? i - r : i + m - r;
-    uint64_t j = i + r;
-    return j >= m ? j - m : j;
+    return nidus_table_alt_by(i, nidus_table_offset(t, fp), t->shape.buckets);
 }
 
 /* Up to 64 bits at bit `pos`, without masking off the bits above n: SWAR matching ignores them. The 9th byte
@@ -55,9 +59,50 @@ static inline uint64_t nidus_table_read_raw(const uint8_t *data, uint64_t pos)
     return (nidus_load_le64(p) >> shift) | (((uint64_t)p[8] << 1) << (63 - shift));
 }
 
+/* How lookups read buckets, chosen once per table (nidus_table_plan_probe). Buckets of whole bytes that fit in
+ * one 64-bit load (b=4 f=12 and semi-sorted f=13 are 48 bits) are read with one load at i * bucket_bytes:
+ * no shift, no 9th byte, no loop over chunks. */
+enum {
+    NIDUS_PROBE_GENERAL = 0,   /* nidus_table_read_raw, chunk by chunk */
+    NIDUS_PROBE_PLAIN_WORD,    /* plain, bucket_bits a multiple of 8 and <= 64 */
+    NIDUS_PROBE_SEMI_WORD,     /* semi-sorted, bucket_bits a multiple of 8 and <= 64 */
+};
+
+/* Which lookup kernel a table takes (see nidus_table_lookup). */
+enum { NIDUS_FAST_NONE = 0, NIDUS_FAST_PLAIN, NIDUS_FAST_SEMI };
+
+static inline void nidus_table_plan_probe(nidus_table *t)
+{
+    bool word = t->bucket_bits % 8 == 0 && t->bucket_bits <= 64;
+    t->bucket_bytes = word ? t->bucket_bits / 8 : 0;
+    t->probe = !word ? NIDUS_PROBE_GENERAL : t->shape.semi_sort ? NIDUS_PROBE_SEMI_WORD : NIDUS_PROBE_PLAIN_WORD;
+    t->offset_shift = 32 - t->shape.reach_log2;
+    bool direct = t->offset_mask == t->fp_mask;
+    t->offset_wraps = (t->shape.buckets >> t->shape.reach_log2) == 0;
+    t->fast = !direct ? NIDUS_FAST_NONE
+              : t->probe == NIDUS_PROBE_PLAIN_WORD ? NIDUS_FAST_PLAIN
+              : t->probe == NIDUS_PROBE_SEMI_WORD ? NIDUS_FAST_SEMI : NIDUS_FAST_NONE;
+}
+
+/* The 64 bits at the start of bucket i of a *_WORD table (the bits past the bucket belong to the next one). */
+static inline uint64_t nidus_table_word(const nidus_table *t, uint64_t i)
+{
+    return nidus_load_le64(t->data + i * t->bucket_bytes);
+}
+
+/* The 64 bits at the start of bucket i, for any table whose bucket fits in 64 bits. */
+static inline uint64_t nidus_table_bucket_raw(const nidus_table *t, uint64_t i)
+{
+    if (t->probe != NIDUS_PROBE_GENERAL)
+        return nidus_table_word(t, i);
+    return nidus_table_read_raw(t->data, i * t->bucket_bits);
+}
+
 /* Plain buckets: OR of the match masks of every chunk (nonzero iff fp is in bucket i). */
 static inline uint64_t nidus_table_plain_match(const nidus_table *t, uint64_t i, uint32_t fp)
 {
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD)
+        return nidus_swar_match(&t->chunk_swar[0], nidus_table_word(t, i), fp);
     uint64_t pos = i * t->bucket_bits, hit = 0;
     for (unsigned c = 0; c < t->chunks; c++) {
         uint64_t w = nidus_table_read_raw(t->data, pos);
@@ -69,6 +114,8 @@ static inline uint64_t nidus_table_plain_match(const nidus_table *t, uint64_t i,
 
 static inline unsigned nidus_table_plain_count(const nidus_table *t, uint64_t i, uint32_t fp)
 {
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD)
+        return (unsigned)__builtin_popcountll(nidus_swar_match(&t->chunk_swar[0], nidus_table_word(t, i), fp));
     uint64_t pos = i * t->bucket_bits;
     unsigned n = 0;
     for (unsigned c = 0; c < t->chunks; c++) {
@@ -127,7 +174,7 @@ static inline unsigned nidus_table_semi_count(const nidus_table *t, uint64_t i, 
         nidus_table_semi_decode(t, i, have);
         return (unsigned)(have[0] == fp) + (have[1] == fp) + (have[2] == fp) + (have[3] == fp);
     }
-    uint64_t raw = nidus_table_read_raw(t->data, i * t->bucket_bits);
+    uint64_t raw = nidus_table_bucket_raw(t, i);
     uint64_t high_hits = nidus_swar_match(&t->semi_swar, raw >> NIDUS_SEMISORT_RANK_BITS, fp >> 4);
     if (!high_hits)
         return 0;
@@ -155,8 +202,8 @@ static inline bool nidus_table_semi_contains(const nidus_table *t, uint64_t i, u
 {
     if (t->bucket_bits > 64)
         return nidus_table_semi_count(t, i, fp) + nidus_table_semi_count(t, j, fp) != 0;
-    uint64_t ri = nidus_table_read_raw(t->data, i * t->bucket_bits);
-    uint64_t rj = nidus_table_read_raw(t->data, j * t->bucket_bits);
+    uint64_t ri = nidus_table_bucket_raw(t, i);
+    uint64_t rj = nidus_table_bucket_raw(t, j);
     uint64_t hi = nidus_swar_match(&t->semi_swar, ri >> NIDUS_SEMISORT_RANK_BITS, fp >> 4);
     uint64_t hj = nidus_swar_match(&t->semi_swar, rj >> NIDUS_SEMISORT_RANK_BITS, fp >> 4);
     if (!(hi | hj))
@@ -168,9 +215,74 @@ static inline bool nidus_table_semi_contains(const nidus_table *t, uint64_t i, u
  * copies of fp only while it holds copies in its buckets too. */
 static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD) {
+        uint64_t pattern = fp * t->chunk_swar[0].ones;
+        return (nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, i) ^ pattern) |
+                nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, j) ^ pattern)) != 0;
+    }
     if (t->shape.semi_sort)
         return nidus_table_semi_contains(t, i, j, fp);
     return (nidus_table_plain_match(t, i, fp) | nidus_table_plain_match(t, j, fp)) != 0;
+}
+
+/* ---- lookups of a hash in one table.
+ * The common tables (t->fast: one-word buckets, offsets drawn from the whole fingerprint, as in every first
+ * table) have kernels with no test of the table's shape but one predicted branch. */
+
+/* Bucket, alternate and fingerprint of a hash in a t->fast table. */
+static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate(const nidus_table *t, uint64_t hash,
+                                                                              uint64_t *i, uint64_t *j)
+{
+    uint32_t fp = nidus_fingerprint(nidus_fingerprint_source(hash), t->fp_mask);
+    *i = nidus_fastmod_reduce(&t->bucket_mod, hash);
+    uint64_t r = ((uint64_t)(fp * UINT32_C(0x9E3779B1)) >> t->offset_shift) | 1;
+    if (t->offset_wraps) /* a table smaller than the reach: a per-table constant, so a predicted branch */
+        r = nidus_fastmod_reduce(&t->bucket_mod, r);
+    *j = nidus_table_alt_by(*i, r, t->shape.buckets);
+    return fp;
+}
+
+static inline __attribute__((always_inline)) bool nidus_table_plain_probe(const nidus_table *t, uint64_t i,
+                                                                          uint64_t j, uint32_t fp)
+{
+    uint64_t pattern = fp * t->chunk_swar[0].ones;
+    return (nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, i) ^ pattern) |
+            nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, j) ^ pattern)) != 0;
+}
+
+/* Semi-sorted, second stage: some high part matched in bucket i or j; compare the low nibbles. */
+static inline bool nidus_table_semi_nibbles(const nidus_table *t, uint64_t ri, uint64_t hi, uint64_t rj,
+                                            uint64_t hj, uint32_t fp)
+{
+    return (nidus_table_semi_hits(t, ri, hi, fp) | nidus_table_semi_hits(t, rj, hj, fp)) != 0;
+}
+
+static inline __attribute__((always_inline)) bool nidus_table_semi_probe(const nidus_table *t, uint64_t i,
+                                                                         uint64_t j, uint32_t fp)
+{
+    uint64_t ri = nidus_table_word(t, i), rj = nidus_table_word(t, j);
+    uint64_t pattern = (fp >> 4) * t->semi_swar.ones;
+    uint64_t hi = nidus_swar_zero_fields(&t->semi_swar, (ri >> NIDUS_SEMISORT_RANK_BITS) ^ pattern);
+    uint64_t hj = nidus_swar_zero_fields(&t->semi_swar, (rj >> NIDUS_SEMISORT_RANK_BITS) ^ pattern);
+    if (!(hi | hj))
+        return false;
+    return nidus_table_semi_nibbles(t, ri, hi, rj, hj, fp);
+}
+
+static inline bool nidus_table_lookup(const nidus_table *t, uint64_t hash)
+{
+    uint64_t i, j;
+    if (t->fast == NIDUS_FAST_PLAIN) {
+        uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+        return nidus_table_plain_probe(t, i, j, fp);
+    }
+    if (t->fast == NIDUS_FAST_SEMI) {
+        uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+        return nidus_table_semi_probe(t, i, j, fp);
+    }
+    uint32_t fp;
+    nidus_table_locate(t, hash, &i, &fp);
+    return nidus_table_contains(t, i, nidus_table_alt(t, i, fp), fp);
 }
 
 /* Asks for the cache line(s) of bucket i ahead of a probe: the first byte and the last one a read touches. */

@@ -4,6 +4,7 @@
 #include "alloc.h"
 #include "bits_impl.h"
 #include "fastmod_impl.h"
+#include "hash_impl.h"
 #include "overflow.h"
 #include "semisort.h"
 #include "swar_impl.h"
@@ -68,12 +69,33 @@ static void test_swar_match_finds_exactly_the_equal_fields(void **state)
     }
 }
 
+/* The inline short-key hash is XXH3_64bits_withSeed for every length up to 16, and nidus_hash_bytes is too
+ * for longer keys. */
+static void test_short_key_hash_is_xxh3(void **state)
+{
+    (void)state;
+    uint64_t rng = test_seed() + 3;
+    uint8_t key[64];
+    for (int t = 0; t < 2000; t++) {
+        for (size_t k = 0; k < sizeof key; k++)
+            key[k] = (uint8_t)test_splitmix(&rng);
+        uint64_t seed = t % 3 ? test_splitmix(&rng) : (uint64_t)t;
+        for (size_t len = 0; len <= sizeof key; len++) {
+            uint64_t want = XXH3_64bits_withSeed(key + t % 7, len > 57 ? 57 : len, seed);
+            assert_int_equal(nidus_hash_bytes(key + t % 7, len > 57 ? 57 : len, seed), want);
+            if (len <= 16)
+                assert_int_equal(nidus_hash_short(key + t % 7, len, seed), want);
+        }
+    }
+}
+
 static void test_fastmod_equals_division(void **state)
 {
     (void)state;
     uint64_t rng = test_seed() + 2;
-    const uint64_t divisors[] = {1, 2, 3, 6, 1000, 999983, 1u << 20, 0xFFFFFFFFu, UINT64_C(0x100000001),
-                                 UINT64_C(0x40000002), UINT64_MAX, UINT64_MAX - 1, UINT64_C(1) << 63};
+    const uint64_t divisors[] = {2, 3, 4, 5, 7, 6, 1000, 999983, 1u << 20, 0xFFFFFFFFu, UINT64_C(0x100000001),
+                                 UINT64_C(0x40000002), UINT64_MAX, UINT64_MAX - 1, UINT64_C(1) << 63,
+                                 UINT64_C(0x8000000000000001), UINT64_C(3) << 62};
     for (size_t k = 0; k < sizeof divisors / sizeof divisors[0]; k++) {
         nidus_fastmod m = nidus_fastmod_make(divisors[k]);
         for (int t = 0; t < 100000; t++) {
@@ -86,7 +108,7 @@ static void test_fastmod_equals_division(void **state)
     uint64_t rng2 = rng;
     for (int t = 0; t < 100000; t++) {
         uint64_t d = test_splitmix(&rng2) >> (t % 63);
-        d += d == 0;
+        d += d < 2 ? 2 : 0; /* nidus_fastmod takes divisors from 2 */
         nidus_fastmod m = nidus_fastmod_make(d);
         uint64_t a = test_splitmix(&rng2);
         assert_int_equal(nidus_fastmod_reduce(&m, a), a % d);
@@ -162,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_bits_layout_is_little_endian),
         cmocka_unit_test(test_swar_match_finds_exactly_the_equal_fields),
         cmocka_unit_test(test_fastmod_equals_division),
+        cmocka_unit_test(test_short_key_hash_is_xxh3),
         cmocka_unit_test(test_semisort_every_quadruple_round_trips),
         cmocka_unit_test(test_semisort_order_is_canonical),
         cmocka_unit_test(test_overflow_counts_per_pair_and_fingerprint),

@@ -53,6 +53,50 @@ static void test_alternate_bucket_is_an_involution_for_any_even_size(void **stat
     }
 }
 
+/* The lookup kernels of the common table shapes (one-load buckets, offsets from the whole fingerprint) give
+ * the same answer as the general path (read bit by bit, chunk by chunk) and as the count, for present and
+ * absent hashes, in tables larger and smaller than the reach (where the offset wraps). */
+static void test_lookup_kernels_agree_with_the_general_path(void **state)
+{
+    (void)state;
+    struct {
+        unsigned b, f;
+        bool semi;
+    } shapes[] = {{4, 12, false}, {4, 13, true}, {4, 9, true}, {4, 17, true}, {2, 16, false}, {8, 8, false},
+                  {4, 13, false}, {2, 12, false}, {1, 8, false}, {4, 16, false}, {8, 12, false}};
+    const uint64_t sizes[] = {1000, (UINT64_C(1) << 17) + 2};
+    uint64_t rng = test_seed() + 7;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (size_t z = 0; z < 2; z++) {
+            nidus_table t = make(sizes[z], shapes[s].b, shapes[s].f, shapes[s].semi, 16, 500);
+            uint64_t slots = sizes[z] * shapes[s].b, added = 0;
+            uint64_t *keys = test_malloc(slots * sizeof *keys);
+            for (uint64_t n = 0; n < slots * 9 / 10; n++) {
+                uint64_t h = test_splitmix(&rng), i;
+                uint32_t fp;
+                nidus_table_locate(&t, h, &i, &fp);
+                if (nidus_table_add(&t, &libc, i, fp) == NIDUS_OK)
+                    keys[added++] = h;
+            }
+            nidus_table general = t;
+            general.fast = NIDUS_FAST_NONE;
+            general.probe = NIDUS_PROBE_GENERAL;
+            for (uint64_t n = 0; n < added + 100000; n++) {
+                uint64_t h = n < added ? keys[n] : test_splitmix(&rng), i;
+                uint32_t fp;
+                nidus_table_locate(&t, h, &i, &fp);
+                bool fast = nidus_table_lookup(&t, h);
+                assert_int_equal(fast, nidus_table_lookup(&general, h));
+                assert_int_equal(fast, nidus_table_count(&general, i, fp) > 0);
+                if (n < added)
+                    assert_true(fast);
+            }
+            test_free(keys);
+            nidus_table_release(&t, &libc);
+        }
+    }
+}
+
 /* Fill small tables until an add fails, for every bucket size and both encodings: the failed add must leave
  * every byte of the table as it was, and every fingerprint added before must still be found. */
 static void test_failed_add_leaves_table_bit_for_bit_unchanged(void **state)
@@ -138,6 +182,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alternate_bucket_is_an_involution_for_any_even_size),
         cmocka_unit_test(test_failed_add_leaves_table_bit_for_bit_unchanged),
+        cmocka_unit_test(test_lookup_kernels_agree_with_the_general_path),
         cmocka_unit_test(test_table_beyond_two_to_the_32_slots),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
