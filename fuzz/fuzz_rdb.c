@@ -34,6 +34,11 @@ static void *stub_calloc(size_t n, size_t m) { return calloc(n ? n : 1, m ? m : 
 static void *stub_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
 static void stub_free(void *p) { free(p); }
 static int stub_is_io_error(RedisModuleIO *io) { return io->error; }
+static int stub_context_flags(RedisModuleCtx *ctx)
+{
+    (void)ctx;
+    return 0; /* as RESTORE: not loading, so max_filter_memory applies */
+}
 static void stub_log_io_error(RedisModuleIO *io, const char *level, const char *fmt, ...)
 {
     (void)io, (void)level, (void)fmt;
@@ -84,6 +89,7 @@ static void setup(void)
     RedisModule_Realloc = stub_realloc;
     RedisModule_Free = stub_free;
     RedisModule_IsIOError = stub_is_io_error;
+    RedisModule_GetContextFlags = stub_context_flags;
     RedisModule_LogIOError = stub_log_io_error;
     RedisModule_LoadStringBuffer = stub_load_string;
     RedisModule_SaveStringBuffer = stub_save_string;

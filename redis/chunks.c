@@ -75,7 +75,7 @@ int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
         rc = RedisModule_ReplyWithError(ctx, iter == 1 ? "ERR item exists" : ops->refused);
     } else {
         bool fresh = ks == KEY_EMPTY;
-        nidus_status st = ops->load(&value, data, len, nidus_config.max_memory);
+        nidus_status st = ops->load(&value, data, len, nidus_load_limit());
         if (st == NIDUS_OK) {
             if (fresh)
                 RedisModule_ModuleTypeSetValue(key, type, value);

@@ -20,6 +20,11 @@ nidus_redis_config nidus_config = {
 
 RedisModuleType *nidus_cf_type, *nidus_bf_type;
 
+uint64_t nidus_load_limit(void)
+{
+    return RedisModule_GetContextFlags(NULL) & REDISMODULE_CTX_FLAGS_LOADING ? 0 : nidus_config.max_memory;
+}
+
 static void *rm_malloc(void *ctx, size_t n)
 {
     (void)ctx;

@@ -25,6 +25,12 @@ typedef struct nidus_redis_config {
 
 extern nidus_redis_config nidus_config;
 
+/* The limit a load (RDB, RESTORE, LOADCHUNK) checks a filter against: max_filter_memory for what clients
+ * send; while the server loads its own RDB or AOF (or a replica its master's), 0, so a filter is held only to
+ * the limit recorded in it — the one it was created or copied in under — and lowering max_filter_memory never
+ * makes the server refuse its own dataset. */
+uint64_t nidus_load_limit(void);
+
 /* Replies shared by both filter types. */
 #define NIDUS_MSG_TOO_BIG "ERR filter would be larger than the module's max_filter_memory"
 #define NIDUS_MSG_CAPACITY "ERR capacity is larger than the module's max_capacity"

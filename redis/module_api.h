@@ -23,6 +23,7 @@
 #define REDISMODULE_POSTPONED_LEN (-1L)
 
 /* RedisModule_GetContextFlags */
+#define REDISMODULE_CTX_FLAGS_LOADING (1 << 13) /* the server is loading its RDB or AOF, or a full sync */
 #define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
 
 /* RedisModule_SetModuleOptions: loading functions report errors instead of aborting the server. */

@@ -46,9 +46,9 @@ static void *rdb_load(const nidus_filter_ops *t, RedisModuleIO *io, int encver)
     if (encver != NIDUS_RDB_VERSION)
         return NULL;
     void *f = NULL;
-    /* The header chunk fixes how many data chunks follow; the loader refuses any beyond them. The limit is the
-     * one writes obey (max_filter_memory, by the measure creation and growth use), so whatever a write here
-     * produced loads, and a payload no write could produce is refused before its tables are allocated. */
+    /* The header chunk fixes how many data chunks follow; the loader refuses any beyond them. The limit is
+     * measured as writes measure it, so whatever a write produced loads, and a payload no write could
+     * produce is refused before its tables are allocated (see nidus_load_limit). */
     for (;;) {
         size_t len = 0;
         char *chunk = RedisModule_LoadStringBuffer(io, &len);
@@ -60,7 +60,7 @@ static void *rdb_load(const nidus_filter_ops *t, RedisModuleIO *io, int encver)
                 return f;
             break;
         }
-        nidus_status st = t->load(&f, chunk, len, nidus_config.max_memory);
+        nidus_status st = t->load(&f, chunk, len, nidus_load_limit());
         RedisModule_Free(chunk);
         if (st) {
             RedisModule_LogIOError(io, "warning", "nidus: refused a filter in the RDB payload: %s",

@@ -99,6 +99,22 @@ class Server:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait()
 
+    def wait_aof_rewrite(self):
+        r = self.client()
+        for _ in range(400):
+            p = r.info("persistence")
+            if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
+                return
+            time.sleep(0.05)
+        raise AssertionError("AOF rewrite did not finish")
+
+    def wait_replica_link(self):
+        for _ in range(400):
+            if self.client().info("replication").get("master_link_status") == "up":
+                return
+            time.sleep(0.05)
+        raise AssertionError("replica link did not come up")
+
     def restart(self):
         self.stop(nosave=True)
         self.port = free_port() if not port_free(self.port) else self.port

@@ -2,8 +2,6 @@
 of several data chunks) is never lost: DEBUG RELOAD, DUMP/RESTORE, COPY, a restart from RDB, a restart from a
 rewritten AOF and a replica all keep it in the same state, and the copy then completes on every one of them
 into the source filter. Meanwhile it refuses writes and SCANDUMP with an error that says what to do."""
-import time
-
 import pytest
 
 from resp import Error, Raw, scandump
@@ -46,16 +44,6 @@ def finish(c, kind, key, chunks, sent):
     assert c(kind + ".ADD", key, "new") == 1
 
 
-def wait_rewrite(server):
-    r = server.client()
-    for _ in range(400):
-        p = r.info("persistence")
-        if p["aof_rewrite_in_progress"] == 0 and p["aof_rewrite_scheduled"] == 0:
-            return
-        time.sleep(0.05)
-    raise AssertionError("AOF rewrite did not finish")
-
-
 @pytest.mark.parametrize("kind", ["CF", "BF"])
 @pytest.mark.parametrize("sent", [1, 3], ids=["header-only", "two-of-several-data-chunks"])
 def test_every_persistence_path_keeps_a_half_loaded_key(make_server, kind, sent):
@@ -81,7 +69,7 @@ def test_every_persistence_path_keeps_a_half_loaded_key(make_server, kind, sent)
 
     # restart from the rewritten AOF, then from an RDB file
     assert c("BGREWRITEAOF").startswith("Background")
-    wait_rewrite(s)
+    s.wait_aof_rewrite()
     s.stop(nosave=True)
     s.start()
     c = Raw(s.port)
@@ -110,10 +98,7 @@ def test_a_replica_keeps_a_half_loaded_key_and_follows_the_rest(make_server, kin
         assert c(kind + ".LOADCHUNK", "dst", it, data) == "OK"
     replica = make_server("replica", extra=("--replicaof", "127.0.0.1", str(master.port)))
     rc = Raw(replica.port)
-    for _ in range(400):  # the full sync carries the half-loaded key in the RDB
-        if replica.client().info("replication").get("master_link_status") == "up":
-            break
-        time.sleep(0.05)
+    replica.wait_replica_link()  # the full sync carries the half-loaded key in the RDB
     assert rc("DEBUG", "DIGEST-VALUE", "dst") == c("DEBUG", "DIGEST-VALUE", "dst")
     finish(c, kind, "dst", chunks, sent)
     assert c("WAIT", 1, 10000) == 1

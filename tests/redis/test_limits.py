@@ -114,3 +114,31 @@ def test_loadchunk_obeys_the_limit_writes_obey(make_server, c):
     else:
         raise AssertionError("grew past the limit")
     reload_keeps(c, {"info": ("CF.INFO", "g"), "has": ("CF.MEXISTS", "g", *added[::50])})
+
+
+def test_lowering_the_limit_never_refuses_the_servers_own_data(make_server):
+    """CONFIG SET can lower max-filter-memory under filters that exist: new writes and what clients send
+    (RESTORE, LOADCHUNK) obey the new limit, but DEBUG RELOAD, a restart and a replica keep everything."""
+    s = make_server("lowered", extra=("--appendonly", "yes"))
+    c = Raw(s.port)
+    c("CF.RESERVE", "cf", 200000)
+    c("BF.RESERVE", "bf", "0.001", 200000)
+    c("CF.INSERT", "cf", "ITEMS", *range(1000))
+    c("BF.MADD", "bf", *range(1000))
+    payload = c("DUMP", "cf")
+    assert c("CONFIG", "SET", "nidus.max-filter-memory", LIMIT) == "OK"
+    assert c("CF.RESERVE", "new", 200000) == TOO_BIG
+    assert isinstance(c("RESTORE", "cf2", 0, payload), Error)
+    assert c("DEBUG", "RELOAD") == "OK"
+    assert c("DBSIZE") == 2
+    replica = make_server("replica", extra=("--replicaof", "127.0.0.1", str(s.port)))
+    replica.wait_replica_link()
+    assert Raw(replica.port)("CF.MEXISTS", "cf", *range(1000)) == [1] * 1000
+    assert c("BGREWRITEAOF").startswith("Background")
+    s.wait_aof_rewrite()
+    s.stop(nosave=True)
+    s.module_args = ["max_filter_memory", str(LIMIT)]
+    s.start()
+    c = Raw(s.port)
+    assert c("CF.MEXISTS", "cf", *range(1000)) == [1] * 1000
+    assert c("BF.MEXISTS", "bf", *range(1000)) == [1] * 1000
