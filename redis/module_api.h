@@ -201,6 +201,8 @@ typedef struct RedisModuleTypeMethods {
     X(void, Free, (void *))                                                                                   \
     X(void, SaveUnsigned, (RedisModuleIO *, uint64_t))                                                        \
     X(uint64_t, LoadUnsigned, (RedisModuleIO *))                                                              \
+    X(void, SaveDouble, (RedisModuleIO *, double))                                                            \
+    X(double, LoadDouble, (RedisModuleIO *))                                                                  \
     X(void, SaveStringBuffer, (RedisModuleIO *, const char *, size_t))                                        \
     X(char *, LoadStringBuffer, (RedisModuleIO *, size_t *))                                                  \
     X(int, IsIOError, (RedisModuleIO *))                                                                      \

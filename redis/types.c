@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "rb_types.h"
 #include "types.h"
 
 /* Encoding versions of our RDB payload. */
@@ -35,16 +36,14 @@ static void save_chunk(void *io, const uint8_t *chunk, size_t len, uint64_t next
     RedisModule_SaveStringBuffer(io, (const char *)chunk, len);
 }
 
-static void rdb_save(const nidus_filter_ops *t, RedisModuleIO *io, void *value)
+void nidus_rdb_save_filter(const nidus_filter_ops *t, RedisModuleIO *io, void *value)
 {
     each_chunk(t, value, save_chunk, io);
     RedisModule_SaveStringBuffer(io, "", 0);
 }
 
-static void *rdb_load(const nidus_filter_ops *t, RedisModuleIO *io, int encver)
+void *nidus_rdb_load_filter(const nidus_filter_ops *t, RedisModuleIO *io)
 {
-    if (encver != NIDUS_RDB_VERSION)
-        return NULL;
     void *f = NULL;
     /* The header chunk fixes how many data chunks follow; the loader refuses any beyond them. The limit is
      * measured as writes measure it, so whatever a write produced loads, and a payload no write could
@@ -133,8 +132,11 @@ static size_t mem_usage(const nidus_filter_ops *t, const void *value) { return (
 
 /* The type methods, one set per type, over the shared code above. */
 #define TYPE_METHODS(prefix, ops)                                                                              \
-    static void *prefix##_rdb_load(RedisModuleIO *io, int encver) { return rdb_load(&ops, io, encver); }      \
-    static void prefix##_rdb_save(RedisModuleIO *io, void *v) { rdb_save(&ops, io, v); }                      \
+    static void *prefix##_rdb_load(RedisModuleIO *io, int encver)                                           \
+    {                                                                                                          \
+        return encver == NIDUS_RDB_VERSION ? nidus_rdb_load_filter(&ops, io) : NULL;                          \
+    }                                                                                                          \
+    static void prefix##_rdb_save(RedisModuleIO *io, void *v) { nidus_rdb_save_filter(&ops, io, v); }         \
     static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v) { aof_rewrite(&ops, aof, key, v); } \
     static size_t prefix##_mem(const void *v) { return mem_usage(&ops, v); }                                  \
     static void prefix##_digest(RedisModuleDigest *md, void *v) { digest(&ops, md, v); }                      \
@@ -164,5 +166,6 @@ int nidus_register_types(RedisModuleCtx *ctx)
     /* Type names are exactly nine characters; ours differ from RedisBloom's, whose RDB encoding differs. */
     nidus_cf_type = RedisModule_CreateDataType(ctx, "nidus--CF", NIDUS_RDB_VERSION, &cf_methods);
     nidus_bf_type = RedisModule_CreateDataType(ctx, "nidus--BF", NIDUS_RDB_VERSION, &bf_methods);
-    return nidus_cf_type && nidus_bf_type ? REDISMODULE_OK : REDISMODULE_ERR;
+    return nidus_cf_type && nidus_bf_type && nidus_rb_register_types(ctx) == REDISMODULE_OK ? REDISMODULE_OK
+                                                                                       : REDISMODULE_ERR;
 }

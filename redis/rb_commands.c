@@ -1,0 +1,625 @@
+/* The CF.* and BF.* commands on keys loaded from RedisBloom (types MBbloomCF / MBbloom--, rb_types.h), and the
+ * routing that sends those keys here and every other key to the nidus commands.
+ *
+ * Lookups ask the RedisBloom part (RedisBloom's hashing) and the growth part; counts add both. Adds go where
+ * RedisBloom would put them while its part has room (so the part keeps RedisBloom's layout), then to the
+ * nidus growth part. Replies and errors are the nidus commands' (which are RedisBloom's). */
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+#include "rb_bf.h"
+#include "rb_cf.h"
+#include "rb_types.h"
+
+/* Opens `name`; true when it holds a value of `type` (then *v is it). The key stays open. */
+static bool open_rb(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+                    RedisModuleKey **key, rb_value **v)
+{
+    *key = RedisModule_OpenKey(ctx, name, mode);
+    *v = NULL;
+    if (RedisModule_KeyType(*key) != REDISMODULE_KEYTYPE_MODULE || RedisModule_ModuleTypeGetType(*key) != type)
+        return false;
+    *v = RedisModule_ModuleTypeGetValue(*key);
+    return true;
+}
+
+static bool is_rb_key(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type)
+{
+    RedisModuleKey *key;
+    rb_value *v;
+    bool yes = open_rb(ctx, name, REDISMODULE_READ, type, &key, &v);
+    RedisModule_CloseKey(key);
+    return yes;
+}
+
+static bool ends_with_nx(RedisModuleString *cmd)
+{
+    size_t n;
+    const char *s = RedisModule_StringPtrLen(cmd, &n);
+    return n >= 2 && (s[n - 1] == 'x' || s[n - 1] == 'X') && (s[n - 2] == 'n' || s[n - 2] == 'N');
+}
+
+/* The index of ITEMS in `CMD key [option [value]]... ITEMS item...`, with `valued` the options that take a
+ * value and `flags` those that do not; 0 when the arguments are anything else (the nidus command then
+ * replies its error). */
+static int items_at(RedisModuleString **argv, int argc, const char *const *valued, const char *const *flags)
+{
+    for (int i = 2; i < argc; i++) {
+        if (nidus_arg_is(argv[i], "ITEMS"))
+            return i + 1 < argc ? i : 0;
+        bool known = false;
+        for (const char *const *o = valued; *o && !known; o++)
+            if (nidus_arg_is(argv[i], *o)) {
+                known = true;
+                i++;
+            }
+        for (const char *const *o = flags; *o && !known; o++)
+            known = nidus_arg_is(argv[i], *o);
+        if (!known)
+            return 0;
+    }
+    return 0;
+}
+
+/* ---- cuckoo ---- */
+
+static bool cf_contains(const rb_value *v, const char *s, size_t len)
+{
+    return rb_cf_contains(v->rb, rb_cf_hash(s, len)) || (v->grown && nidus_cuckoo_contains(v->grown, s, len));
+}
+
+static const char *cf_error(nidus_status st)
+{
+    switch (st) {
+    case NIDUS_ERR_FULL: return "Filter is full";
+    case NIDUS_ERR_LIMIT_TABLES: return "Maximum expansions reached";
+    case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
+    case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (CF.LOADCHUNK)";
+    default: return "Memory allocation failure";
+    }
+}
+
+/* The growth part: a nidus cuckoo filter `expansion` times the newest RedisBloom sub-filter, with its bucket
+ * size (rounded up to one of ours) and relocation limit. */
+static nidus_status cf_grow(rb_value *v)
+{
+    const rb_cf *cf = v->rb;
+    uint64_t used = rb_cf_memory(cf);
+    if (used >= nidus_config.max_memory)
+        return NIDUS_ERR_LIMIT_MEMORY;
+    uint64_t slots = cf->tables[cf->ntables - 1].buckets * cf->bucket_size;
+    uint64_t capacity = slots > UINT64_MAX / cf->expansion ? UINT64_MAX : slots * cf->expansion;
+    unsigned b = cf->bucket_size;
+    nidus_cuckoo_params p = {
+        .capacity = capacity < nidus_config.max_capacity ? capacity : nidus_config.max_capacity,
+        .bucket_size = b <= 1 ? 1 : b <= 2 ? 2 : b <= 4 ? 4 : 8,
+        .max_kicks = cf->max_iterations,
+        .expansion = cf->expansion,
+        .max_tables = nidus_config.cf_max_expansions,
+        .max_memory = nidus_config.max_memory - used,
+        .error_rate = nidus_config.cf_error_rate,
+        .allocator = &nidus_redis_allocator,
+    };
+    return nidus_cuckoo_new(&p, (nidus_cuckoo **)&v->grown);
+}
+
+static nidus_status cf_add(rb_value *v, const char *s, size_t len)
+{
+    rb_cf *cf = v->rb;
+    /* RedisBloom's placement while its part has room: relocations too, until the growth part exists */
+    if (rb_cf_add(cf, rb_cf_hash(s, len), !v->grown))
+        return NIDUS_OK;
+    if (cf->expansion == 0)
+        return NIDUS_ERR_FULL;
+    if (!v->grown) {
+        nidus_status st = cf_grow(v);
+        if (st)
+            return st;
+    }
+    return nidus_cuckoo_add(v->grown, s, len);
+}
+
+/* CF.ADD / CF.ADDNX key item, CF.INSERT / CF.INSERTNX key [CAPACITY n] [NOCREATE] ITEMS item... */
+static int rb_cf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi,
+                                RedisModuleCmdFunc nidus_fn)
+{
+    static const char *const valued[] = {"CAPACITY", NULL}, *const flags[] = {"NOCREATE", NULL};
+    int first = multi ? items_at(argv, argc, valued, flags) + 1 : 2;
+    if (multi ? first == 1 : argc != 3)
+        return nidus_fn(ctx, argv, argc);
+    bool nx = ends_with_nx(argv[0]);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, rb_cf_type, &key, &v);
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, argc - first);
+    bool changed = false;
+    for (int i = first; i < argc; i++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(argv[i], &len);
+        if (nx && cf_contains(v, s, len)) {
+            nidus_reply_bool(ctx, false);
+            continue;
+        }
+        nidus_status st = cf_add(v, s, len);
+        changed |= st == NIDUS_OK;
+        if (st == NIDUS_OK)
+            nidus_reply_bool(ctx, true);
+        else if (multi && (st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_LIMIT_MEMORY))
+            RedisModule_ReplyWithLongLong(ctx, -1);
+        else
+            RedisModule_ReplyWithError(ctx, cf_error(st));
+    }
+    if (changed)
+        RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+static int rb_cf_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_cf_insert_command(ctx, argv, argc, false, nidus_cf_add);
+}
+
+static int rb_cf_insert_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_cf_insert_command(ctx, argv, argc, true, nidus_cf_insert);
+}
+
+/* CF.EXISTS key item, CF.MEXISTS key item... */
+static int rb_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, bool cuckoo)
+{
+    if (multi ? argc < 3 : argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ, cuckoo ? rb_cf_type : rb_bf_type, &key, &v);
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, argc - 2);
+    for (int i = 2; i < argc; i++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(argv[i], &len);
+        bool found = cuckoo ? cf_contains(v, s, len)
+                            : rb_bf_contains(v->rb, rb_bf_hash_of(v->rb, s, len)) ||
+                                  (v->grown && nidus_bloom_contains(v->grown, s, len));
+        nidus_reply_bool(ctx, found);
+    }
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+static int rb_cf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_exists_command(ctx, argv, argc, false, true);
+}
+static int rb_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_exists_command(ctx, argv, argc, true, true);
+}
+static int rb_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_exists_command(ctx, argv, argc, false, false);
+}
+static int rb_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_exists_command(ctx, argv, argc, true, false);
+}
+
+static int rb_cf_count_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ, rb_cf_type, &key, &v);
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(argv[2], &len);
+    uint64_t n = rb_cf_count(v->rb, rb_cf_hash(s, len)) + (v->grown ? nidus_cuckoo_count(v->grown, s, len) : 0);
+    RedisModule_CloseKey(key);
+    return RedisModule_ReplyWithLongLong(ctx, (long long)n);
+}
+
+/* CF.DEL: the newest part first, as RedisBloom deletes from its newest sub-filter first. */
+static int rb_cf_del_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, rb_cf_type, &key, &v);
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(argv[2], &len);
+    bool removed = (v->grown && nidus_cuckoo_remove(v->grown, s, len) == NIDUS_OK) ||
+                   rb_cf_remove(v->rb, rb_cf_hash(s, len));
+    if (removed)
+        RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_CloseKey(key);
+    return nidus_reply_bool(ctx, removed);
+}
+
+/* CF.COMPACT: the growth part only; RedisBloom's sub-filters keep their slots (see DESIGN-NOTES). */
+static int rb_cf_compact_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, rb_cf_type, &key, &v);
+    if (v->grown && !nidus_cuckoo_loading(v->grown))
+        nidus_cuckoo_compact(v->grown, NULL);
+    RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_CloseKey(key);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+static void reply_field(RedisModuleCtx *ctx, const char *name, long long value)
+{
+    RedisModule_ReplyWithSimpleString(ctx, name);
+    RedisModule_ReplyWithLongLong(ctx, value);
+}
+
+/* CF.INFO: RedisBloom's eight fields, the growth part's tables and counts included. */
+static int rb_cf_info_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ, rb_cf_type, &key, &v);
+    const rb_cf *cf = v->rb;
+    nidus_cuckoo_stats s = {0};
+    if (v->grown)
+        nidus_cuckoo_get_stats(v->grown, &s);
+    nidus_reply_map(ctx, 8);
+    reply_field(ctx, "Size", (long long)rb_value_memory(&rb_cf_kind, v));
+    reply_field(ctx, "Number of buckets", (long long)cf->buckets);
+    reply_field(ctx, "Number of filters", (long long)cf->ntables + s.tables);
+    reply_field(ctx, "Number of items inserted", (long long)(cf->items + s.items));
+    reply_field(ctx, "Number of items deleted", (long long)(cf->deletes + s.items_deleted));
+    reply_field(ctx, "Bucket size", cf->bucket_size);
+    reply_field(ctx, "Expansion rate", cf->expansion);
+    reply_field(ctx, "Max iterations", cf->max_iterations);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+/* ---- Bloom ---- */
+
+static const char *bf_error(nidus_status st)
+{
+    switch (st) {
+    case NIDUS_ERR_FULL: return "ERR non scaling filter is full";
+    case NIDUS_ERR_LIMIT_TABLES: return "ERR filter reached its maximum number of sub-filters";
+    case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
+    case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (BF.LOADCHUNK)";
+    default: return "ERR could not add the item";
+    }
+}
+
+/* The growth part: nidus layers continuing RedisBloom's chain, the first `growth` times the newest layer's
+ * capacity at half its error (nidus halves the error per layer from the rate it is given). */
+static nidus_status bf_grow(rb_value *v)
+{
+    const rb_bf *bf = v->rb;
+    const rb_bf_layer *last = &bf->layers[bf->nlayers - 1];
+    uint64_t used = rb_bf_memory(bf);
+    if (used >= nidus_config.max_memory)
+        return NIDUS_ERR_LIMIT_MEMORY;
+    unsigned growth = bf->growth < 1 ? 1 : bf->growth > NIDUS_BLOOM_MAX_EXPANSION ? NIDUS_BLOOM_MAX_EXPANSION : bf->growth;
+    uint64_t capacity = last->entries > UINT64_MAX / growth ? UINT64_MAX : last->entries * growth;
+    nidus_bloom_params p = {
+        .capacity = capacity < nidus_config.max_capacity ? capacity : nidus_config.max_capacity,
+        .error_rate = last->error,
+        .expansion = growth,
+        .max_memory = nidus_config.max_memory - used,
+        .allocator = &nidus_redis_allocator,
+    };
+    return nidus_bloom_new(&p, (nidus_bloom **)&v->grown);
+}
+
+/* Adds one item as RedisBloom does: nothing when some layer holds it, else into the newest layer, growing
+ * when that is at capacity. */
+static nidus_status bf_add(rb_value *v, const char *s, size_t len, bool *added)
+{
+    rb_bf *bf = v->rb;
+    rb_bf_hash h = rb_bf_hash_of(bf, s, len);
+    *added = false;
+    if (rb_bf_contains(bf, h) || (v->grown && nidus_bloom_contains(v->grown, s, len)))
+        return NIDUS_OK;
+    const rb_bf_layer *last = &bf->layers[bf->nlayers - 1];
+    if (!v->grown && last->items < last->entries) {
+        *added = rb_bf_add(bf, h);
+        return NIDUS_OK;
+    }
+    if (bf->options & RB_BF_NO_SCALING)
+        return NIDUS_ERR_FULL;
+    if (!v->grown) {
+        nidus_status st = bf_grow(v);
+        if (st)
+            return st;
+    }
+    return nidus_bloom_add(v->grown, s, len, added);
+}
+
+/* BF.ADD key item, BF.MADD key item..., BF.INSERT key [options] ITEMS item...: a failed add ends the reply. */
+static int rb_bf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, int first, bool multi)
+{
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, rb_bf_type, &key, &v);
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
+    long replies = 0;
+    bool changed = false;
+    for (int i = first; i < argc; i++, replies++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(argv[i], &len);
+        bool added;
+        nidus_status st = bf_add(v, s, len, &added);
+        if (st) {
+            RedisModule_ReplyWithError(ctx, bf_error(st));
+            replies++;
+            break;
+        }
+        changed |= added;
+        nidus_reply_bool(ctx, added);
+    }
+    if (multi)
+        RedisModule_ReplySetArrayLength(ctx, replies);
+    if (changed)
+        RedisModule_ReplicateVerbatim(ctx);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+static int rb_bf_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    return rb_bf_add_items(ctx, argv, argc, 2, false);
+}
+
+static int rb_bf_madd_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc < 3)
+        return RedisModule_WrongArity(ctx);
+    return rb_bf_add_items(ctx, argv, argc, 2, true);
+}
+
+static int rb_bf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    static const char *const valued[] = {"CAPACITY", "ERROR", "EXPANSION", NULL},
+                             *const flags[] = {"NOCREATE", "NONSCALING", NULL};
+    int at = items_at(argv, argc, valued, flags);
+    return at ? rb_bf_add_items(ctx, argv, argc, at + 1, true) : nidus_bf_insert(ctx, argv, argc);
+}
+
+/* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION], both parts together. */
+static int rb_bf_info_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2 && argc != 3)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ, rb_bf_type, &key, &v);
+    const rb_bf *bf = v->rb;
+    nidus_bloom_stats s = {0};
+    if (v->grown)
+        nidus_bloom_get_stats(v->grown, &s);
+    long long capacity = (long long)s.capacity;
+    for (uint32_t i = 0; i < bf->nlayers; i++)
+        capacity += (long long)bf->layers[i].entries;
+    static const char *const names[] = {"Capacity", "Size", "Number of filters", "Number of items inserted",
+                                        "Expansion rate"};
+    static const char *const fields[] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"};
+    long long values[] = {capacity, (long long)rb_value_memory(&rb_bf_kind, v), (long long)bf->nlayers + s.layers,
+                          (long long)(bf->items + s.items), bf->growth};
+    RedisModule_CloseKey(key);
+    int only = -1;
+    if (argc == 3) {
+        for (int f = 0; f < 5; f++)
+            if (nidus_arg_is(argv[2], fields[f]))
+                only = f;
+        if (only < 0)
+            return RedisModule_ReplyWithError(ctx, "Invalid information value");
+        RedisModule_ReplyWithArray(ctx, 1);
+    } else {
+        nidus_reply_map(ctx, 5);
+    }
+    for (int f = 0; f < 5; f++) {
+        if (only >= 0 && f != only)
+            continue;
+        if (only < 0)
+            RedisModule_ReplyWithSimpleString(ctx, names[f]);
+        if (f == 4 && (bf->options & RB_BF_NO_SCALING))
+            RedisModule_ReplyWithNull(ctx);
+        else
+            RedisModule_ReplyWithLongLong(ctx, values[f]);
+    }
+    return REDISMODULE_OK;
+}
+
+static int rb_bf_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ, rb_bf_type, &key, &v);
+    nidus_bloom_stats s = {0};
+    if (v->grown)
+        nidus_bloom_get_stats(v->grown, &s);
+    long long n = (long long)(((rb_bf *)v->rb)->items + s.items);
+    RedisModule_CloseKey(key);
+    return RedisModule_ReplyWithLongLong(ctx, n);
+}
+
+/* ---- both ---- */
+
+/* CF.RESERVE / BF.RESERVE on a key that holds a filter. */
+static int rb_reserve_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    (void)argv;
+    return argc < 3 ? RedisModule_WrongArity(ctx) : RedisModule_ReplyWithError(ctx, "ERR item exists");
+}
+
+/* SCANDUMP key iter: RedisBloom's chunks, then the growth part's. RedisBloom's cuckoo SCANDUMP of a filter
+ * without items gives none; its Bloom SCANDUMP ends with an empty string, its cuckoo one with nil. */
+static int rb_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool cuckoo)
+{
+    if (argc != 3)
+        return RedisModule_WrongArity(ctx);
+    long long iter;
+    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK || (cuckoo && iter < 0))
+        return RedisModule_ReplyWithError(ctx, cuckoo ? "Invalid position" : "Second argument must be numeric");
+    const rb_kind *k = cuckoo ? &rb_cf_kind : &rb_bf_kind;
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ, cuckoo ? rb_cf_type : rb_bf_type, &key, &v);
+    size_t cap = rb_chunk_buffer_size(k, v), len = 0;
+    uint8_t *buf = RedisModule_Alloc(cap);
+    const uint8_t *data = NULL;
+    uint64_t next = 0;
+    bool empty = cuckoo && ((rb_cf *)v->rb)->items == 0 && !v->grown;
+    bool any = !empty && iter >= 0 && rb_value_chunk(k, v, (uint64_t)iter, buf, cap, &data, &len, &next);
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, any ? (long long)next : 0);
+    if (any)
+        RedisModule_ReplyWithStringBuffer(ctx, (const char *)data, len);
+    else if (cuckoo)
+        RedisModule_ReplyWithNull(ctx);
+    else
+        RedisModule_ReplyWithStringBuffer(ctx, "", 0);
+    RedisModule_Free(buf);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
+static int rb_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_scandump_command(ctx, argv, argc, true);
+}
+static int rb_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_scandump_command(ctx, argv, argc, false);
+}
+
+/* True when a LOADCHUNK at iterator 1 carries RedisBloom's header rather than a nidus one ("NDCK..."). */
+static bool rb_header_chunk(RedisModuleString *iter, RedisModuleString *data, bool cuckoo)
+{
+    long long it;
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(data, &len);
+    if (RedisModule_StringToLongLong(iter, &it) != REDISMODULE_OK || it != 1 || (len >= 4 && !memcmp(s, "NDCK", 4)))
+        return false;
+    return cuckoo ? len == RB_CF_HEADER_SIZE
+                  : len >= RB_BF_HEADER_FIXED && (len - RB_BF_HEADER_FIXED) % RB_BF_HEADER_LINK == 0;
+}
+
+/* LOADCHUNK key iter data, for a RedisBloom header on an empty key or any chunk of a key of ours. Replies as
+ * RedisBloom's LOADCHUNK does. */
+static int rb_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool cuckoo)
+{
+    if (argc != 4)
+        return RedisModule_WrongArity(ctx);
+    long long pos;
+    if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK || pos <= 0)
+        return RedisModule_ReplyWithError(ctx, cuckoo ? "Invalid position" : "ERR received bad data");
+    const rb_kind *k = cuckoo ? &rb_cf_kind : &rb_bf_kind;
+    RedisModuleType *type = cuckoo ? rb_cf_type : rb_bf_type;
+    size_t len;
+    const char *data = RedisModule_StringPtrLen(argv[3], &len);
+    RedisModuleKey *key;
+    rb_value *v;
+    bool exists = open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, type, &key, &v);
+    int rc;
+    if (pos == 1 && exists) {
+        rc = RedisModule_ReplyWithError(ctx, "ERR item exists");
+    } else if (pos != 1 && !exists) {
+        rc = RedisModule_ReplyWithError(ctx, RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY
+                                                 ? "ERR not found"
+                                                 : REDISMODULE_ERRORMSG_WRONGTYPE);
+    } else {
+        nidus_status st = rb_value_load_chunk(k, &v, (uint64_t)pos, data, len, nidus_config.max_memory);
+        if (st == NIDUS_OK) {
+            if (!exists)
+                RedisModule_ModuleTypeSetValue(key, type, v);
+            RedisModule_ReplicateVerbatim(ctx);
+            rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
+        } else {
+            rc = RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY ? NIDUS_MSG_TOO_BIG
+                                                 : !cuckoo                     ? "ERR received bad data"
+                                                 : pos == 1                    ? "Couldn't create filter!"
+                                                                               : "Couldn't load chunk!");
+        }
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
+static int rb_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_loadchunk_command(ctx, argv, argc, true);
+}
+static int rb_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return rb_loadchunk_command(ctx, argv, argc, false);
+}
+
+/* ---- routing ---- */
+
+/* One router per command: a key of the RedisBloom type goes to `ours`, everything else to `nidus`. LOADCHUNK
+ * also takes RedisBloom's header chunk for a key that does not exist yet. Without values of these types alive
+ * the routers cost one counter test. */
+#define ROUTE(nidus, ours, typevar, cuckoo, loadchunk)                                                         \
+    static int route_##nidus(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)                         \
+    {                                                                                                          \
+        bool rb = argc >= 2 && rb_values_alive > 0 && is_rb_key(ctx, argv[1], typevar);                      \
+        if (!rb && loadchunk && argc == 4 && rb_header_chunk(argv[2], argv[3], cuckoo))                       \
+            rb = true;                                                                                         \
+        return rb ? ours(ctx, argv, argc) : nidus(ctx, argv, argc);                                            \
+    }
+
+ROUTE(nidus_cf_reserve, rb_reserve_command, rb_cf_type, true, false)
+ROUTE(nidus_cf_add, rb_cf_add_command, rb_cf_type, true, false)
+ROUTE(nidus_cf_insert, rb_cf_insert_items, rb_cf_type, true, false)
+ROUTE(nidus_cf_exists, rb_cf_exists, rb_cf_type, true, false)
+ROUTE(nidus_cf_mexists, rb_cf_mexists, rb_cf_type, true, false)
+ROUTE(nidus_cf_count, rb_cf_count_command, rb_cf_type, true, false)
+ROUTE(nidus_cf_del, rb_cf_del_command, rb_cf_type, true, false)
+ROUTE(nidus_cf_compact, rb_cf_compact_command, rb_cf_type, true, false)
+ROUTE(nidus_cf_info, rb_cf_info_command, rb_cf_type, true, false)
+ROUTE(nidus_cf_scandump, rb_cf_scandump, rb_cf_type, true, false)
+ROUTE(nidus_cf_loadchunk, rb_cf_loadchunk, rb_cf_type, true, true)
+ROUTE(nidus_bf_reserve, rb_reserve_command, rb_bf_type, false, false)
+ROUTE(nidus_bf_add, rb_bf_add_command, rb_bf_type, false, false)
+ROUTE(nidus_bf_madd, rb_bf_madd_command, rb_bf_type, false, false)
+ROUTE(nidus_bf_insert, rb_bf_insert_command, rb_bf_type, false, false)
+ROUTE(nidus_bf_exists, rb_bf_exists, rb_bf_type, false, false)
+ROUTE(nidus_bf_mexists, rb_bf_mexists, rb_bf_type, false, false)
+ROUTE(nidus_bf_info, rb_bf_info_command, rb_bf_type, false, false)
+ROUTE(nidus_bf_card, rb_bf_card_command, rb_bf_type, false, false)
+ROUTE(nidus_bf_scandump, rb_bf_scandump, rb_bf_type, false, false)
+ROUTE(nidus_bf_loadchunk, rb_bf_loadchunk, rb_bf_type, false, true)
+
+#define ROUTE_ENTRY(nidus) {nidus, route_##nidus}
+
+RedisModuleCmdFunc nidus_rb_route(RedisModuleCmdFunc fn)
+{
+    static const struct {
+        RedisModuleCmdFunc nidus, route;
+    } routes[] = {
+        ROUTE_ENTRY(nidus_cf_reserve), ROUTE_ENTRY(nidus_cf_add),     ROUTE_ENTRY(nidus_cf_insert),
+        ROUTE_ENTRY(nidus_cf_exists),  ROUTE_ENTRY(nidus_cf_mexists), ROUTE_ENTRY(nidus_cf_count),
+        ROUTE_ENTRY(nidus_cf_del),     ROUTE_ENTRY(nidus_cf_compact), ROUTE_ENTRY(nidus_cf_info),
+        ROUTE_ENTRY(nidus_cf_scandump), ROUTE_ENTRY(nidus_cf_loadchunk), ROUTE_ENTRY(nidus_bf_reserve),
+        ROUTE_ENTRY(nidus_bf_add),     ROUTE_ENTRY(nidus_bf_madd),    ROUTE_ENTRY(nidus_bf_insert),
+        ROUTE_ENTRY(nidus_bf_exists),  ROUTE_ENTRY(nidus_bf_mexists), ROUTE_ENTRY(nidus_bf_info),
+        ROUTE_ENTRY(nidus_bf_card),    ROUTE_ENTRY(nidus_bf_scandump), ROUTE_ENTRY(nidus_bf_loadchunk),
+    };
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+        if (routes[i].nidus == fn)
+            return routes[i].route;
+    return fn;
+}

@@ -1,0 +1,338 @@
+"""Migration from RedisBloom: nidus.so loads RedisBloom's own data (fixtures/redisbloom, made with RedisBloom
+b28c2945 by make_fixtures.py) from an RDB file, DUMP payloads (every encoding version RedisBloom still loads)
+and SCANDUMP chunk streams, answers exactly as RedisBloom did for every item it was asked about, keeps
+working (adds, deletes, growth), and saves and loads again; corrupt RedisBloom data is refused cleanly."""
+import glob
+import json
+import os
+import random
+import shutil
+import struct
+import time
+
+import pytest
+import redis
+
+import conftest
+import rb_payload as P
+
+FIX = os.path.join(os.path.dirname(__file__), "fixtures", "redisbloom")
+with open(os.path.join(FIX, "expected.json")) as f:
+    EXPECTED = json.load(f)["keys"]
+CF_KEYS = sorted(k for k, v in EXPECTED.items() if v["kind"] == "cf")
+BF_KEYS = sorted(k for k, v in EXPECTED.items() if v["kind"] == "bf")
+
+
+def _free_port():
+    """Ports 30700..30999 only (this suite's share of the machine)."""
+    rng = random.Random()
+    for _ in range(1000):
+        port = rng.randrange(30700, 31000)
+        if conftest.port_free(port):
+            return port
+    raise RuntimeError("no free port in 30700..30999")
+
+
+conftest.free_port = _free_port
+
+
+def items(key, n=None):
+    e = EXPECTED[key]
+    return ["%s%d" % (e["prefix"], i) for i in range(e["n"] if n is None else n)]
+
+
+def exists_string(r, key, name=None):
+    e = EXPECTED[key]
+    got = []
+    its = items(key)
+    for i in range(0, len(its), 1000):
+        got += r.execute_command(e["kind"].upper() + ".MEXISTS", name or key, *its[i:i + 1000])
+    return "".join(str(int(x)) for x in got)
+
+
+def counts(r, key, name=None):
+    pipe = r.pipeline(transaction=False)
+    for it in items(key):
+        pipe.execute_command("CF.COUNT", name or key, it)
+    return pipe.execute()
+
+
+def assert_exact(r, key, name=None):
+    """Every probe answers as RedisBloom answered it: EXISTS, and CF.COUNT for cuckoo filters."""
+    e = EXPECTED[key]
+    got = exists_string(r, key, name)
+    diff = [i for i, (a, b) in enumerate(zip(got, e["exists"])) if a != b]
+    assert not diff, "%s (as %s): %d answers differ from RedisBloom's, first at item %d" % (
+        key, name or key, len(diff), diff[0])
+    if e["kind"] == "cf":
+        got = counts(r, key, name)
+        diff = [i for i, (a, b) in enumerate(zip(got, e["count"])) if a != b]
+        assert not diff, "%s: %d counts differ, first at item %d" % (key, len(diff), diff[0])
+
+
+def info(r, key):
+    e = EXPECTED[key]
+    reply = r.execute_command(e["kind"].upper() + ".INFO", key)
+    return {reply[i].decode(): reply[i + 1] for i in range(0, len(reply), 2)}
+
+
+def read_chunks(key):
+    with open(os.path.join(FIX, "scandump", key + ".chunks"), "rb") as f:
+        data = f.read()
+    out, pos = [], 0
+    while pos < len(data):
+        it, n = struct.unpack("<QI", data[pos:pos + 12])
+        out.append((it, data[pos + 12:pos + 12 + n]))
+        pos += 12 + n
+    return out
+
+
+def payload(key):
+    with open(os.path.join(FIX, "dump", key + ".bin"), "rb") as f:
+        return f.read()
+
+
+def scandump(r, kind, key):
+    chunks, it = [], 0
+    while True:
+        it, data = r.execute_command(kind.upper() + ".SCANDUMP", key, it)
+        if it == 0:
+            return chunks
+        chunks.append((it, data))
+
+
+@pytest.fixture
+def rb(tmp_path):
+    """A server started on RedisBloom's dump.rdb."""
+    d = tmp_path / "rb"
+    os.makedirs(d)
+    shutil.copy(os.path.join(FIX, "dump.rdb"), d / "dump.rdb")
+    s = conftest.Server(d)
+    yield s
+    s.kill()
+
+
+def test_rdb_of_redisbloom_loads_and_answers_exactly(rb):
+    r = rb.client()
+    assert r.dbsize() == len(EXPECTED)
+    for key in sorted(EXPECTED):
+        assert r.type(key) == (b"MBbloomCF" if key.startswith("cf") else b"MBbloom--")
+        assert_exact(r, key)
+        want, got = EXPECTED[key]["info"], info(r, key)
+        fields = ["Number of buckets", "Number of filters", "Number of items inserted", "Number of items deleted",
+                  "Bucket size", "Expansion rate", "Max iterations"] if key.startswith("cf") else \
+            ["Capacity", "Number of filters", "Number of items inserted", "Expansion rate"]
+        assert {f: got[f] for f in fields} == {f: want[f] for f in fields}, key
+        if key.startswith("bf"):
+            assert r.execute_command("BF.CARD", key) == want["Number of items inserted"]
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_restore_of_redisbloom_dump_payload(server, key):
+    """DUMP payloads, encodings 0..4 of both types (cf_v0..3 and bf_v0..3 are the older ones)."""
+    r = server.client()
+    r.restore(key, 0, payload(key))
+    assert_exact(r, key)
+
+
+@pytest.mark.parametrize("key", sorted(k for k in EXPECTED if k != "cf_empty"))
+def test_loadchunk_of_redisbloom_scandump(server, key):
+    r = server.client()
+    kind = EXPECTED[key]["kind"]
+    chunks = read_chunks(key)
+    for it, data in chunks:
+        assert r.execute_command(kind.upper() + ".LOADCHUNK", key, it, data) == b"OK"
+    assert_exact(r, key)
+    # and SCANDUMP gives RedisBloom's stream back, byte for byte: the data can go back to RedisBloom
+    assert scandump(r, kind, key) == chunks
+
+
+def test_redisbloom_empty_cuckoo_scandump_gives_no_chunks(rb):
+    r = rb.client()
+    assert read_chunks("cf_empty") == []
+    assert r.execute_command("CF.SCANDUMP", "cf_empty", 0) == [0, None]
+
+
+def positives(s):
+    return {i for i, c in enumerate(s) if c == "1"}
+
+
+def test_cuckoo_adds_deletes_growth_then_persistence(rb):
+    r = rb.client()
+    key = "cf_b2"
+    before = exists_string(r, key)
+    new = ["new:%d" % i for i in range(3000)]
+    replies = r.execute_command("CF.INSERT", key, "ITEMS", *new)
+    assert replies == [1] * len(new)
+    grown = info(r, key)
+    assert grown["Number of filters"] > EXPECTED[key]["info"]["Number of filters"]
+    assert grown["Number of items inserted"] == EXPECTED[key]["info"]["Number of items inserted"] + 3000
+    assert all(r.execute_command("CF.MEXISTS", key, *new))
+    assert positives(before) <= positives(exists_string(r, key))  # no item RedisBloom held is lost
+    # deletes: items RedisBloom held, and new ones
+    held = [i for i in range(40, 500) if EXPECTED[key]["count"][i] == 1][:50]
+    for i in held:
+        assert r.execute_command("CF.DEL", key, "%s:%d" % (key, i)) == 1
+    for it in new[:100]:
+        assert r.execute_command("CF.DEL", key, it) == 1
+    assert r.execute_command("CF.ADDNX", key, new[200]) == 0
+    absent = next(c for c in ("absent:%d" % i for i in range(10 ** 4)) if not r.execute_command("CF.EXISTS", key, c))
+    assert r.execute_command("CF.ADDNX", key, absent) == 1
+    assert r.execute_command("CF.COUNT", key, absent) >= 1
+    state = exists_string(r, key), counts(r, key), r.execute_command("CF.MEXISTS", key, *new)
+    info_before = info(r, key)
+
+    def same(name=key):
+        assert (exists_string(r, key, name), counts(r, key, name),
+                r.execute_command("CF.MEXISTS", name, *new)) == state
+
+    r.save()
+    rb.restart()
+    r = rb.client()
+    same()
+    assert {k: v for k, v in info(r, key).items() if k != "Size"} == \
+        {k: v for k, v in info_before.items() if k != "Size"}
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    same()
+    r.restore("copy", 0, r.dump(key))
+    same("copy")
+    assert r.copy(key, "copy2")
+    same("copy2")
+    for it, data in scandump(r, "cf", key):
+        r.execute_command("CF.LOADCHUNK", "chunks", it, data)
+    same("chunks")
+
+
+def test_bloom_adds_growth_then_persistence(rb):
+    r = rb.client()
+    key = "bf_low"
+    before = exists_string(r, key)
+    new = ["new:%d" % i for i in range(5000)]
+    added = r.execute_command("BF.MADD", key, *new)
+    assert sum(added) >= 4990  # a few may be false positives already
+    grown = info(r, key)
+    assert grown["Number of filters"] > EXPECTED[key]["info"]["Number of filters"]
+    assert grown["Number of items inserted"] == EXPECTED[key]["info"]["Number of items inserted"] + sum(added)
+    assert all(r.execute_command("BF.MEXISTS", key, *new))
+    assert positives(before) <= positives(exists_string(r, key))
+    state = exists_string(r, key), r.execute_command("BF.MEXISTS", key, *["other:%d" % i for i in range(3000)])
+
+    def same(name=key):
+        assert (exists_string(r, key, name),
+                r.execute_command("BF.MEXISTS", name, *["other:%d" % i for i in range(3000)])) == state
+
+    r.save()
+    rb.restart()
+    r = rb.client()
+    same()
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    same()
+    r.restore("copy", 0, r.dump(key))
+    same("copy")
+    for it, data in scandump(r, "bf", key):
+        r.execute_command("BF.LOADCHUNK", "chunks", it, data)
+    same("chunks")
+    assert r.execute_command("BF.CARD", "chunks") == r.execute_command("BF.CARD", key)
+
+
+def test_full_redisbloom_filters_stay_full(rb):
+    r = rb.client()
+    # cf_full: expansion 0, every slot taken
+    with pytest.raises(redis.ResponseError, match="Filter is full"):
+        r.execute_command("CF.ADD", "cf_full", "x")
+    assert r.execute_command("CF.INSERT", "cf_full", "ITEMS", "x", "y") == [-1, -1]
+    # bf_nonscale: NONSCALING, at capacity
+    with pytest.raises(redis.ResponseError, match="non scaling filter is full"):
+        r.execute_command("BF.ADD", "bf_nonscale", "surely-new-item")
+    assert_exact(r, "cf_full")
+    assert_exact(r, "bf_nonscale")
+
+
+def test_aof_rewrite_without_rdb_preamble(make_server, tmp_path):
+    s = make_server("aof", extra=["--appendonly", "yes", "--aof-use-rdb-preamble", "no"])
+    r = s.client()
+    for key in ("cf_b4", "bf_v1", "cf_v0"):
+        r.restore(key, 0, payload(key))
+    r.execute_command("CF.INSERT", "cf_b4", "ITEMS", *["g:%d" % i for i in range(4000)])  # grows
+    state = {k: exists_string(r, k) for k in ("cf_b4", "bf_v1", "cf_v0")}
+    grown = r.execute_command("CF.MEXISTS", "cf_b4", *["g:%d" % i for i in range(4000)])
+    r.bgrewriteaof()
+    for _ in range(200):
+        if r.info("persistence")["aof_rewrite_in_progress"] == 0 and \
+                r.info("persistence")["aof_rewrite_scheduled"] == 0:
+            break
+        time.sleep(0.05)
+    s.restart()
+    r = s.client()
+    assert {k: exists_string(r, k) for k in state} == state
+    assert r.execute_command("CF.MEXISTS", "cf_b4", *["g:%d" % i for i in range(4000)]) == grown
+    assert_exact(r, "bf_v1")
+
+
+def ops_of(key):
+    return P.parse(payload(key))[2]
+
+
+def corrupt_payloads():
+    """(label, payload): checksums valid, contents not."""
+    cf = ops_of("cf_b2")
+    bf = ops_of("bf_scale")
+    out = [
+        ("cf: no sub-filters", P.build("MBbloomCF", 4, [P.U(0)] + cf[1:])),
+        ("cf: no buckets", P.build("MBbloomCF", 4, [cf[0], P.U(0)] + cf[2:])),
+        ("cf: bucket size 0", P.build("MBbloomCF", 4, cf[:4] + [P.U(0)] + cf[5:])),
+        ("cf: slots shorter than the buckets", P.build("MBbloomCF", 4, cf[:-1] + [P.S(cf[-1][1][:-1])])),
+        ("cf: a sub-filter missing", P.build("MBbloomCF", 4, cf[:-2])),
+        ("cf: a number where the slots are", P.build("MBbloomCF", 4, cf[:-1] + [P.U(5)])),
+        ("cf: version 5", P.build("MBbloomCF", 5, cf)),
+        ("cf v3: slots of no bucket size", P.build("MBbloomCF", 3, [P.U(1), P.U(64), P.U(0), P.S(b"\0" * 127)])),
+        ("bf: no layers", P.build("MBbloom--", 4, [bf[0], P.U(0)] + bf[2:])),
+        ("bf: hashes do not match bpe", P.build("MBbloom--", 4, bf[:6] + [P.U(99)] + bf[7:])),
+        ("bf: bits not the buffer's", P.build("MBbloom--", 4, bf[:8] + [P.U(bf[8][1] * 2)] + bf[9:])),
+        ("bf: error 0", P.build("MBbloom--", 4, bf[:5] + [P.D(0.0)] + bf[6:])),
+        ("bf: n2 64", P.build("MBbloom--", 4, bf[:9] + [P.U(64)] + bf[10:])),
+        ("bf: layer count past the data", P.build("MBbloom--", 4, [bf[0], P.U(1 << 40)] + bf[2:])),
+        ("bf: truncated", P.build("MBbloom--", 4, bf[:-3])),
+        ("bf: version 5", P.build("MBbloom--", 5, bf)),
+        ("ours: growth flag 2", P.build("MBbloomCF", 512, cf + [P.U(2)])),
+        ("ours: growth part not nidus", P.build("MBbloomCF", 512, cf + [P.U(1), P.S(b"garbage"), P.S(b"")])),
+    ]
+    return out
+
+
+@pytest.mark.parametrize("label,data", corrupt_payloads(), ids=[c[0] for c in corrupt_payloads()])
+def test_corrupt_redisbloom_payload_refused(server, label, data):
+    r = server.client()
+    with pytest.raises(redis.ResponseError, match="Bad data format"):
+        r.restore("k", 0, data)
+    assert r.exists("k") == 0 and r.ping()
+
+
+def test_corrupt_redisbloom_chunks_refused(server):
+    r = server.client()
+    hdr = read_chunks("cf_b4")[0][1]
+    bad_headers = [
+        hdr[:32] + struct.pack("<HHH", 0, 20, 4),        # bucket size 0
+        hdr[:8] + struct.pack("<Q", 100) + hdr[16:],     # buckets not a power of two
+        hdr[:24] + struct.pack("<Q", 0) + hdr[32:],      # no sub-filters
+        hdr[:8] + struct.pack("<Q", 1 << 50) + hdr[16:],  # past max_filter_memory
+        hdr[:34] + struct.pack("<HH", 0, 4),             # max iterations 0
+    ]
+    for h in bad_headers:
+        with pytest.raises(redis.ResponseError):
+            r.execute_command("CF.LOADCHUNK", "c", 1, h)
+        assert r.exists("c") == 0
+    assert r.execute_command("CF.LOADCHUNK", "c", 1, hdr) == b"OK"
+    with pytest.raises(redis.ResponseError, match="Couldn't load chunk!"):
+        r.execute_command("CF.LOADCHUNK", "c", 10 ** 9, b"x" * 10)   # past the tables, not nidus either
+    with pytest.raises(redis.ResponseError, match="Couldn't load chunk!"):
+        r.execute_command("CF.LOADCHUNK", "c", 5, b"x" * 10)         # before the start
+    with pytest.raises(redis.ResponseError, match="item exists"):
+        r.execute_command("CF.LOADCHUNK", "c", 1, hdr)
+    bhdr = read_chunks("bf_scale")[0][1]
+    for h in (bhdr[:-1], bhdr[:8] + struct.pack("<I", 0) + bhdr[12:],
+              bhdr[:12] + struct.pack("<I", 64) + bhdr[16:], bhdr[:20] + b"\xff" * 53 + bhdr[73:]):
+        with pytest.raises(redis.ResponseError):
+            r.execute_command("BF.LOADCHUNK", "b", 1, h)
+        assert r.exists("b") == 0
+    assert r.ping()
