@@ -65,6 +65,53 @@ uint64_t rb_cf_count(const rb_cf *cf, uint64_t hash)
     return c;
 }
 
+/* A free slot for probe p in either of its buckets of table t; NULL when both are full. */
+static uint8_t *free_slot(const rb_cf *cf, const rb_cf_table *t, probe p)
+{
+    uint8_t *slot = find_in(bucket_of(cf, t, p.h1), cf->bucket_size, 0);
+    return slot ? slot : find_in(bucket_of(cf, t, p.h2), cf->bucket_size, 0);
+}
+
+/* Moves every fingerprint of sub-filter t it can into a free slot of an older one, as RedisBloom does: the
+ * bucket index stands in for the hash (older sub-filters' bucket counts divide it when growth is by powers of
+ * two, as RedisBloom's is). Frees the sub-filter when it empties and is the newest. True when nothing was
+ * left behind. */
+static bool empty_into_older(rb_cf *cf, unsigned t)
+{
+    rb_cf_table *tab = &cf->tables[t];
+    bool all = true;
+    for (uint64_t b = 0; b < tab->buckets; b++)
+        for (unsigned s = 0; s < cf->bucket_size; s++) {
+            uint8_t *slot = tab->slots + b * cf->bucket_size + s;
+            if (!*slot)
+                continue;
+            probe p = {b, b ^ (uint64_t)*slot * RB_CF_ALT_MIX, *slot};
+            uint8_t *to = NULL;
+            for (unsigned older = 0; older < t && !to; older++)
+                to = free_slot(cf, &cf->tables[older], p);
+            if (to) {
+                *to = *slot;
+                *slot = 0;
+            } else {
+                all = false;
+            }
+        }
+    if (all && t + 1u == cf->ntables) {
+        RedisModule_Free(tab->slots);
+        tab->slots = NULL;
+        cf->ntables--;
+    }
+    return all;
+}
+
+void rb_cf_compact(rb_cf *cf, bool all)
+{
+    for (unsigned t = cf->ntables; t-- > 1;)
+        if (!empty_into_older(cf, t) && !all)
+            break;
+    cf->deletes = 0;
+}
+
 bool rb_cf_remove(rb_cf *cf, uint64_t hash)
 {
     probe p = probe_of(hash);
@@ -76,6 +123,8 @@ bool rb_cf_remove(rb_cf *cf, uint64_t hash)
             *slot = 0;
             cf->items--;
             cf->deletes++;
+            if (cf->ntables > 1 && (double)cf->deletes > (double)cf->items * 0.10)
+                rb_cf_compact(cf, false);
             return true;
         }
     }
@@ -117,9 +166,7 @@ bool rb_cf_add(rb_cf *cf, uint64_t hash, bool kick)
 {
     probe p = probe_of(hash);
     for (unsigned t = cf->ntables; t-- > 0;) {
-        uint8_t *slot = find_in(bucket_of(cf, &cf->tables[t], p.h1), cf->bucket_size, 0);
-        if (!slot)
-            slot = find_in(bucket_of(cf, &cf->tables[t], p.h2), cf->bucket_size, 0);
+        uint8_t *slot = free_slot(cf, &cf->tables[t], p);
         if (slot) {
             *slot = p.fp;
             cf->items++;

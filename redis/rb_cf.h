@@ -47,8 +47,14 @@ uint64_t rb_cf_memory(const rb_cf *cf);
 bool rb_cf_contains(const rb_cf *cf, uint64_t hash);
 uint64_t rb_cf_count(const rb_cf *cf, uint64_t hash);
 
-/* Removes one copy (newest sub-filter first); true when one was found. Counters follow RedisBloom's. */
+/* Removes one copy (newest sub-filter first); true when one was found. Counters follow RedisBloom's, and so
+ * does its compaction once deletes pass 10 % of the items. */
 bool rb_cf_remove(rb_cf *cf, uint64_t hash);
+
+/* RedisBloom's compaction: newest sub-filter first, fingerprints move to free slots of older sub-filters, an
+ * emptied newest sub-filter is freed; without `all` it stops at the first sub-filter that cannot be emptied.
+ * Resets the delete count. Answers do not change. */
+void rb_cf_compact(rb_cf *cf, bool all);
 
 /* Adds with RedisBloom's placement: a free slot in either bucket, newest sub-filter first; then, when `kick`,
  * up to max_iterations relocations in the newest sub-filter, undone when they find no room. False: no room

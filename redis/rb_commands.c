@@ -238,7 +238,7 @@ static int rb_cf_del_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     return nidus_reply_bool(ctx, removed);
 }
 
-/* CF.COMPACT: the growth part only; RedisBloom's sub-filters keep their slots (see DESIGN-NOTES). */
+/* CF.COMPACT: RedisBloom's compaction of its part, ours of the growth part. */
 static int rb_cf_compact_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
@@ -246,6 +246,7 @@ static int rb_cf_compact_command(RedisModuleCtx *ctx, RedisModuleString **argv, 
     RedisModuleKey *key;
     rb_value *v;
     open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, rb_cf_type, &key, &v);
+    rb_cf_compact(v->rb, true);
     if (v->grown && !nidus_cuckoo_loading(v->grown))
         nidus_cuckoo_compact(v->grown, NULL);
     RedisModule_ReplicateVerbatim(ctx);
