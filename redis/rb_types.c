@@ -176,14 +176,12 @@ static void save_rb_bf(RedisModuleIO *io, const rb_bf *bf)
     }
 }
 
-/* The growth part after the RedisBloom part: 0, or 1 and the filter. A growth part still loading
- * (LOADCHUNK) has no complete chunks to save: it is left out, as the nidus types leave out a key still
- * loading. */
+/* The growth part after the RedisBloom part: 0, or 1 and the filter (one still loading by LOADCHUNK saves
+ * the chunks it received and loads back in that state, as the nidus types' keys do). */
 static void save_grown(RedisModuleIO *io, const nidus_filter_ops *ops, void *grown)
 {
-    bool keep = grown && !ops->loading(grown);
-    RedisModule_SaveUnsigned(io, keep);
-    if (keep)
+    RedisModule_SaveUnsigned(io, grown != NULL);
+    if (grown)
         nidus_rdb_save_filter(ops, io, grown);
 }
 
@@ -295,8 +293,7 @@ bool rb_value_chunk(const rb_kind *k, const rb_value *v, uint64_t iter, uint8_t 
     if (iter < end)
         return rb_chunk_get(v->rb, k->array, iter, RB_SCANDUMP_MAX, data, len, next);
     uint64_t cursor;
-    if (!v->grown || k->ops->loading(v->grown) ||
-        k->ops->dump(v->grown, iter - end, buf, cap, len, &cursor) != NIDUS_OK || *len == 0)
+    if (!v->grown || k->ops->dump(v->grown, iter - end, buf, cap, len, &cursor) != NIDUS_OK || *len == 0)
         return false;
     *data = buf;
     *next = end + cursor;

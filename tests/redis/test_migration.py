@@ -266,6 +266,26 @@ def test_bloom_adds_growth_then_persistence(rb):
     assert r.execute_command("BF.CARD", "chunks") == r.execute_command("BF.CARD", key)
 
 
+def test_half_loaded_growth_part_survives_reload_and_completes(server):
+    """A LOADCHUNK copy of a grown key, interrupted inside the growth part's chunks, saves and loads as it
+    was and completes afterwards."""
+    r = server.client()
+    r.restore("src", 0, payload("cf_b1"))
+    new = ["g:%d" % i for i in range(3000)]
+    r.execute_command("CF.INSERT", "src", "ITEMS", *new)
+    chunks = scandump(r, "cf", "src")
+    assert len(chunks) >= 6  # header, RedisBloom's 4 sub-filters, the growth part's header and data
+    for it, data in chunks[:-1]:
+        assert r.execute_command("CF.LOADCHUNK", "dst", it, data) == b"OK"
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    r.restore("dst2", 0, r.dump("dst"))
+    for name in ("dst", "dst2"):
+        it, data = chunks[-1]
+        assert r.execute_command("CF.LOADCHUNK", name, it, data) == b"OK"
+        assert exists_string(r, "cf_b1", name) == exists_string(r, "cf_b1", "src")
+        assert r.execute_command("CF.MEXISTS", name, *new) == r.execute_command("CF.MEXISTS", "src", *new)
+
+
 def test_full_redisbloom_filters_stay_full(rb):
     r = rb.client()
     # cf_full: expansion 0, every slot taken
