@@ -7,7 +7,7 @@
 
 #include "rb_bf.h"
 #include "rb_cf.h"
-#include "rb_stubs.h"
+#include "module_stubs.h"
 #include "rb_types.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -55,7 +55,7 @@ static void check_stream(const rb_kind *k, bool cuckoo, const rb_value *v)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    rb_stubs_setup();
+    module_stubs_setup();
     if (size < 1)
         return 0;
     bool cuckoo = !(data[0] & 1);

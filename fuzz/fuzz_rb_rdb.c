@@ -8,7 +8,7 @@
 
 #include "rb_bf.h"
 #include "rb_cf.h"
-#include "rb_stubs.h"
+#include "module_stubs.h"
 #include "rb_types.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -106,7 +106,7 @@ static void stub_log_io_error(RedisModuleIO *io, const char *level, const char *
 
 static void setup(void)
 {
-    rb_stubs_setup();
+    module_stubs_setup();
     RedisModule_LoadUnsigned = stub_load_unsigned;
     RedisModule_LoadDouble = stub_load_double;
     RedisModule_LoadStringBuffer = stub_load_string;
@@ -145,7 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool cuckoo = !(data[0] & 1);
     int encver = (data[0] >> 1) % 6;
     encver = encver == 5 ? RB_NIDUS_ENCVER : encver;
-    RedisModuleTypeMethods *m = rb_methods[cuckoo ? 0 : 1];
+    RedisModuleTypeMethods *m = type_methods[cuckoo ? 2 : 3];
     RedisModuleIO in = {.p = data + 1, .left = size - 1};
     rb_value *v = m->rdb_load(&in, encver);
     if (!v)

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module_api.h"
-#include "types.h"
+#include "module_stubs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -20,20 +19,6 @@ struct RedisModuleIO {
     size_t saved_len, saved_cap;
 };
 
-static RedisModuleTypeMethods *captured[2];
-static int ncaptured;
-
-static RedisModuleType *stub_create_type(RedisModuleCtx *ctx, const char *name, int encver, RedisModuleTypeMethods *m)
-{
-    (void)ctx, (void)encver;
-    if (strncmp(name, "nidus", 5) == 0) /* RedisBloom's types have their own target, fuzz_rb_rdb */
-        captured[ncaptured++ % 2] = m;
-    return (RedisModuleType *)m;
-}
-static void *stub_alloc(size_t n) { return malloc(n ? n : 1); }
-static void *stub_calloc(size_t n, size_t m) { return calloc(n ? n : 1, m ? m : 1); }
-static void *stub_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
-static void stub_free(void *p) { free(p); }
 static int stub_is_io_error(RedisModuleIO *io) { return io->error; }
 static int stub_context_flags(RedisModuleCtx *ctx)
 {
@@ -80,21 +65,12 @@ static void stub_save_string(RedisModuleIO *io, const char *s, size_t len)
 
 static void setup(void)
 {
-    static int done;
-    if (done)
-        return;
-    done = 1;
-    RedisModule_CreateDataType = stub_create_type;
-    RedisModule_Alloc = stub_alloc;
-    RedisModule_Calloc = stub_calloc;
-    RedisModule_Realloc = stub_realloc;
-    RedisModule_Free = stub_free;
+    module_stubs_setup();
     RedisModule_IsIOError = stub_is_io_error;
     RedisModule_GetContextFlags = stub_context_flags;
     RedisModule_LogIOError = stub_log_io_error;
     RedisModule_LoadStringBuffer = stub_load_string;
     RedisModule_SaveStringBuffer = stub_save_string;
-    nidus_register_types(NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -102,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     setup();
     if (size < 1)
         return 0;
-    RedisModuleTypeMethods *m = captured[data[0] & 1];
+    RedisModuleTypeMethods *m = type_methods[data[0] & 1]; /* nidus--CF, nidus--BF */
     RedisModuleIO in = {.p = data + 1, .left = size - 1};
     void *value = m->rdb_load(&in, 1);
     if (!value)

@@ -188,6 +188,35 @@ int nidus_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return nidus_exists_command(ctx, argv, argc, true, nidus_bf_type, bf_hash_any, bf_many_any);
 }
 
+int nidus_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const long long values[5], bool scaling)
+{
+    static const char *const names[] = {"Capacity", "Size", "Number of filters", "Number of items inserted",
+                                        "Expansion rate"};
+    static const char *const fields[] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"};
+    int only = -1;
+    if (field) {
+        for (int f = 0; f < 5; f++)
+            if (nidus_arg_is(field, fields[f]))
+                only = f;
+        if (only < 0)
+            return RedisModule_ReplyWithError(ctx, "Invalid information value");
+        RedisModule_ReplyWithArray(ctx, 1);
+    } else {
+        nidus_reply_map(ctx, 5);
+    }
+    for (int f = 0; f < 5; f++) {
+        if (only >= 0 && f != only)
+            continue;
+        if (only < 0)
+            RedisModule_ReplyWithSimpleString(ctx, names[f]);
+        if (f == 4 && !scaling) /* non-scaling: no expansion rate */
+            RedisModule_ReplyWithNull(ctx);
+        else
+            RedisModule_ReplyWithLongLong(ctx, values[f]);
+    }
+    return REDISMODULE_OK;
+}
+
 /* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION] */
 int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -202,33 +231,9 @@ int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     nidus_bloom_stats s;
     nidus_bloom_get_stats(value, &s);
     RedisModule_CloseKey(key);
-    static const char *const names[] = {"Capacity", "Size", "Number of filters", "Number of items inserted",
-                                        "Expansion rate"};
-    static const char *const fields[] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"};
     long long values[] = {(long long)s.capacity, (long long)s.memory_bytes, s.layers, (long long)s.items,
                           s.expansion};
-    int only = -1;
-    if (argc == 3) {
-        for (int f = 0; f < 5; f++)
-            if (nidus_arg_is(argv[2], fields[f]))
-                only = f;
-        if (only < 0)
-            return RedisModule_ReplyWithError(ctx, "Invalid information value");
-        RedisModule_ReplyWithArray(ctx, 1);
-    } else {
-        nidus_reply_map(ctx, 5);
-    }
-    for (int f = 0; f < 5; f++) {
-        if (only >= 0 && f != only)
-            continue;
-        if (only < 0)
-            RedisModule_ReplyWithSimpleString(ctx, names[f]);
-        if (f == 4 && s.expansion == 0) /* non-scaling: no expansion rate */
-            RedisModule_ReplyWithNull(ctx);
-        else
-            RedisModule_ReplyWithLongLong(ctx, values[f]);
-    }
-    return REDISMODULE_OK;
+    return nidus_bf_info_reply(ctx, argc == 3 ? argv[2] : NULL, values, s.expansion != 0);
 }
 
 /* BF.CARD key: items added that were new; 0 for a missing key. */

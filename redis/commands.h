@@ -29,6 +29,10 @@ int nidus_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+/* BF.INFO's reply from its five values (capacity, size, filters, items, expansion): all as a map, or the one
+ * `field` names (NULL: all); the expansion is nil for a non-scaling filter. */
+int nidus_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const long long values[5], bool scaling);
 int nidus_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* A filter type's chunk dump (nidus_*_dump_chunk behind a cast). */

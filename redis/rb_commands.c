@@ -411,34 +411,11 @@ static int rb_bf_info_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     long long capacity = (long long)s.capacity;
     for (uint32_t i = 0; i < bf->nlayers; i++)
         capacity += (long long)bf->layers[i].entries;
-    static const char *const names[] = {"Capacity", "Size", "Number of filters", "Number of items inserted",
-                                        "Expansion rate"};
-    static const char *const fields[] = {"CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION"};
     long long values[] = {capacity, (long long)rb_value_memory(&rb_bf_kind, v), (long long)bf->nlayers + s.layers,
                           (long long)(bf->items + s.items), bf->growth};
+    bool scaling = !(bf->options & RB_BF_NO_SCALING);
     RedisModule_CloseKey(key);
-    int only = -1;
-    if (argc == 3) {
-        for (int f = 0; f < 5; f++)
-            if (nidus_arg_is(argv[2], fields[f]))
-                only = f;
-        if (only < 0)
-            return RedisModule_ReplyWithError(ctx, "Invalid information value");
-        RedisModule_ReplyWithArray(ctx, 1);
-    } else {
-        nidus_reply_map(ctx, 5);
-    }
-    for (int f = 0; f < 5; f++) {
-        if (only >= 0 && f != only)
-            continue;
-        if (only < 0)
-            RedisModule_ReplyWithSimpleString(ctx, names[f]);
-        if (f == 4 && (bf->options & RB_BF_NO_SCALING))
-            RedisModule_ReplyWithNull(ctx);
-        else
-            RedisModule_ReplyWithLongLong(ctx, values[f]);
-    }
-    return REDISMODULE_OK;
+    return nidus_bf_info_reply(ctx, argc == 3 ? argv[2] : NULL, values, scaling);
 }
 
 static int rb_bf_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)

@@ -1,7 +1,8 @@
-/* Stubs of the Redis module API for the fuzz targets of RedisBloom's formats (fuzz_rb_rdb, fuzz_rb_chunks):
- * allocation through malloc, and the data types captured by name. Included by one target each. */
-#ifndef NIDUS_FUZZ_RB_STUBS_H
-#define NIDUS_FUZZ_RB_STUBS_H
+/* Stubs of the Redis module API shared by the fuzz targets over the module's code (fuzz_rdb, fuzz_rb_rdb,
+ * fuzz_rb_chunks): allocation through malloc, and the data types captured by name. Included by one target
+ * each. */
+#ifndef NIDUS_FUZZ_MODULE_STUBS_H
+#define NIDUS_FUZZ_MODULE_STUBS_H
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,15 +10,16 @@
 #include "module_api.h"
 #include "types.h"
 
-static RedisModuleTypeMethods *rb_methods[2]; /* MBbloomCF, MBbloom-- */
+/* The methods of each data type, in this order. */
+static const char *const type_names[] = {"nidus--CF", "nidus--BF", "MBbloomCF", "MBbloom--"};
+static RedisModuleTypeMethods *type_methods[4];
 
 static RedisModuleType *stub_create_type(RedisModuleCtx *ctx, const char *name, int encver, RedisModuleTypeMethods *m)
 {
     (void)ctx, (void)encver;
-    if (strcmp(name, "MBbloomCF") == 0)
-        rb_methods[0] = m;
-    else if (strcmp(name, "MBbloom--") == 0)
-        rb_methods[1] = m;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, type_names[i]) == 0)
+            type_methods[i] = m;
     return (RedisModuleType *)m;
 }
 static void *stub_alloc(size_t n) { return malloc(n ? n : 1); }
@@ -26,7 +28,7 @@ static void *stub_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
 static void stub_free(void *p) { free(p); }
 
 /* Points the allocation functions and CreateDataType at the stubs and registers the types (once). */
-static void rb_stubs_setup(void)
+static void module_stubs_setup(void)
 {
     static int done;
     if (done)
