@@ -502,8 +502,8 @@ static int rb_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
     if (argc != 4)
         return RedisModule_WrongArity(ctx);
     long long pos;
-    if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK || pos <= 0)
-        return RedisModule_ReplyWithError(ctx, cuckoo ? "Invalid position" : "ERR received bad data");
+    if (RedisModule_StringToLongLong(argv[2], &pos) != REDISMODULE_OK || (cuckoo && pos == 0))
+        return RedisModule_ReplyWithError(ctx, cuckoo ? "Invalid position" : "ERR Second argument must be numeric");
     const rb_kind *k = cuckoo ? &rb_cf_kind : &rb_bf_kind;
     RedisModuleType *type = cuckoo ? rb_cf_type : rb_bf_type;
     size_t len;
@@ -512,12 +512,18 @@ static int rb_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
     rb_value *v;
     bool exists = open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, type, &key, &v);
     int rc;
-    if (pos == 1 && exists) {
+    if (pos <= 0 && exists) { /* no chunk ends before the start */
+        rc = RedisModule_ReplyWithError(ctx, cuckoo ? "Couldn't load chunk!" : "ERR received bad data");
+    } else if (pos == 1 && exists) {
         rc = RedisModule_ReplyWithError(ctx, "ERR item exists");
-    } else if (pos != 1 && !exists) {
-        rc = RedisModule_ReplyWithError(ctx, RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY
-                                                 ? "ERR not found"
-                                                 : REDISMODULE_ERRORMSG_WRONGTYPE);
+    } else if (!exists && (pos != 1 || RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY)) {
+        /* a RedisBloom header for a key that holds something else: a filter of ours exists there, any other
+         * value is the wrong type */
+        bool ours = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE &&
+                    RedisModule_ModuleTypeGetType(key) == (cuckoo ? nidus_cf_type : nidus_bf_type);
+        rc = RedisModule_ReplyWithError(ctx, RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY ? "ERR not found"
+                                             : ours ? "ERR item exists"
+                                                    : REDISMODULE_ERRORMSG_WRONGTYPE);
     } else {
         nidus_status st = rb_value_load_chunk(k, &v, (uint64_t)pos, data, len, nidus_config.max_memory);
         if (st == NIDUS_OK) {

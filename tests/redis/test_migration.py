@@ -380,6 +380,14 @@ def test_corrupt_redisbloom_chunks_refused(server):
         r.execute_command("CF.LOADCHUNK", "c", 5, b"x" * 10)         # before the start
     with pytest.raises(redis.ResponseError, match="item exists"):
         r.execute_command("CF.LOADCHUNK", "c", 1, hdr)
+    # a RedisBloom header never replaces what a key holds
+    r.execute_command("CF.RESERVE", "ours", 100)
+    r.set("str", "x")
+    with pytest.raises(redis.ResponseError, match="item exists"):
+        r.execute_command("CF.LOADCHUNK", "ours", 1, hdr)
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        r.execute_command("CF.LOADCHUNK", "str", 1, hdr)
+    assert r.type("ours") == b"nidus--CF" and r.get("str") == b"x"
     bhdr = read_chunks("bf_scale")[0][1]
     for h in (bhdr[:-1], bhdr[:8] + struct.pack("<I", 0) + bhdr[12:],
               bhdr[:12] + struct.pack("<I", 64) + bhdr[16:], bhdr[:20] + b"\xff" * 53 + bhdr[73:]):
