@@ -20,11 +20,6 @@ struct RedisModuleIO {
 };
 
 static int stub_is_io_error(RedisModuleIO *io) { return io->error; }
-static int stub_context_flags(RedisModuleCtx *ctx)
-{
-    (void)ctx;
-    return 0; /* as RESTORE: not loading, so max_filter_memory applies */
-}
 static void stub_log_io_error(RedisModuleIO *io, const char *level, const char *fmt, ...)
 {
     (void)io, (void)level, (void)fmt;
@@ -67,7 +62,6 @@ static void setup(void)
 {
     module_stubs_setup();
     RedisModule_IsIOError = stub_is_io_error;
-    RedisModule_GetContextFlags = stub_context_flags;
     RedisModule_LogIOError = stub_log_io_error;
     RedisModule_LoadStringBuffer = stub_load_string;
     RedisModule_SaveStringBuffer = stub_save_string;

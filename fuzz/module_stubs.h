@@ -1,5 +1,5 @@
 /* Stubs of the Redis module API shared by the fuzz targets over the module's code (fuzz_rdb, fuzz_rb_rdb,
- * fuzz_rb_chunks): allocation through malloc, and the data types captured by name. Included by one target
+ * fuzz_rb_chunks): allocation through malloc, the data types captured by name, never loading. Included by one target
  * each. */
 #ifndef NIDUS_FUZZ_MODULE_STUBS_H
 #define NIDUS_FUZZ_MODULE_STUBS_H
@@ -26,6 +26,11 @@ static void *stub_alloc(size_t n) { return malloc(n ? n : 1); }
 static void *stub_calloc(size_t n, size_t m) { return calloc(n ? n : 1, m ? m : 1); }
 static void *stub_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
 static void stub_free(void *p) { free(p); }
+static int stub_context_flags(RedisModuleCtx *ctx)
+{
+    (void)ctx;
+    return 0; /* as RESTORE: not loading, so max_filter_memory applies */
+}
 
 /* Points the allocation functions and CreateDataType at the stubs and registers the types (once). */
 static void module_stubs_setup(void)
@@ -39,6 +44,7 @@ static void module_stubs_setup(void)
     RedisModule_Calloc = stub_calloc;
     RedisModule_Realloc = stub_realloc;
     RedisModule_Free = stub_free;
+    RedisModule_GetContextFlags = stub_context_flags;
     nidus_register_types(NULL);
 }
 

@@ -195,11 +195,19 @@ static bool load_grown(RedisModuleIO *io, const nidus_filter_ops *ops, rb_value 
     return true;
 }
 
+/* RESTORE obeys max_filter_memory; the server's own RDB and a replica's sync are loaded whatever their size,
+ * as the nidus types' are (nidus_load_limit). */
+static uint64_t load_limit(void)
+{
+    uint64_t limit = nidus_load_limit();
+    return limit ? limit : UINT64_MAX;
+}
+
 static void *cf_rdb_load(RedisModuleIO *io, int encver)
 {
     if (encver > RB_CF_ENCVER_MAX && encver != RB_NIDUS_ENCVER)
         return NULL;
-    rb_cf *cf = load_rb_cf(io, encver == RB_NIDUS_ENCVER ? RB_CF_ENCVER_MAX : encver, nidus_config.max_memory);
+    rb_cf *cf = load_rb_cf(io, encver == RB_NIDUS_ENCVER ? RB_CF_ENCVER_MAX : encver, load_limit());
     if (!cf) {
         RedisModule_LogIOError(io, "warning", "nidus: refused a RedisBloom cuckoo filter (version %d)", encver);
         return NULL;
@@ -216,7 +224,7 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
 {
     if (encver > RB_BF_ENCVER_MAX && encver != RB_NIDUS_ENCVER)
         return NULL;
-    rb_bf *bf = load_rb_bf(io, encver == RB_NIDUS_ENCVER ? RB_BF_ENCVER_MAX : encver, nidus_config.max_memory);
+    rb_bf *bf = load_rb_bf(io, encver == RB_NIDUS_ENCVER ? RB_BF_ENCVER_MAX : encver, load_limit());
     if (!bf) {
         RedisModule_LogIOError(io, "warning", "nidus: refused a RedisBloom Bloom filter (version %d)", encver);
         return NULL;
