@@ -1,4 +1,6 @@
 /* The BF.* commands: RedisBloom's names, arguments, replies and error strings, over nidus_bloom. */
+#include <stdio.h>
+
 #include "commands.h"
 #include "common.h"
 
@@ -56,12 +58,13 @@ int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     bf_options o = bf_defaults();
     if (RedisModule_StringToDouble(argv[2], &o.error) != REDISMODULE_OK)
         return RedisModule_ReplyWithError(ctx, "ERR bad error rate");
-    if (o.error >= 1 || o.error <= 0)
-        return RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1) ");
+    if (!(o.error > 0 && o.error < 1))
+        return RedisModule_ReplyWithError(ctx, "ERR error rate must be in the range (0.000000, 1.000000)");
     if (RedisModule_StringToLongLong(argv[3], &o.capacity) != REDISMODULE_OK)
         return RedisModule_ReplyWithError(ctx, "ERR bad capacity");
-    if (o.capacity <= 0)
-        return RedisModule_ReplyWithError(ctx, "ERR (capacity should be larger than 0)");
+    if (o.capacity < 1 || (uint64_t)o.capacity > nidus_config.max_capacity)
+        return nidus_reply_errorf(ctx, "ERR capacity must be in the range [1, %llu]",
+                                  (unsigned long long)nidus_config.max_capacity);
     bool expansion_given = false;
     for (int i = 4; i < argc; i++) {
         if (nidus_arg_is(argv[i], "NONSCALING")) {
@@ -71,15 +74,16 @@ int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 return RedisModule_ReplyWithError(ctx, "ERR no expansion");
             if (RedisModule_StringToLongLong(argv[i], &o.expansion) != REDISMODULE_OK)
                 return RedisModule_ReplyWithError(ctx, "ERR bad expansion");
-            if (o.expansion < 1 || o.expansion > NIDUS_BLOOM_MAX_EXPANSION)
-                return RedisModule_ReplyWithError(ctx, "ERR expansion should be an integer between 1 and 32768");
             expansion_given = true;
         } else {
             return RedisModule_ReplyWithError(ctx, "ERR unknown argument received");
         }
     }
-    if (o.nonscaling && expansion_given)
+    /* EXPANSION 0 means NONSCALING (RedisBloom 8); NONSCALING with another expansion is a contradiction */
+    if (expansion_given && o.expansion != 0 && o.nonscaling)
         return RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
+    if (expansion_given && (o.expansion < 0 || o.expansion > NIDUS_BLOOM_MAX_EXPANSION))
+        return RedisModule_ReplyWithError(ctx, "ERR expansion must be in the range [0, 32768]");
     return nidus_reserve(ctx, argv[1], nidus_bf_type, bf_create, &o);
 }
 
@@ -157,12 +161,17 @@ int nidus_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             if (i + 1 == argc)
                 return RedisModule_WrongArity(ctx);
             RedisModuleString *opt = argv[i++];
-            if (nidus_arg_is(opt, "ERROR") && RedisModule_StringToDouble(argv[i], &o.error) != REDISMODULE_OK)
+            /* RedisBloom's three errors, for a value that is not a number and for one out of range alike */
+            if (nidus_arg_is(opt, "ERROR") &&
+                (RedisModule_StringToDouble(argv[i], &o.error) != REDISMODULE_OK || !(o.error > 0 && o.error < 1)))
                 return RedisModule_ReplyWithError(ctx, "Bad error rate");
-            if (nidus_arg_is(opt, "CAPACITY") && RedisModule_StringToLongLong(argv[i], &o.capacity) != REDISMODULE_OK)
+            if (nidus_arg_is(opt, "CAPACITY") &&
+                (RedisModule_StringToLongLong(argv[i], &o.capacity) != REDISMODULE_OK || o.capacity < 1 ||
+                 (uint64_t)o.capacity > nidus_config.max_capacity))
                 return RedisModule_ReplyWithError(ctx, "Bad capacity");
             if (nidus_arg_is(opt, "EXPANSION") &&
-                RedisModule_StringToLongLong(argv[i], &o.expansion) != REDISMODULE_OK)
+                (RedisModule_StringToLongLong(argv[i], &o.expansion) != REDISMODULE_OK || o.expansion < 0 ||
+                 o.expansion > NIDUS_BLOOM_MAX_EXPANSION))
                 return RedisModule_ReplyWithError(ctx, "Bad expansion");
         } else {
             return RedisModule_ReplyWithError(ctx, "Unknown argument received");
@@ -170,8 +179,6 @@ int nidus_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (i + 1 >= argc)
         return RedisModule_WrongArity(ctx);
-    if (o.error <= 0 || o.error >= 1 || o.capacity < 1 || o.expansion < 1 || o.expansion > NIDUS_BLOOM_MAX_EXPANSION)
-        return RedisModule_ReplyWithError(ctx, "Bad argument received");
     return bf_insert_common(ctx, argv[1], argv + i + 1, argc - i - 1, true, &o);
 }
 
@@ -200,14 +207,17 @@ int nidus_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const lon
                 only = f;
         if (only < 0)
             return RedisModule_ReplyWithError(ctx, "Invalid information value");
-        RedisModule_ReplyWithArray(ctx, 1);
-    } else {
-        nidus_reply_map(ctx, 5);
     }
+    /* one field: [value] in RESP2, {name: value} in RESP3, as RedisBloom */
+    bool named = only < 0 || nidus_resp3(ctx);
+    if (only >= 0 && !named)
+        RedisModule_ReplyWithArray(ctx, 1);
+    else
+        nidus_reply_map(ctx, only >= 0 ? 1 : 5);
     for (int f = 0; f < 5; f++) {
         if (only >= 0 && f != only)
             continue;
-        if (only < 0)
+        if (named)
             RedisModule_ReplyWithSimpleString(ctx, names[f]);
         if (f == 4 && !scaling) /* non-scaling: no expansion rate */
             RedisModule_ReplyWithNull(ctx);
@@ -255,6 +265,33 @@ int nidus_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     RedisModule_CloseKey(key);
     return rc;
+}
+
+/* BF.DEBUG key: RedisBloom's lines, "size:<items>" and one per sub-filter (hashwidth: our hashes are 64-bit). */
+int nidus_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    if (nidus_open_existing(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, "ERR not found", &key, &value)) {
+        nidus_bloom_stats s;
+        nidus_bloom_get_stats(value, &s);
+        RedisModule_ReplyWithArray(ctx, 1 + (long)s.layers);
+        char line[256];
+        int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)s.items);
+        RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
+        for (unsigned i = 0; i < s.layers; i++) {
+            nidus_bloom_layer_stats l = {0};
+            nidus_bloom_get_layer_stats(value, i, &l);
+            n = snprintf(line, sizeof line, "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu ratio:%g",
+                         (unsigned long long)l.memory_bytes, (unsigned long long)l.memory_bytes * 8, l.hashes,
+                         (unsigned long long)l.capacity, (unsigned long long)l.items, l.error);
+            RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
+        }
+    }
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
 }
 
 int nidus_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)

@@ -1,4 +1,5 @@
 /* The CF.* commands: RedisBloom's names, arguments, replies and error strings, over nidus_cuckoo. */
+#include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
@@ -88,15 +89,14 @@ int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             return RedisModule_WrongArity(ctx);
         RedisModuleString *v = argv[++i];
         if (nidus_arg_is(argv[i - 1], "BUCKETSIZE")) {
-            if (!nidus_arg_range(v, 1, 255, &o.bucket_size))
-                return RedisModule_ReplyWithError(ctx, "BUCKETSIZE parameter needs to be an integer between 1 and 255");
+            if (!nidus_option_range(ctx, v, "BUCKETSIZE", 1, 255, &o.bucket_size))
+                return REDISMODULE_OK;
         } else if (nidus_arg_is(argv[i - 1], "MAXITERATIONS")) {
-            if (!nidus_arg_range(v, 1, 65535, &o.max_iterations))
-                return RedisModule_ReplyWithError(ctx,
-                                                  "MAXITERATIONS parameter needs to be an integer between 1 and 65535");
+            if (!nidus_option_range(ctx, v, "MAXITERATIONS", 1, 65535, &o.max_iterations))
+                return REDISMODULE_OK;
         } else if (nidus_arg_is(argv[i - 1], "EXPANSION")) {
-            if (!nidus_arg_range(v, 0, 32768, &o.expansion))
-                return RedisModule_ReplyWithError(ctx, "EXPANSION parameter needs to be an integer between 0 and 32768");
+            if (!nidus_option_range(ctx, v, "EXPANSION", 0, 32768, &o.expansion))
+                return REDISMODULE_OK;
         } else if (nidus_arg_is(argv[i - 1], "ERROR")) {
             if (RedisModule_StringToDouble(v, &o.error) != REDISMODULE_OK || !(o.error > 0 && o.error < 1))
                 return RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1)");
@@ -109,8 +109,9 @@ int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (o.error && o.fingerprint_bits)
         return RedisModule_ReplyWithError(ctx, "ERR ERROR and FINGERPRINT cannot be used together");
-    if (o.bucket_size * 2 > capacity)
-        return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
+    if (o.bucket_size * 2 > capacity || (uint64_t)capacity > nidus_config.max_capacity)
+        return nidus_reply_errorf(ctx, "Capacity must be in the range [2 * BUCKETSIZE, %llu]",
+                                  (unsigned long long)nidus_config.max_capacity);
     return nidus_reserve(ctx, argv[1], nidus_cf_type, cf_create, &o);
 }
 
@@ -142,10 +143,15 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         bool added = true;
         nidus_status st = nx ? nidus_cuckoo_add_unique(cf, s, len, &added) : nidus_cuckoo_add(cf, s, len);
         changed |= st == NIDUS_OK && added;
+        /* As RedisBloom replies: CF.INSERTNX integers in both protocols; the others booleans in RESP3; a full
+         * filter in CF.INSERT/INSERTNX -1 (false for CF.INSERT in RESP3), in CF.ADD/ADDNX an error. */
+        bool integers = nx && multi;
+        bool no_room = st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_LIMIT_MEMORY ||
+                       st == NIDUS_ERR_NO_MEMORY;
         if (st == NIDUS_OK)
-            nx ? nidus_reply_bool(ctx, added) : nidus_reply_bool(ctx, true);
-        else if (multi && (st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_LIMIT_MEMORY))
-            RedisModule_ReplyWithLongLong(ctx, -1);
+            integers ? RedisModule_ReplyWithLongLong(ctx, added) : nidus_reply_bool(ctx, added);
+        else if (multi && no_room)
+            integers || !nidus_resp3(ctx) ? RedisModule_ReplyWithLongLong(ctx, -1) : RedisModule_ReplyWithBool(ctx, 0);
         else
             RedisModule_ReplyWithError(ctx, add_error(st));
     }
@@ -185,8 +191,9 @@ int nidus_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                 return RedisModule_WrongArity(ctx);
             if (RedisModule_StringToLongLong(argv[i], &capacity) != REDISMODULE_OK)
                 return RedisModule_ReplyWithError(ctx, "Bad capacity");
-            if (2 * (long long)nidus_config.cf_bucket_size > capacity)
-                return RedisModule_ReplyWithError(ctx, "Capacity must be at least (BucketSize * 2)");
+            if (2 * (long long)nidus_config.cf_bucket_size > capacity || (uint64_t)capacity > nidus_config.max_capacity)
+                return nidus_reply_errorf(ctx, "Capacity must be in the range [cf-bucket-size * 2, %llu]",
+                                          (unsigned long long)nidus_config.max_capacity);
         } else if (nidus_arg_is(argv[i], "NOCREATE")) {
             create = false;
         } else {
@@ -313,8 +320,32 @@ int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
+/* CF.DEBUG key: RedisBloom's one line (buckets: of the first sub-filter). */
+int nidus_cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    void *value;
+    if (nidus_open_existing(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, "ERR not found", &key, &value)) {
+        nidus_cuckoo_stats s;
+        nidus_cuckoo_get_stats(value, &s);
+        char line[256];
+        int n = snprintf(line, sizeof line,
+                         "bktsize:%u buckets:%llu items:%llu deletes:%llu filters:%u max_iterations:%u expansion:%u",
+                         s.bucket_size, (unsigned long long)s.buckets, (unsigned long long)s.items,
+                         (unsigned long long)s.items_deleted, s.tables, s.max_kicks, s.expansion);
+        RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
+    }
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
+}
+
 int nidus_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
+    long long iter;
+    if (argc == 3 && RedisModule_StringToLongLong(argv[2], &iter) == REDISMODULE_OK && iter < 0)
+        return RedisModule_ReplyWithError(ctx, "Invalid position");
     return nidus_scandump_command(ctx, argv, argc, &nidus_cf_ops);
 }
 

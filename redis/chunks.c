@@ -2,6 +2,8 @@
 #include "commands.h"
 #include "common.h"
 
+#define NIDUS_HEADER_MIN 20 /* the fixed part of an encoding's prefix: a header chunk carries at least this */
+
 /* Replies [next, chunk], or [0, nil] past the last chunk (and for iter < 0). */
 static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, const nidus_filter_ops *ops)
 {
@@ -84,10 +86,12 @@ int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
         } else {
             if (!fresh && load_failed(ops, value))
                 RedisModule_DeleteKey(key); /* the last chunk landed and the whole failed its check */
-            rc = RedisModule_ReplyWithError(
-                ctx, st == NIDUS_ERR_LIMIT_MEMORY ? NIDUS_MSG_TOO_BIG
-                     : fresh                      ? "Invalid header"
-                                                  : ops->refused);
+            /* RedisBloom's words: a header chunk too short to be one, or one whose contents are refused */
+            bool header_sized = len >= NIDUS_CHUNK_OVERHEAD + NIDUS_HEADER_MIN;
+            rc = RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY ? NIDUS_MSG_TOO_BIG
+                                                 : !fresh                    ? ops->refused
+                                                 : header_sized              ? ops->bad_header
+                                                                             : ops->short_header);
         }
     }
     RedisModule_CloseKey(key);

@@ -17,6 +17,7 @@ int nidus_cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int nidus_cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
@@ -28,6 +29,7 @@ int nidus_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int nidus_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* BF.INFO's reply from its five values (capacity, size, filters, items, expansion): all as a map, or the one
@@ -53,6 +55,8 @@ typedef struct nidus_filter_ops {
     const char *refused;     /* LOADCHUNK's reply when a data chunk is refused */
     const char *bad_iter;    /* LOADCHUNK's reply when the iterator is not a nonzero integer */
     const char *bad_cursor;  /* SCANDUMP's reply when the iterator is not an integer */
+    const char *bad_header;   /* LOADCHUNK's reply when a header chunk is refused */
+    const char *short_header; /* ... when it is too short to be one */
     const char *still_loading; /* the reply to a write or SCANDUMP while a LOADCHUNK copy is unfinished */
 } nidus_filter_ops;
 

@@ -1,4 +1,6 @@
 /* Shared helpers of the module: see common.h. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -89,11 +91,35 @@ int nidus_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType 
     return rc;
 }
 
-static bool resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
+bool nidus_resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
+
+int nidus_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return RedisModule_ReplyWithError(ctx, msg);
+}
+
+bool nidus_option_range(RedisModuleCtx *ctx, RedisModuleString *arg, const char *name, long long min, long long max,
+                        long long *out)
+{
+    if (RedisModule_StringToLongLong(arg, out) != REDISMODULE_OK) {
+        nidus_reply_errorf(ctx, "Couldn't parse %s", name);
+        return false;
+    }
+    if (*out < min || *out > max) {
+        nidus_reply_errorf(ctx, "%s: value must be in the range [%lld, %lld]", name, min, max);
+        return false;
+    }
+    return true;
+}
 
 int nidus_reply_bool(RedisModuleCtx *ctx, bool b)
 {
-    return resp3(ctx) ? RedisModule_ReplyWithBool(ctx, b) : RedisModule_ReplyWithLongLong(ctx, b);
+    return nidus_resp3(ctx) ? RedisModule_ReplyWithBool(ctx, b) : RedisModule_ReplyWithLongLong(ctx, b);
 }
 
 int nidus_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, RedisModuleType *type,
@@ -131,7 +157,7 @@ int nidus_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
 
 int nidus_reply_map(RedisModuleCtx *ctx, long pairs)
 {
-    return resp3(ctx) ? RedisModule_ReplyWithMap(ctx, pairs) : RedisModule_ReplyWithArray(ctx, 2 * pairs);
+    return nidus_resp3(ctx) ? RedisModule_ReplyWithMap(ctx, pairs) : RedisModule_ReplyWithArray(ctx, 2 * pairs);
 }
 
 bool nidus_arg_is(RedisModuleString *arg, const char *keyword)

@@ -77,6 +77,17 @@ int nidus_reply_map(RedisModuleCtx *ctx, long pairs);
 /* Case-insensitive comparison of an argument with a keyword. */
 bool nidus_arg_is(RedisModuleString *arg, const char *keyword);
 
+/* An integer option of a command, with RedisBloom's errors: "Couldn't parse NAME" when it is not an integer,
+ * "NAME: value must be in the range [min, max]" when it is out of range (replied; then false). */
+bool nidus_option_range(RedisModuleCtx *ctx, RedisModuleString *arg, const char *name, long long min, long long max,
+                        long long *out);
+
+/* True when the client speaks RESP3. */
+bool nidus_resp3(RedisModuleCtx *ctx);
+
+/* Replies an error composed like printf. */
+int nidus_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* The argument as a long long in [min, max]; false when it is not one. */
 bool nidus_arg_range(RedisModuleString *arg, long long min, long long max, long long *out);
 

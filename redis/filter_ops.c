@@ -50,11 +50,12 @@ static uint64_t bf_items(const void *f)
 
 const nidus_filter_ops nidus_cf_ops = {
     &nidus_cf_type, cf_dump, cf_load, cf_loading, cf_destroy, cf_memory, cf_items, false,
-    "CF.LOADCHUNK", "Couldn't load chunk!", "Invalid position", "Invalid position", NIDUS_MSG_CF_LOADING,
+    "CF.LOADCHUNK", "Couldn't load chunk!", "Invalid position", "Invalid position", "Couldn't create filter!",
+    "Invalid header", NIDUS_MSG_CF_LOADING,
 };
 
 const nidus_filter_ops nidus_bf_ops = {
     &nidus_bf_type, bf_dump, bf_load, bf_loading, bf_destroy, bf_memory, bf_items, true,
     "BF.LOADCHUNK", "ERR received bad data", "ERR Second argument must be numeric", "Second argument must be numeric",
-    NIDUS_MSG_BF_LOADING,
+    "ERR received bad data", "ERR received bad data", NIDUS_MSG_BF_LOADING,
 };

@@ -25,7 +25,8 @@ static const nidus_command commands[] = {
     {"cf.loadchunk", nidus_cf_loadchunk}, {"bf.reserve", nidus_bf_reserve}, {"bf.add", nidus_bf_add},
     {"bf.madd", nidus_bf_madd},           {"bf.insert", nidus_bf_insert},   {"bf.exists", nidus_bf_exists},
     {"bf.mexists", nidus_bf_mexists},     {"bf.info", nidus_bf_info},       {"bf.card", nidus_bf_card},
-    {"bf.scandump", nidus_bf_scandump},   {"bf.loadchunk", nidus_bf_loadchunk},
+    {"bf.scandump", nidus_bf_scandump},   {"bf.loadchunk", nidus_bf_loadchunk}, {"cf.debug", nidus_cf_debug},
+    {"bf.debug", nidus_bf_debug},
 };
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,

@@ -21,14 +21,16 @@ def test_reserve_and_its_errors(c):
     assert c("BF.RESERVE", "bf", "0.01", 1000) == Error("ERR item exists")
     assert c("BF.RESERVE", "bf") == Error("ERR wrong number of arguments for 'bf.reserve' command")
     assert c("BF.RESERVE", "x", "abc", 100) == Error("ERR bad error rate")
-    assert c("BF.RESERVE", "x", "1", 100) == Error("ERR (0 < error rate range < 1) ")
-    assert c("BF.RESERVE", "x", "0", 100) == Error("ERR (0 < error rate range < 1) ")
+    assert c("BF.RESERVE", "x", "1", 100) == Error("ERR error rate must be in the range (0.000000, 1.000000)")
+    assert c("BF.RESERVE", "x", "0", 100) == Error("ERR error rate must be in the range (0.000000, 1.000000)")
     assert c("BF.RESERVE", "x", "0.01", "abc") == Error("ERR bad capacity")
-    assert c("BF.RESERVE", "x", "0.01", 0) == Error("ERR (capacity should be larger than 0)")
+    assert c("BF.RESERVE", "x", "0.01", 0) == Error("ERR capacity must be in the range [1, 1073741824]")
     assert c("BF.RESERVE", "x", "0.01", 100, "EXPANSION") == Error("ERR no expansion")
     assert c("BF.RESERVE", "x", "0.01", 100, "EXPANSION", "q") == Error("ERR bad expansion")
     assert c("BF.RESERVE", "x", "0.01", 100, "NONSCALING", "EXPANSION", 2) == Error("Nonscaling filters cannot expand")
-    assert c("BF.RESERVE", "x", "0.01", 2 ** 40) == Error("ERR capacity is larger than the module's max_capacity")
+    assert c("BF.RESERVE", "x", "0.01", 2 ** 40) == Error("ERR capacity must be in the range [1, 1073741824]")
+    for bad in (-1, 32769):
+        assert c("BF.RESERVE", "x", "0.1", 1, "EXPANSION", bad) == Error("ERR expansion must be in the range [0, 32768]")
     c("SET", "str", "v")
     assert c("BF.RESERVE", "str", "0.01", 100).startswith("WRONGTYPE")
     assert c("EXISTS", "x") == 0
@@ -77,7 +79,11 @@ def test_insert(c):
     assert c("BF.INSERT", "bf", "ERROR", "x", "ITEMS", "a") == Error("Bad error rate")
     assert c("BF.INSERT", "bf", "CAPACITY", "x", "ITEMS", "a") == Error("Bad capacity")
     assert c("BF.INSERT", "bf", "EXPANSION", "x", "ITEMS", "a") == Error("Bad expansion")
-    assert c("BF.INSERT", "new", "ERROR", "2", "ITEMS", "a") == Error("Bad argument received")
+    assert c("BF.INSERT", "new", "ERROR", "2", "ITEMS", "a") == Error("Bad error rate")
+    assert c("BF.INSERT", "new", "ERROR", "x", "ITEMS", "a") == Error("Bad error rate")
+    assert c("BF.INSERT", "new", "CAPACITY", 0, "ITEMS", "a") == Error("Bad capacity")
+    assert c("BF.INSERT", "new", "EXPANSION", -1, "ITEMS", "a") == Error("Bad expansion")
+    assert c("BF.INSERT", "new", "EXPANSION", "x", "ITEMS", "a") == Error("Bad expansion")
     assert c("BF.INSERT", "bf", "WHAT", "ITEMS", "a") == Error("Unknown argument received")
     assert c("BF.INSERT", "bf", "ITEMS") == Error("ERR wrong number of arguments for 'bf.insert' command")
     assert c("BF.INSERT", "ns", "NONSCALING", "CAPACITY", 10, "ITEMS", *["k%d" % i for i in range(30)])[-1] == \
@@ -106,7 +112,7 @@ def test_scandump_loadchunk(c):
     assert c("BF.MEXISTS", "dst", *["k%d" % i for i in range(2000)]) == [1] * 2000
     assert c("BF.SCANDUMP", "src", "x") == Error("Second argument must be numeric")
     assert c("BF.LOADCHUNK", "z", "x", "d") == Error("ERR Second argument must be numeric")
-    assert c("BF.LOADCHUNK", "z", 1, b"junk") == Error("Invalid header")
+    assert c("BF.LOADCHUNK", "z", 1, b"junk") == Error("ERR received bad data")
     assert c("BF.SCANDUMP", "nokey", 0) == Error("ERR not found")
 
 

@@ -18,18 +18,22 @@ def test_reserve_and_its_errors(c):
     assert c("CF.RESERVE", "str", 1000).startswith("WRONGTYPE")
     assert c("CF.RESERVE", "x") == Error("ERR wrong number of arguments for 'cf.reserve' command")
     assert c("CF.RESERVE", "x", "abc") == Error("Bad capacity")
-    assert c("CF.RESERVE", "x", 3) == Error("Capacity must be at least (BucketSize * 2)")
+    cap_range = Error("Capacity must be in the range [2 * BUCKETSIZE, 1073741824]")
+    assert c("CF.RESERVE", "x", 3) == cap_range
+    assert c("CF.RESERVE", "x", 7, "BUCKETSIZE", 4) == cap_range
+    assert c("CF.RESERVE", "x", 2 ** 30 + 1) == cap_range
     assert c("CF.RESERVE", "x", 100, "BUCKETSIZE", 4, "MAXITERATIONS") == \
         Error("ERR wrong number of arguments for 'cf.reserve' command")
-    for bad in ("0", "256", "x"):
-        assert c("CF.RESERVE", "x", 1000, "BUCKETSIZE", bad) == \
-            Error("BUCKETSIZE parameter needs to be an integer between 1 and 255")
-    for bad in ("0", "65536", "-3"):
-        assert c("CF.RESERVE", "x", 1000, "MAXITERATIONS", bad) == \
-            Error("MAXITERATIONS parameter needs to be an integer between 1 and 65535")
-    for bad in ("-1", "32769", "y"):
-        assert c("CF.RESERVE", "x", 1000, "EXPANSION", bad) == \
-            Error("EXPANSION parameter needs to be an integer between 0 and 32768")
+    # RedisBloom's texts: "Couldn't parse NAME" for a non-integer, the range for one out of it
+    for name, low, high in (("BUCKETSIZE", 1, 255), ("MAXITERATIONS", 1, 65535), ("EXPANSION", 0, 32768)):
+        assert c("CF.RESERVE", "x", 1000, name, "string") == Error("Couldn't parse " + name)
+        for bad in (low - 1, high + 1):
+            assert c("CF.RESERVE", "x", 1000, name, bad) == \
+                Error("%s: value must be in the range [%d, %d]" % (name, low, high))
+    assert c("CF.INSERT", "x", "CAPACITY", 3, "ITEMS", "a") == \
+        Error("Capacity must be in the range [cf-bucket-size * 2, 1073741824]")
+    assert c("CF.INSERT", "x", "CAPACITY", "y", "ITEMS", "a") == Error("Bad capacity")
+    assert c("EXISTS", "x") == 0
     assert c("CF.RESERVE", "x", 1000, "COLOUR", "red") == Error("Unknown argument received")
     assert c("CF.RESERVE", "x", 1000, "ERROR", "1.5") == Error("ERR (0 < error rate range < 1)")
     assert c("CF.RESERVE", "x", 1000, "FINGERPRINT", "3") == Error("ERR FINGERPRINT must be an integer between 4 and 32")
@@ -37,7 +41,6 @@ def test_reserve_and_its_errors(c):
         Error("ERR ERROR and FINGERPRINT cannot be used together")
     assert c("CF.RESERVE", "x", 1000, "BUCKETSIZE", 2, "SEMISORT") == \
         Error("ERR SEMISORT needs BUCKETSIZE 4 and FINGERPRINT 5..32")
-    assert c("CF.RESERVE", "x", 2 ** 40) == Error("ERR capacity is larger than the module's max_capacity")
     assert c("EXISTS", "x") == 0  # nothing was created by the refused calls
 
 
@@ -105,7 +108,8 @@ def test_insert_and_insertnx(c):
     assert c("CF.INSERT", "new", "CAPACITY", 5000, "ITEMS", "x") == [1]
     assert c("CF.INSERT", "nope", "NOCREATE", "ITEMS", "x") == Error("ERR not found")
     assert c("CF.INSERT", "cf", "CAPACITY", "abc", "ITEMS", "x") == Error("Bad capacity")
-    assert c("CF.INSERT", "cf", "CAPACITY", 3, "ITEMS", "x") == Error("Capacity must be at least (BucketSize * 2)")
+    assert c("CF.INSERT", "cf", "CAPACITY", 3, "ITEMS", "x") == \
+        Error("Capacity must be in the range [cf-bucket-size * 2, 1073741824]")
     assert c("CF.INSERT", "cf", "BOGUS", "ITEMS", "x") == Error("Unknown argument received")
     assert c("CF.INSERT", "cf", "ITEMS") == Error("ERR wrong number of arguments for 'cf.insert' command")
     assert c("CF.INSERT", "cf", "CAPACITY") == Error("ERR wrong number of arguments for 'cf.insert' command")
@@ -164,6 +168,9 @@ def test_scandump_loadchunk_round_trip(c):
     assert c("CF.LOADCHUNK", "dst2", 0, "data") == Error("Invalid position")
     assert c("CF.LOADCHUNK", "src", 1, chunks[0][1]) == Error("ERR item exists")
     assert c("CF.LOADCHUNK", "dst2", 1, b"not a header") == Error("Invalid header")
+    damaged = bytearray(chunks[0][1])
+    damaged[0:9] = bytes(9)  # header-sized, contents refused (RedisBloom's test_scandump_invalid_header)
+    assert c("CF.LOADCHUNK", "dst2", 1, bytes(damaged)) == Error("Couldn't create filter!")
     assert c("EXISTS", "dst2") == 0
     # out of order, and damaged: refused
     assert c("CF.LOADCHUNK", "dst3", 1, chunks[0][1]) == "OK"

@@ -78,7 +78,7 @@ def test_older_load_arguments(make_server):
                                 "cf-error-rate", "max-capacity", "max-filter-memory")} == {
         "bf-error-rate": "0.02", "bf-initial-size": "200", "cf-max-expansions": "3", "cf-initial-size": "512",
         "cf-error-rate": "0.001", "max-capacity": "1000000", "max-filter-memory": "1048576"}
-    assert c("CF.RESERVE", "toobig", 2000000) == Error("ERR capacity is larger than the module's max_capacity")
+    assert c("CF.RESERVE", "toobig", 2000000) == Error("Capacity must be in the range [2 * BUCKETSIZE, 1000000]")
 
 
 def test_redisbloom_load_arguments_match_config_set(make_server):

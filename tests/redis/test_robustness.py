@@ -61,7 +61,7 @@ def test_limits_refuse_oversized_filters_before_allocating(make_server):
     assert c("CF.RESERVE", "big", 1 << 23) == Error("ERR filter would be larger than the module's max_filter_memory")
     assert c("BF.RESERVE", "big", "0.0001", 1 << 23) == \
         Error("ERR filter would be larger than the module's max_filter_memory")
-    assert c("CF.RESERVE", "huge", 1 << 25) == Error("ERR capacity is larger than the module's max_capacity")
+    assert c("CF.RESERVE", "huge", 1 << 25) == Error("Capacity must be in the range [2 * BUCKETSIZE, 16777216]")
     assert c("EXISTS", "big") == 0
     # a LOADCHUNK header from a larger server is refused here
     big = make_server("big-source")
