@@ -286,6 +286,34 @@ def test_half_loaded_growth_part_survives_reload_and_completes(server):
         assert r.execute_command("CF.MEXISTS", name, *new) == r.execute_command("CF.MEXISTS", "src", *new)
 
 
+def test_replica_of_a_server_with_redisbloom_data_ends_identical(make_server, tmp_path):
+    """RedisBloom's keys travel to a replica in the full sync (our encoding 512), later writes as commands
+    (RedisBloom's placement, growth, compaction): both end with the same answers and DEBUG DIGEST."""
+    os.makedirs(tmp_path / "master")
+    shutil.copy(os.path.join(FIX, "dump.rdb"), tmp_path / "master" / "dump.rdb")
+    master = make_server("master", extra=("--repl-diskless-sync-delay", "0"))
+    m = master.client()
+    assert m.dbsize() == len(EXPECTED)
+    replica = make_server("replica")
+    r = replica.client()
+    r.replicaof("127.0.0.1", master.port)
+    deadline = time.time() + 20
+    while r.info("replication").get("master_link_status") != "up" and time.time() < deadline:
+        time.sleep(0.05)
+    new = ["new:%d" % i for i in range(3000)]
+    m.execute_command("CF.INSERT", "cf_b2", "ITEMS", *new)            # grows
+    for i in range(40, 200):
+        m.execute_command("CF.DEL", "cf_b4", "cf_b4:%d" % i)           # compacts
+    m.execute_command("BF.MADD", "bf_scale", *new)                     # grows
+    m.execute_command("BF.MADD", "bf_v3", *new[:100])                  # RedisBloom's layer still has room
+    assert m.wait(1, 5000) == 1
+    for key in sorted(EXPECTED):
+        assert exists_string(r, key) == exists_string(m, key), key
+        assert info(r, key) == info(m, key), key
+    assert r.execute_command("CF.MEXISTS", "cf_b2", *new) == [1] * len(new)
+    assert r.execute_command("DEBUG", "DIGEST") == m.execute_command("DEBUG", "DIGEST")
+
+
 def test_full_redisbloom_filters_stay_full(rb):
     r = rb.client()
     # cf_full: expansion 0, every slot taken
