@@ -5,7 +5,6 @@ working (adds, deletes, growth), and saves and loads again; corrupt RedisBloom d
 import glob
 import json
 import os
-import random
 import shutil
 import struct
 import time
@@ -22,19 +21,6 @@ with open(os.path.join(FIX, "expected.json")) as f:
 EXPECTED, SCENARIOS = _FIXTURES["keys"], _FIXTURES["scenarios"]
 CF_KEYS = sorted(k for k, v in EXPECTED.items() if v["kind"] == "cf")
 BF_KEYS = sorted(k for k, v in EXPECTED.items() if v["kind"] == "bf")
-
-
-def _free_port():
-    """Ports 30700..30999 only (this suite's share of the machine)."""
-    rng = random.Random()
-    for _ in range(1000):
-        port = rng.randrange(30700, 31000)
-        if conftest.port_free(port):
-            return port
-    raise RuntimeError("no free port in 30700..30999")
-
-
-conftest.free_port = _free_port
 
 
 def items(key, n=None):
