@@ -17,7 +17,7 @@
 #include "types.h"
 
 RedisModuleType *rb_cf_type, *rb_bf_type;
-long long rb_values_alive;
+atomic_llong rb_values_alive;
 
 rb_value *rb_value_new(void *rb)
 {

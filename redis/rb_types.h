@@ -5,6 +5,7 @@
 #ifndef NIDUS_REDIS_RB_TYPES_H
 #define NIDUS_REDIS_RB_TYPES_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include <nidus/status.h>
@@ -24,8 +25,9 @@ typedef struct rb_value {
 
 extern RedisModuleType *rb_cf_type, *rb_bf_type;
 
-/* Values of these types alive now: commands look for them only when there are some. */
-extern long long rb_values_alive;
+/* Values of these types alive now: commands look for them only when there are some. Atomic: FLUSHALL ASYNC
+ * frees values on a background thread. */
+extern atomic_llong rb_values_alive;
 
 /* Registers MBbloomCF and MBbloom-- (nidus_register_types calls it). */
 int nidus_rb_register_types(RedisModuleCtx *ctx);
