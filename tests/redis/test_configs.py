@@ -110,6 +110,11 @@ def test_cf_max_expansions_takes_redisbloom_range(make_server, tmp_path):
         assert "cf-max-expansions" in log, bad
 
 
+def test_one_empty_argument_is_none(make_server):
+    """Packaging tools (RedisBloom's ramp-packer check) load the module with one empty argument."""
+    assert configs(Raw(make_server("empty", module_args=[""]).port)) == DEFAULTS
+
+
 def test_unknown_and_bad_arguments_are_named(tmp_path):
     log = refused_load(tmp_path, "bf-error-rate", "0.01", "bogus-option", "1")
     assert "unrecognized module argument 'bogus-option'" in log
