@@ -202,6 +202,10 @@ def test_bf_expansion_factor_zero_makes_new_filters_nonscaling(server):
     replies = [c("BF.ADD", "fixed", "k%d" % i) for i in range(40)]
     assert replies.count(1) >= 9  # a false positive may answer 0 for a new item
     assert replies[-1] == Error("ERR non scaling filter is full")
+    replies = c("BF.INSERT", "inserted", "ITEMS", *["k%d" % i for i in range(40)])
+    assert replies.count(1) >= 9
+    assert replies[-1] == Error("ERR non scaling filter is full")
+    assert info(c, "BF", "inserted")["Number of filters"] == 1
     assert info(c, "BF", "fixed")["Number of filters"] == 1
 
 
