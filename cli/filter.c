@@ -2,6 +2,9 @@
 #include "filter.h"
 
 #include <math.h>
+#include <stdint.h>
+
+#include "lazy_verify.h"
 
 const char *cli_kind_name(nidus_kind kind)
 {
@@ -38,7 +41,7 @@ nidus_status cli_filter_create(cli_filter *cf, const cli_create_options *o)
     return NIDUS_ERR_INVALID_ARGUMENT;
 }
 
-nidus_status cli_filter_open(cli_filter *cf, const char *path, bool read_only)
+nidus_status cli_filter_open(cli_filter *cf, const char *path, cli_open_mode mode)
 {
     /* The kind is in the first bytes; read them, then open with the right decoder. */
     FILE *f = fopen(path, "rb");
@@ -50,16 +53,21 @@ nidus_status cli_filter_open(cli_filter *cf, const char *path, bool read_only)
     nidus_status st = nidus_codec_peek(head, n, &cf->kind);
     if (st)
         return st;
+    void *ctx = (void *)(uintptr_t)path;
     switch (cf->kind) {
     case NIDUS_KIND_CUCKOO:
-        return read_only ? nidus_cuckoo_map_file(path, NULL, &cf->f.cuckoo)
-                         : nidus_cuckoo_load_file(path, NULL, &cf->f.cuckoo);
+        return mode == CLI_OPEN_COPY     ? nidus_cuckoo_load_file(path, NULL, &cf->f.cuckoo)
+               : mode == CLI_OPEN_MAPPED ? nidus_cuckoo_map_file(path, NULL, &cf->f.cuckoo)
+                                         : nidus_cuckoo_map_file_lazy(path, NULL, lazy_verify_prepare, ctx, &cf->f.cuckoo);
     case NIDUS_KIND_BLOOM:
-        return read_only ? nidus_bloom_map_file(path, NULL, &cf->f.bloom)
-                         : nidus_bloom_load_file(path, NULL, &cf->f.bloom);
+        return mode == CLI_OPEN_COPY     ? nidus_bloom_load_file(path, NULL, &cf->f.bloom)
+               : mode == CLI_OPEN_MAPPED ? nidus_bloom_map_file(path, NULL, &cf->f.bloom)
+                                         : nidus_bloom_map_file_lazy(path, NULL, lazy_verify_prepare, ctx, &cf->f.bloom);
     case NIDUS_KIND_COUNTING_BLOOM:
-        return read_only ? nidus_counting_bloom_map_file(path, NULL, &cf->f.counting)
-                         : nidus_counting_bloom_load_file(path, NULL, &cf->f.counting);
+        return mode == CLI_OPEN_COPY     ? nidus_counting_bloom_load_file(path, NULL, &cf->f.counting)
+               : mode == CLI_OPEN_MAPPED ? nidus_counting_bloom_map_file(path, NULL, &cf->f.counting)
+                                         : nidus_counting_bloom_map_file_lazy(path, NULL, lazy_verify_prepare, ctx,
+                                                                              &cf->f.counting);
     }
     return NIDUS_ERR_UNSUPPORTED;
 }
@@ -72,13 +80,6 @@ nidus_status cli_filter_save(const cli_filter *cf, const char *path)
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_save_file(cf->f.counting, path);
     }
     return NIDUS_ERR_UNSUPPORTED;
-}
-
-nidus_status cli_filter_verify(const cli_filter *cf, const char *path)
-{
-    (void)path;
-    (void)cf; /* opened writable: decoded whole, every checksum and field checked */
-    return NIDUS_OK;
 }
 
 void cli_filter_close(cli_filter *cf)

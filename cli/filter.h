@@ -31,14 +31,17 @@ typedef struct cli_create_options {
 /* Creates an empty filter. On failure, returns the status and `*why` (may be NULL) names the parameter. */
 nidus_status cli_filter_create(cli_filter *cf, const cli_create_options *o);
 
-/* Opens FILE: a writable copy, or (read_only) mapped in place. */
-nidus_status cli_filter_open(cli_filter *cf, const char *path, bool read_only);
+typedef enum cli_open_mode {
+    CLI_OPEN_COPY,        /* a writable copy: every block and field checked */
+    CLI_OPEN_MAPPED,      /* read-only, mapped in place: every block and field checked (verify) */
+    CLI_OPEN_MAPPED_LAZY  /* read-only, mapped in place: each block checked when first read (lazy_verify.h) */
+} cli_open_mode;
+
+/* Opens FILE in one of the modes above. */
+nidus_status cli_filter_open(cli_filter *cf, const char *path, cli_open_mode mode);
 
 /* Writes it to FILE atomically. */
 nidus_status cli_filter_save(const cli_filter *cf, const char *path);
-
-/* Checks every byte of the file behind `cf` (opened writable): every checksum and every field. */
-nidus_status cli_filter_verify(const cli_filter *cf, const char *path);
 
 void cli_filter_close(cli_filter *cf);
 

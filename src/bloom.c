@@ -43,7 +43,8 @@ void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a)
 
 uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l)
 {
-    return l->raw ? l->blocks * NIDUS_BLOCK_BYTES + NIDUS_BLOCK_BYTES - 1 : 0;
+    /* Borrowed blocks (a view) count too: a mapped file's figures are the filter's, as when loaded. */
+    return l->blocks * NIDUS_BLOCK_BYTES + (l->raw ? NIDUS_BLOCK_BYTES - 1 : 0);
 }
 
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a)

@@ -175,18 +175,18 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
 }
 
 static nidus_status bloom_decode(const void *buf, size_t len, const nidus_allocator *hook, bool view,
-                                 nidus_bloom **out)
+                                 nidus_decode_mode mode, nidus_bloom **out)
 {
     if (!buf || !out)
         return NIDUS_ERR_INVALID_ARGUMENT;
     nidus_reader meta;
-    size_t prefix;
+    size_t prefix, tail;
     uint64_t stream;
     nidus_bloom *bf;
-    nidus_status st = nidus_codec_open_whole(buf, len, NIDUS_KIND_BLOOM, &meta, &prefix);
+    nidus_status st = nidus_codec_open(buf, len, NIDUS_KIND_BLOOM, mode, &meta, &prefix, &tail);
     if (st || (st = bloom_from_meta(&meta, hook, &bf, &stream)))
         return st;
-    if (prefix + stream != len) {
+    if (prefix + stream - NIDUS_CODEC_CHECKSUM_BYTES + tail != len) {
         nidus_bloom_free(bf);
         return NIDUS_ERR_CORRUPT;
     }
@@ -208,12 +208,18 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
 
 nidus_status nidus_bloom_decode(const void *buf, size_t len, const nidus_allocator *allocator, nidus_bloom **out)
 {
-    return bloom_decode(buf, len, allocator, false, out);
+    return bloom_decode(buf, len, allocator, false, NIDUS_DECODE_WHOLE, out);
 }
 
 nidus_status nidus_bloom_view(const void *buf, size_t len, const nidus_allocator *allocator, nidus_bloom **out)
 {
-    return bloom_decode(buf, len, allocator, true, out);
+    return bloom_decode(buf, len, allocator, true, NIDUS_DECODE_WHOLE, out);
+}
+
+nidus_status nidus_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator, bool view,
+                                     nidus_decode_mode mode, nidus_bloom **out)
+{
+    return bloom_decode(buf, len, allocator, view, mode, out); /* any bits are valid: trusted = body */
 }
 
 nidus_status nidus_bloom_dump_chunk(const nidus_bloom *bf, uint64_t cursor, void *buf, size_t cap, size_t *len,
@@ -348,18 +354,18 @@ static nidus_status counting_from_meta(nidus_reader *r, const nidus_allocator *h
 }
 
 static nidus_status counting_decode(const void *buf, size_t len, const nidus_allocator *hook, bool view,
-                                    nidus_counting_bloom **out)
+                                    nidus_decode_mode mode, nidus_counting_bloom **out)
 {
     if (!buf || !out)
         return NIDUS_ERR_INVALID_ARGUMENT;
     nidus_reader meta;
-    size_t prefix;
+    size_t prefix, tail;
     nidus_counting_bloom *cb;
-    nidus_status st = nidus_codec_open_whole(buf, len, NIDUS_KIND_COUNTING_BLOOM, &meta, &prefix);
+    nidus_status st = nidus_codec_open(buf, len, NIDUS_KIND_COUNTING_BLOOM, mode, &meta, &prefix, &tail);
     if (st || (st = counting_from_meta(&meta, hook, &cb)))
         return st;
     const uint8_t *p = (const uint8_t *)buf + prefix;
-    if (prefix + layer_bytes(&cb->layer) + NIDUS_CODEC_CHECKSUM_BYTES != len)
+    if (prefix + layer_bytes(&cb->layer) + tail != len)
         st = NIDUS_ERR_CORRUPT;
     else if (!(st = attach(&cb->layer, &cb->alloc, view ? p : NULL)) && !view)
         memcpy(cb->layer.data, p, (size_t)layer_bytes(&cb->layer));
@@ -375,13 +381,19 @@ static nidus_status counting_decode(const void *buf, size_t len, const nidus_all
 nidus_status nidus_counting_bloom_decode(const void *buf, size_t len, const nidus_allocator *allocator,
                                          nidus_counting_bloom **out)
 {
-    return counting_decode(buf, len, allocator, false, out);
+    return counting_decode(buf, len, allocator, false, NIDUS_DECODE_WHOLE, out);
 }
 
 nidus_status nidus_counting_bloom_view(const void *buf, size_t len, const nidus_allocator *allocator,
                                        nidus_counting_bloom **out)
 {
-    return counting_decode(buf, len, allocator, true, out);
+    return counting_decode(buf, len, allocator, true, NIDUS_DECODE_WHOLE, out);
+}
+
+nidus_status nidus_counting_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                              bool view, nidus_decode_mode mode, nidus_counting_bloom **out)
+{
+    return counting_decode(buf, len, allocator, view, mode, out);
 }
 
 nidus_status nidus_counting_bloom_dump_chunk(const nidus_counting_bloom *cb, uint64_t cursor, void *buf,

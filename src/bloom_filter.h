@@ -56,4 +56,10 @@ uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l);
 
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a);
 
+/* Decode (or view) a whole encoding or a file body, as `mode` says (codec.h). */
+nidus_status nidus_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator, bool view,
+                                     nidus_decode_mode mode, nidus_bloom **out);
+nidus_status nidus_counting_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                              bool view, nidus_decode_mode mode, nidus_counting_bloom **out);
+
 #endif

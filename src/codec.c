@@ -131,15 +131,15 @@ nidus_status nidus_codec_peek(const void *buf, size_t len, nidus_kind *kind)
     const uint8_t *p = buf;
     if (!buf || len < 16 || memcmp(p, magic, sizeof magic))
         return NIDUS_ERR_CORRUPT;
-    if (p[5] != NIDUS_FORMAT_VERSION)
+    if (p[5] != NIDUS_FORMAT_VERSION && p[5] != NIDUS_FILE_FORMAT_VERSION)
         return NIDUS_ERR_VERSION;
     if (kind)
         *kind = (nidus_kind)p[6];
     return NIDUS_OK;
 }
 
-nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, uint64_t *total,
-                                      nidus_reader *meta)
+static nidus_status check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, uint64_t *total,
+                                 nidus_reader *meta, unsigned want_version)
 {
     nidus_reader r = {buf, len, false};
     const uint8_t *m = nidus_get_bytes(&r, sizeof magic);
@@ -148,7 +148,7 @@ nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind
     unsigned version = nidus_get_u8(&r);
     if (r.bad)
         return NIDUS_ERR_CORRUPT;
-    if (version != NIDUS_FORMAT_VERSION)
+    if (version != want_version)
         return NIDUS_ERR_VERSION;
     unsigned k = nidus_get_u8(&r), flags = nidus_get_u8(&r);
     uint64_t declared = nidus_get_u64(&r);
@@ -167,6 +167,30 @@ nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind
     if (total)
         *total = declared;
     *meta = (nidus_reader){mp, meta_bytes, false};
+    return NIDUS_OK;
+}
+
+nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, uint64_t *total,
+                                      nidus_reader *meta)
+{
+    return check_prefix(buf, len, kind, total, meta, NIDUS_FORMAT_VERSION);
+}
+
+nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, nidus_decode_mode mode,
+                              nidus_reader *meta, size_t *prefix_bytes, size_t *tail)
+{
+    *tail = mode == NIDUS_DECODE_WHOLE ? NIDUS_CODEC_CHECKSUM_BYTES : 0;
+    if (mode == NIDUS_DECODE_WHOLE)
+        return nidus_codec_open_whole(buf, len, kind, meta, prefix_bytes);
+    if (!buf)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    uint64_t total = len;
+    nidus_status st = check_prefix(buf, len, kind, &total, meta, NIDUS_FILE_FORMAT_VERSION);
+    if (st)
+        return st;
+    if (total != len)
+        return NIDUS_ERR_CORRUPT;
+    *prefix_bytes = NIDUS_CODEC_PREFIX_FIXED + meta->left;
     return NIDUS_OK;
 }
 

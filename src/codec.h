@@ -101,6 +101,16 @@ void nidus_codec_write_whole(uint8_t *out, uint64_t total, const uint8_t *prefix
 nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind kind, nidus_reader *meta,
                                     size_t *prefix_bytes);
 
+/* What a decoder is given: a whole encoding (checksum at its end), or the body of a version 2 file
+ * (file_format.h), whose block checksums the caller checks: all of them before (BODY), or each block before it
+ * is first read (BODY_TRUSTED: the decoder then skips scans of the tables that only validation needs, where
+ * any content of them is safe to probe). */
+typedef enum nidus_decode_mode { NIDUS_DECODE_WHOLE, NIDUS_DECODE_BODY, NIDUS_DECODE_BODY_TRUSTED } nidus_decode_mode;
+
+/* nidus_codec_open_whole for any mode; `*tail` is what follows the segments: the checksum's 8 bytes, or 0. */
+nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, nidus_decode_mode mode,
+                              nidus_reader *meta, size_t *prefix_bytes, size_t *tail);
+
 /* Chunk `cursor` of an encoding (see nidus_cuckoo_dump_chunk for the contract). */
 nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
                                     unsigned count, uint64_t cursor, uint8_t *buf, size_t cap, size_t *len,

@@ -8,6 +8,7 @@
 #ifndef NIDUS_SRC_CUCKOO_FILTER_H
 #define NIDUS_SRC_CUCKOO_FILTER_H
 
+#include "codec.h"
 #include "cuckoo_table.h"
 #include "nidus/cuckoo.h"
 
@@ -62,5 +63,9 @@ uint64_t nidus_cuckoo_tables_memory(const nidus_cuckoo *cf);
 
 /* Checks the filter-level parameters shared by new and decoded filters. */
 nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, unsigned max_kicks);
+
+/* Decodes (or views) a whole encoding or a file body, as `mode` says (codec.h). */
+nidus_status nidus_cuckoo_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator, bool view,
+                                      nidus_decode_mode mode, nidus_cuckoo **out);
 
 #endif

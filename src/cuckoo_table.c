@@ -116,7 +116,8 @@ void nidus_table_release(nidus_table *t, const nidus_allocator *a)
 
 uint64_t nidus_table_memory(const nidus_table *t)
 {
-    uint64_t own = t->borrowed ? 0 : t->data_bytes + t->max_kicks * sizeof *t->kick_log;
+    /* A borrowed table's bytes count too (a mapped file's figures are the filter's, as when loaded). */
+    uint64_t own = t->data_bytes + (t->borrowed ? 0 : t->max_kicks * sizeof *t->kick_log);
     return own + nidus_overflow_memory(&t->overflow);
 }
 
@@ -356,6 +357,17 @@ nidus_status nidus_table_validate(nidus_table *t)
     for (uint64_t k = bytes; k < t->data_bytes; k++)
         if (t->data[k])
             return NIDUS_ERR_CORRUPT;
+    nidus_status st = nidus_table_validate_overflow(t);
+    if (st)
+        return st;
+    t->occupied = occupied;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_table_validate_overflow(const nidus_table *t)
+{
+    uint64_t m = t->shape.buckets;
+    unsigned b = t->shape.bucket_size;
     /* Overflow copies exist only for a fingerprint that fills its share of a full pair (nidus_table_add). */
     const nidus_overflow *ov = &t->overflow;
     for (uint64_t e = 0; e < ov->capacity; e++) {
@@ -369,6 +381,5 @@ nidus_status nidus_table_validate(nidus_table *t)
                                       nidus_table_bucket_count(t, j, en->fingerprint) < b)
             return NIDUS_ERR_CORRUPT;
     }
-    t->occupied = occupied;
     return NIDUS_OK;
 }

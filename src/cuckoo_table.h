@@ -79,6 +79,9 @@ uint64_t nidus_table_data_bytes(const nidus_table_shape *shape);
  * `occupied`. NIDUS_ERR_CORRUPT when anything is off. */
 nidus_status nidus_table_validate(nidus_table *t);
 
+/* The overflow part of nidus_table_validate alone (entries in range, each for a full pair). */
+nidus_status nidus_table_validate_overflow(const nidus_table *t);
+
 /* Puts fp into a free slot of bucket i or of its alternate, without kicking; false when both are full. */
 bool nidus_table_place_free(nidus_table *t, uint64_t i, uint32_t fp);
 

@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "codec.h"
 #include "file_io.h"
+#include "file_format.h"
 
 void nidus_file_unmap(void *addr, size_t bytes)
 {
@@ -135,7 +137,8 @@ nidus_status nidus_file_check_target(const char *path)
 /* Writes to a temporary file in the target's directory, fsyncs it, renames it over the target and fsyncs the
  * directory: a crash at any point leaves either the old file or the new one, whole. The target is the file a
  * symbolic link leads to; a rewrite keeps its mode (and owner and group, where permitted); a device, fifo or
- * directory is refused. The encoding is built in memory first (the filter's size again, transiently). */
+ * directory is refused. The file is the encoding with per-block checksums (file_format.h), built in memory first
+ * (the filter's size again, transiently). */
 nidus_status nidus_file_save(const char *path, const nidus_allocator *a, uint64_t size, nidus_encode_fn encode,
                              const void *obj)
 {
@@ -146,15 +149,18 @@ nidus_status nidus_file_save(const char *path, const nidus_allocator *a, uint64_
     nidus_status st = nidus_file_check_target(path);
     if (st)
         return st;
-    uint8_t *buf = nidus_malloc(a, (size_t)size);
+    uint64_t file_bytes = nidus_file_size_for_body(size - NIDUS_CODEC_CHECKSUM_BYTES);
+    if (file_bytes > SIZE_MAX)
+        return NIDUS_ERR_TOO_LARGE;
+    uint8_t *buf = nidus_malloc(a, (size_t)file_bytes);
     if (!buf)
         return NIDUS_ERR_NO_MEMORY;
     size_t written;
-    if ((st = encode(obj, buf, (size_t)size, &written))) {
+    if ((st = encode(obj, buf, (size_t)file_bytes, &written))) {
         nidus_free(a, buf);
         return st;
     }
-    st = nidus_file_replace(path, a, buf, written);
+    st = nidus_file_replace(path, a, buf, nidus_file_from_encoding(buf, written));
     int saved = errno;
     nidus_free(a, buf);
     errno = saved;
@@ -245,3 +251,16 @@ nidus_status nidus_file_map(const char *path, void **addr, size_t *bytes)
     return NIDUS_OK;
 }
 
+
+nidus_status nidus_file_open_checked(const char *path, void **addr, size_t *bytes, nidus_file_layout *layout,
+                                     bool verify_blocks)
+{
+    nidus_status st = nidus_file_map(path, addr, bytes);
+    if (st)
+        return st;
+    if (!(st = nidus_file_parse(*addr, *bytes, layout)) && verify_blocks && layout->version == 2)
+        st = nidus_file_verify_all(layout, NULL);
+    if (st)
+        nidus_file_unmap(*addr, *bytes);
+    return st;
+}

@@ -6,7 +6,9 @@
 #include <stdint.h>
 
 #include "nidus/alloc.h"
+#include "nidus/nidus.h"
 #include "nidus/status.h"
+#include "file_format.h"
 
 /* Encodes an object into `buf` of `cap` bytes (one of the nidus_*_encode functions, behind a cast). */
 typedef nidus_status (*nidus_encode_fn)(const void *obj, void *buf, size_t cap, size_t *written);
@@ -29,9 +31,28 @@ nidus_status nidus_file_check_target(const char *path);
 nidus_status nidus_file_map(const char *path, void **addr, size_t *bytes);
 void nidus_file_unmap(void *addr, size_t bytes);
 
-/* Defines PREFIX_save_file, PREFIX_load_file and PREFIX_map_file for a filter type with `alloc`, `mapping`
- * and `mapping_bytes` members and PREFIX_encode / _encoded_size / _decode / _view functions: the three are the
- * same for every kind. */
+/* Maps `path` and parses its framing (file_format.h); with verify_blocks, checks every block too. Unmapped
+ * again on failure. */
+nidus_status nidus_file_open_checked(const char *path, void **addr, size_t *bytes, nidus_file_layout *layout,
+                                     bool verify_blocks);
+
+/* Called by PREFIX_map_file_lazy on a version 2 file after its header checked, before the body is decoded:
+ * the caller must see to it that every block is checked (nidus_file_block_ok) before anything reads it. */
+typedef nidus_status (*nidus_file_prepare_fn)(void *ctx, const nidus_file_layout *layout, void *map, size_t bytes);
+
+/* The lazy maps of each kind (see below). */
+nidus_status nidus_cuckoo_map_file_lazy(const char *path, const nidus_allocator *allocator,
+                                        nidus_file_prepare_fn prepare, void *ctx, nidus_cuckoo **out);
+nidus_status nidus_bloom_map_file_lazy(const char *path, const nidus_allocator *allocator,
+                                       nidus_file_prepare_fn prepare, void *ctx, nidus_bloom **out);
+nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_allocator *allocator,
+                                                nidus_file_prepare_fn prepare, void *ctx,
+                                                nidus_counting_bloom **out);
+
+/* Defines PREFIX_save_file, PREFIX_load_file, PREFIX_map_file and PREFIX_map_file_lazy for a filter type with
+ * `alloc`, `mapping` and `mapping_bytes` members and PREFIX_encode / _encoded_size / _decode_mode functions:
+ * they are the same for every kind. load_file and map_file check every block of a version 2 file first;
+ * map_file_lazy leaves that to `prepare` and skips the scans of the tables. */
 #define NIDUS_DEFINE_FILE_FUNCTIONS(PREFIX, TYPE)                                                              \
     static nidus_status PREFIX##_encode_any(const void *obj, void *buf, size_t cap, size_t *written)          \
     {                                                                                                          \
@@ -43,37 +64,48 @@ void nidus_file_unmap(void *addr, size_t bytes);
             return NIDUS_ERR_INVALID_ARGUMENT;                                                                 \
         return nidus_file_save(path, &f->alloc, PREFIX##_encoded_size(f), PREFIX##_encode_any, f);            \
     }                                                                                                          \
-    nidus_status PREFIX##_load_file(const char *path, const nidus_allocator *allocator, TYPE **out)            \
+    static nidus_status PREFIX##_open_file(const char *path, const nidus_allocator *allocator, bool view,     \
+                                           nidus_file_prepare_fn prepare, void *ctx, TYPE **out)               \
     {                                                                                                          \
         if (!path || !out)                                                                                     \
             return NIDUS_ERR_INVALID_ARGUMENT;                                                                 \
         void *p;                                                                                               \
         size_t n;                                                                                              \
-        nidus_status st = nidus_file_map(path, &p, &n);                                                        \
+        nidus_file_layout l;                                                                                   \
+        nidus_status st = nidus_file_open_checked(path, &p, &n, &l, !prepare);                                 \
         if (st)                                                                                                \
             return st;                                                                                         \
-        st = PREFIX##_decode(p, n, allocator, out);                                                            \
-        nidus_file_unmap(p, n);                                                                                \
-        return st;                                                                                             \
+        nidus_decode_mode mode = l.version == 1 ? NIDUS_DECODE_WHOLE : NIDUS_DECODE_BODY;                      \
+        if (prepare && l.version == 2) {                                                                       \
+            mode = NIDUS_DECODE_BODY_TRUSTED;                                                                  \
+            st = prepare(ctx, &l, p, n);                                                                       \
+        }                                                                                                      \
+        TYPE *f = NULL;                                                                                        \
+        if (!st)                                                                                               \
+            st = PREFIX##_decode_mode(l.body, l.body_bytes, allocator, view, mode, &f);                        \
+        if (st || !view) {                                                                                     \
+            nidus_file_unmap(p, n);                                                                            \
+            if (st)                                                                                            \
+                return st;                                                                                     \
+        } else {                                                                                               \
+            f->mapping = p;                                                                                    \
+            f->mapping_bytes = n;                                                                              \
+        }                                                                                                      \
+        *out = f;                                                                                              \
+        return NIDUS_OK;                                                                                       \
+    }                                                                                                          \
+    nidus_status PREFIX##_load_file(const char *path, const nidus_allocator *allocator, TYPE **out)            \
+    {                                                                                                          \
+        return PREFIX##_open_file(path, allocator, false, NULL, NULL, out);                                    \
     }                                                                                                          \
     nidus_status PREFIX##_map_file(const char *path, const nidus_allocator *allocator, TYPE **out)             \
     {                                                                                                          \
-        if (!path || !out)                                                                                     \
-            return NIDUS_ERR_INVALID_ARGUMENT;                                                                 \
-        void *p;                                                                                               \
-        size_t n;                                                                                              \
-        nidus_status st = nidus_file_map(path, &p, &n);                                                        \
-        if (st)                                                                                                \
-            return st;                                                                                         \
-        TYPE *f;                                                                                               \
-        if ((st = PREFIX##_view(p, n, allocator, &f))) {                                                       \
-            nidus_file_unmap(p, n);                                                                            \
-            return st;                                                                                         \
-        }                                                                                                      \
-        f->mapping = p;                                                                                        \
-        f->mapping_bytes = n;                                                                                  \
-        *out = f;                                                                                              \
-        return NIDUS_OK;                                                                                       \
+        return PREFIX##_open_file(path, allocator, true, NULL, NULL, out);                                     \
+    }                                                                                                          \
+    nidus_status PREFIX##_map_file_lazy(const char *path, const nidus_allocator *allocator,                    \
+                                        nidus_file_prepare_fn prepare, void *ctx, TYPE **out)                  \
+    {                                                                                                          \
+        return PREFIX##_open_file(path, allocator, true, prepare, ctx, out);                                   \
     }
 
 #endif

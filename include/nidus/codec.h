@@ -16,8 +16,11 @@
 extern "C" {
 #endif
 
-/* The format version this build writes and the only one it reads. */
+/* The version of encodings (encode/decode, chunks, the module's RDB): the one this build writes and reads. */
 #define NIDUS_FORMAT_VERSION 1u
+/* The version of filter files (_save_file): the encoding with per-block checksums. Files of version 1 (a
+ * whole encoding) are still read. */
+#define NIDUS_FILE_FORMAT_VERSION 2u
 
 /* Data chunks carry at most this many bytes of the encoding, plus NIDUS_CHUNK_OVERHEAD of framing. */
 #define NIDUS_CHUNK_PAYLOAD_MAX (4u << 20)
@@ -29,8 +32,9 @@ typedef enum nidus_kind {
     NIDUS_KIND_COUNTING_BLOOM = 3
 } nidus_kind;
 
-/* Reads the kind of an encoded filter from its first 16 bytes, without checking the rest: NIDUS_ERR_CORRUPT
- * when the magic is missing or `len` is shorter, NIDUS_ERR_VERSION for another format version. */
+/* Reads the kind of an encoded filter or filter file from its first 16 bytes, without checking the rest:
+ * NIDUS_ERR_CORRUPT when the magic is missing or `len` is shorter, NIDUS_ERR_VERSION for a version this build
+ * reads neither as an encoding nor as a file. */
 NIDUS_API nidus_status nidus_codec_peek(const void *buf, size_t len, nidus_kind *kind);
 
 #ifdef __cplusplus

@@ -76,7 +76,7 @@ typedef struct nidus_cuckoo_stats {
     unsigned max_kicks;
     bool semi_sort;
     double load;          /* occupied slots / slots */
-    uint64_t memory_bytes; /* everything the filter holds through its allocator */
+    uint64_t memory_bytes; /* everything the filter holds through its allocator (a view: its mapped tables too) */
     double bits_per_item; /* memory bits / items (0 when empty) */
     double error_bound;   /* false-positive bound of the whole filter: the sum of its tables' bounds */
     double target_error;  /* the bound of the first table; growth keeps error_bound under twice this */

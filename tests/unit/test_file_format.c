@@ -1,0 +1,227 @@
+/* Filter files (format version 2): per-block checksums, the header checksum, reading version 1 files, and
+ * damage found in whichever block it is. */
+#include "test_util.h"
+
+#include <unistd.h>
+
+#include <nidus/nidus.h>
+
+#include "file_format.h"
+#include "file_io.h"
+
+static char *temp_path(char *buf, size_t cap, const char *name)
+{
+    snprintf(buf, cap, "/tmp/nidus-test-ff-%ld-%s", (long)getpid(), name);
+    return buf;
+}
+
+static uint8_t *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(*len);
+    assert_int_equal(fread(buf, 1, *len, f), *len);
+    fclose(f);
+    return buf;
+}
+
+static void write_all(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, len, f), len);
+    fclose(f);
+}
+
+/* A cuckoo filter of a few blocks, saved: the file is version 2 and loads back equal. */
+static nidus_cuckoo *saved_filter(const char *path, uint64_t capacity, int keys)
+{
+    nidus_cuckoo_params p = {.capacity = capacity, .fingerprint_bits = 12, .seed = test_seed()};
+    nidus_cuckoo *cf;
+    assert_int_equal(nidus_cuckoo_new(&p, &cf), NIDUS_OK);
+    char key[32];
+    for (int i = 0; i < keys; i++)
+        assert_int_equal(nidus_cuckoo_add(cf, key, test_key(key, sizeof key, "ff", (uint64_t)i)), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_save_file(cf, path), NIDUS_OK);
+    return cf;
+}
+
+static void test_saved_files_are_version_2_and_load_back(void **state)
+{
+    (void)state;
+    char path[128];
+    temp_path(path, sizeof path, "v2");
+    nidus_cuckoo *cf = saved_filter(path, 200000, 20000);
+    size_t len;
+    uint8_t *file = read_all(path, &len);
+    nidus_file_layout l;
+    assert_int_equal(nidus_file_parse(file, len, &l), NIDUS_OK);
+    assert_int_equal(l.version, 2);
+    assert_true(l.blocks >= 3);
+    assert_int_equal(nidus_file_size_for_body(l.body_bytes), len);
+    assert_int_equal(l.body_bytes + 8, nidus_cuckoo_encoded_size(cf));
+    assert_int_equal(nidus_file_verify_all(&l, NULL), NIDUS_OK);
+    nidus_cuckoo *loaded, *mapped;
+    assert_int_equal(nidus_cuckoo_load_file(path, NULL, &loaded), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_map_file(path, NULL, &mapped), NIDUS_OK);
+    size_t n = (size_t)nidus_cuckoo_encoded_size(cf);
+    uint8_t *a = malloc(n), *b = malloc(n), *c = malloc(n);
+    assert_int_equal(nidus_cuckoo_encode(cf, a, n, NULL), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_encode(loaded, b, n, NULL), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_encode(mapped, c, n, NULL), NIDUS_OK);
+    assert_memory_equal(a, b, n);
+    assert_memory_equal(a, c, n);
+    /* the body is the encoding but for version, total and checksum */
+    assert_memory_equal(file + 16, a + 16, l.body_bytes - 16);
+    nidus_cuckoo_stats s1, s2;
+    nidus_cuckoo_get_stats(cf, &s1);
+    nidus_cuckoo_get_stats(mapped, &s2);
+    assert_int_equal(s1.items, s2.items);
+    assert_true(s2.memory_bytes > len / 2); /* a view's figures count its mapped tables */
+    free(a), free(b), free(c), free(file);
+    nidus_cuckoo_free(cf), nidus_cuckoo_free(loaded), nidus_cuckoo_free(mapped);
+    unlink(path);
+}
+
+/* One flipped bit anywhere: parse fails (header, table, footer) or exactly the damaged block fails; the
+ * checked openers refuse the file either way. */
+static void test_damage_is_found_in_its_block(void **state)
+{
+    (void)state;
+    char path[128], bad[128];
+    temp_path(path, sizeof path, "good");
+    temp_path(bad, sizeof bad, "bad");
+    nidus_cuckoo_free(saved_filter(path, 200000, 5000));
+    size_t len;
+    uint8_t *file = read_all(path, &len);
+    uint64_t rng = test_seed();
+    for (int round = 0; round < 60; round++) {
+        size_t at = round < 20 ? (size_t)(test_splitmix(&rng) % 64)                        /* the prefix */
+                    : round < 30 ? len - 1 - (size_t)(test_splitmix(&rng) % 200)            /* table, footer */
+                                 : (size_t)(test_splitmix(&rng) % len);
+        file[at] ^= (uint8_t)(1u << (test_splitmix(&rng) % 8));
+        write_all(bad, file, len);
+        nidus_file_layout l;
+        nidus_status st = nidus_file_parse(file, len, &l);
+        if (st == NIDUS_OK) {
+            uint64_t block;
+            assert_true(at < l.body_bytes);
+            assert_int_equal(nidus_file_verify_all(&l, &block), NIDUS_ERR_CORRUPT);
+            assert_int_equal(block, at / l.block_bytes);
+            assert_false(nidus_file_block_ok(&l, block));
+        }
+        nidus_cuckoo *cf;
+        st = nidus_cuckoo_load_file(bad, NULL, &cf);
+        assert_true(st == NIDUS_ERR_CORRUPT || st == NIDUS_ERR_VERSION);
+        st = nidus_cuckoo_map_file(bad, NULL, &cf);
+        assert_true(st == NIDUS_ERR_CORRUPT || st == NIDUS_ERR_VERSION);
+        free(file);
+        file = read_all(path, &len);
+    }
+    for (size_t cut = 1; cut < 200; cut += 7) { /* truncated */
+        nidus_file_layout l;
+        assert_int_not_equal(nidus_file_parse(file, len - cut, &l), NIDUS_OK);
+    }
+    free(file);
+    unlink(path);
+    unlink(bad);
+}
+
+static nidus_status trust_all(void *ctx, const nidus_file_layout *l, void *map, size_t bytes)
+{
+    (void)l, (void)map, (void)bytes;
+    (*(int *)ctx)++;
+    return NIDUS_OK;
+}
+
+/* The lazy map trusts its caller to check blocks: it neither hashes nor scans them, so a damaged middle block
+ * opens, and only the caller's check (the CLI's, block by block) finds it. */
+static void test_lazy_map_leaves_blocks_to_the_caller(void **state)
+{
+    (void)state;
+    char path[128];
+    temp_path(path, sizeof path, "lazy");
+    nidus_cuckoo_free(saved_filter(path, 200000, 5000));
+    size_t len;
+    uint8_t *file = read_all(path, &len);
+    nidus_file_layout l;
+    assert_int_equal(nidus_file_parse(file, len, &l), NIDUS_OK);
+    file[l.block_bytes + 17] ^= 4;
+    write_all(path, file, len);
+    int calls = 0;
+    nidus_cuckoo *cf;
+    assert_int_equal(nidus_cuckoo_map_file_lazy(path, NULL, trust_all, &calls, &cf), NIDUS_OK);
+    assert_int_equal(calls, 1);
+    nidus_cuckoo_free(cf);
+    assert_int_equal(nidus_cuckoo_map_file(path, NULL, &cf), NIDUS_ERR_CORRUPT);
+    free(file);
+    unlink(path);
+}
+
+/* Files written by format version 1 (committed fixtures) are still read, by every opener. */
+static void test_version_1_files_are_read(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"cuckoo", "bloom", "counting-bloom", "cuckoo-semisort-grown"};
+    for (unsigned n = 0; n < 4; n++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/v1-%s.nidus", NIDUS_FIXTURES_DIR, names[n]);
+        size_t len;
+        uint8_t *file = read_all(path, &len);
+        nidus_kind kind;
+        assert_int_equal(nidus_codec_peek(file, len, &kind), NIDUS_OK);
+        assert_int_equal(file[5], 1);
+        char key[32];
+        for (int lazy = 0; lazy < 3; lazy++) {
+            int calls = 0;
+            bool all = true;
+            if (kind == NIDUS_KIND_CUCKOO) {
+                nidus_cuckoo *cf;
+                assert_int_equal(lazy == 0   ? nidus_cuckoo_load_file(path, NULL, &cf)
+                                 : lazy == 1 ? nidus_cuckoo_map_file(path, NULL, &cf)
+                                             : nidus_cuckoo_map_file_lazy(path, NULL, trust_all, &calls, &cf),
+                                 NIDUS_OK);
+                for (int i = 1; i <= 500; i++)
+                    all &= nidus_cuckoo_contains(cf, key, (size_t)snprintf(key, sizeof key, "key-%d", i));
+                nidus_cuckoo_free(cf);
+            } else if (kind == NIDUS_KIND_BLOOM) {
+                nidus_bloom *bf;
+                assert_int_equal(lazy == 0   ? nidus_bloom_load_file(path, NULL, &bf)
+                                 : lazy == 1 ? nidus_bloom_map_file(path, NULL, &bf)
+                                             : nidus_bloom_map_file_lazy(path, NULL, trust_all, &calls, &bf),
+                                 NIDUS_OK);
+                for (int i = 1; i <= 500; i++)
+                    all &= nidus_bloom_contains(bf, key, (size_t)snprintf(key, sizeof key, "key-%d", i));
+                nidus_bloom_free(bf);
+            } else {
+                nidus_counting_bloom *cb;
+                assert_int_equal(lazy == 0 ? nidus_counting_bloom_load_file(path, NULL, &cb)
+                                 : lazy == 1
+                                     ? nidus_counting_bloom_map_file(path, NULL, &cb)
+                                     : nidus_counting_bloom_map_file_lazy(path, NULL, trust_all, &calls, &cb),
+                                 NIDUS_OK);
+                for (int i = 1; i <= 500; i++)
+                    all &= nidus_counting_bloom_count(cb, key, (size_t)snprintf(key, sizeof key, "key-%d", i)) > 0;
+                nidus_counting_bloom_free(cb);
+            }
+            assert_true(all);
+            assert_int_equal(calls, 0); /* version 1: checked whole, nothing left to the caller */
+        }
+        free(file);
+    }
+}
+
+int main(void)
+{
+    test_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_saved_files_are_version_2_and_load_back),
+        cmocka_unit_test(test_damage_is_found_in_its_block),
+        cmocka_unit_test(test_lazy_map_leaves_blocks_to_the_caller),
+        cmocka_unit_test(test_version_1_files_are_read),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
