@@ -1,9 +1,14 @@
 /* The CLI's view of a filter file: one switch per operation over the three kinds. */
+#define _POSIX_C_SOURCE 200809L
 #include "filter.h"
 
 #include <math.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdint.h>
 
+#include "bloom_filter.h"
+#include "cuckoo_filter.h"
 #include "lazy_verify.h"
 
 const char *cli_kind_name(nidus_kind kind)
@@ -19,6 +24,7 @@ const char *cli_kind_name(nidus_kind kind)
 nidus_status cli_filter_create(cli_filter *cf, const cli_create_options *o)
 {
     cf->kind = o->kind;
+    cf->map = NULL;
     double error = o->error ? o->error : 0.01;
     switch (o->kind) {
     case NIDUS_KIND_CUCKOO: {
@@ -41,8 +47,41 @@ nidus_status cli_filter_create(cli_filter *cf, const cli_create_options *o)
     return NIDUS_ERR_INVALID_ARGUMENT;
 }
 
+/* A writable filter whose tables are borrowed from a private mapping of the file; NIDUS_ERR_UNSUPPORTED when
+ * the file cannot be patched in place (version 1, too small to guard). */
+static nidus_status open_in_place(cli_filter *cf, const char *path)
+{
+    nidus_status st = nidus_file_map_private(path, &cf->fd, &cf->map, &cf->map_bytes);
+    if (st)
+        return st;
+    if (!(st = nidus_file_parse(cf->map, cf->map_bytes, &cf->layout)) && cf->layout.version != 2)
+        st = NIDUS_ERR_UNSUPPORTED;
+    if (!st)
+        st = lazy_verify_prepare_writable(path, &cf->layout, cf->map, cf->map_bytes);
+    const uint8_t *body = cf->layout.body;
+    size_t n = cf->layout.body_bytes;
+    nidus_decode_target to = NIDUS_DECODE_BORROW;
+    nidus_decode_mode mode = NIDUS_DECODE_BODY_TRUSTED;
+    if (!st) {
+        switch (cf->kind) {
+        case NIDUS_KIND_CUCKOO: st = nidus_cuckoo_decode_mode(body, n, NULL, to, mode, &cf->f.cuckoo); break;
+        case NIDUS_KIND_BLOOM: st = nidus_bloom_decode_mode(body, n, NULL, to, mode, &cf->f.bloom); break;
+        case NIDUS_KIND_COUNTING_BLOOM:
+            st = nidus_counting_bloom_decode_mode(body, n, NULL, to, mode, &cf->f.counting);
+            break;
+        }
+    }
+    if (st) {
+        munmap(cf->map, cf->map_bytes);
+        close(cf->fd);
+        cf->map = NULL;
+    }
+    return st;
+}
+
 nidus_status cli_filter_open(cli_filter *cf, const char *path, cli_open_mode mode)
 {
+    cf->map = NULL;
     /* The kind is in the first bytes; read them, then open with the right decoder. */
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -54,6 +93,11 @@ nidus_status cli_filter_open(cli_filter *cf, const char *path, cli_open_mode mod
     if (st)
         return st;
     void *ctx = (void *)(uintptr_t)path;
+    if (mode == CLI_OPEN_IN_PLACE) {
+        if ((st = open_in_place(cf, path)) != NIDUS_ERR_UNSUPPORTED)
+            return st;
+        mode = CLI_OPEN_COPY;
+    }
     switch (cf->kind) {
     case NIDUS_KIND_CUCKOO:
         return mode == CLI_OPEN_COPY     ? nidus_cuckoo_load_file(path, NULL, &cf->f.cuckoo)
@@ -72,8 +116,31 @@ nidus_status cli_filter_open(cli_filter *cf, const char *path, cli_open_mode mod
     return NIDUS_ERR_UNSUPPORTED;
 }
 
+/* Opened in place: the prefix (and overflow entries) rewritten in the mapping, then only written blocks copied
+ * out. NIDUS_ERR_UNSUPPORTED when the layout changed (growth, compaction): the caller writes the whole file. */
+static nidus_status save_in_place(const cli_filter *cf, const char *path)
+{
+    uint8_t *body = cf->map;
+    size_t n = cf->layout.body_bytes;
+    nidus_status st = NIDUS_ERR_UNSUPPORTED;
+    switch (cf->kind) {
+    case NIDUS_KIND_CUCKOO: st = nidus_cuckoo_rewrite_body(cf->f.cuckoo, body, n); break;
+    case NIDUS_KIND_BLOOM: st = nidus_bloom_rewrite_body(cf->f.bloom, body, n); break;
+    case NIDUS_KIND_COUNTING_BLOOM: st = nidus_counting_bloom_rewrite_body(cf->f.counting, body, n); break;
+    }
+    if (st)
+        return st;
+    nidus_file_mark_body(body, n);
+    return nidus_file_patch(path, NULL, cf->fd, &cf->layout, body, lazy_verify_dirty());
+}
+
 nidus_status cli_filter_save(const cli_filter *cf, const char *path)
 {
+    if (cf->map) {
+        nidus_status st = save_in_place(cf, path);
+        if (st != NIDUS_ERR_UNSUPPORTED)
+            return st;
+    }
     switch (cf->kind) {
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_save_file(cf->f.cuckoo, path);
     case NIDUS_KIND_BLOOM: return nidus_bloom_save_file(cf->f.bloom, path);
@@ -90,6 +157,11 @@ void cli_filter_close(cli_filter *cf)
     case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_free(cf->f.counting); break;
     }
     cf->f.cuckoo = NULL;
+    if (cf->map) {
+        munmap(cf->map, cf->map_bytes);
+        close(cf->fd);
+        cf->map = NULL;
+    }
 }
 
 uint64_t cli_filter_hash(const cli_filter *cf, const void *key, size_t len)

@@ -7,6 +7,8 @@
 
 #include <nidus/nidus.h>
 
+#include "file_format.h"
+
 typedef struct cli_filter {
     nidus_kind kind;
     union {
@@ -14,6 +16,11 @@ typedef struct cli_filter {
         nidus_bloom *bloom;
         nidus_counting_bloom *counting;
     } f;
+    /* CLI_OPEN_IN_PLACE: the private mapping the filter's tables are borrowed from, its file and layout */
+    void *map;
+    size_t map_bytes;
+    int fd;
+    nidus_file_layout layout;
 } cli_filter;
 
 /* What `create` and `build` ask for. */
@@ -34,13 +41,16 @@ nidus_status cli_filter_create(cli_filter *cf, const cli_create_options *o);
 typedef enum cli_open_mode {
     CLI_OPEN_COPY,        /* a writable copy: every block and field checked */
     CLI_OPEN_MAPPED,      /* read-only, mapped in place: every block and field checked (verify) */
-    CLI_OPEN_MAPPED_LAZY  /* read-only, mapped in place: each block checked when first read (lazy_verify.h) */
+    CLI_OPEN_MAPPED_LAZY, /* read-only, mapped in place: each block checked when first read (lazy_verify.h) */
+    CLI_OPEN_IN_PLACE     /* writable, its tables in a private mapping: saving patches only the blocks written
+                           * (a version 2 file of 3 blocks or more; else as CLI_OPEN_COPY) */
 } cli_open_mode;
 
 /* Opens FILE in one of the modes above. */
 nidus_status cli_filter_open(cli_filter *cf, const char *path, cli_open_mode mode);
 
-/* Writes it to FILE atomically. */
+/* Writes it to FILE atomically: whole, or (opened in place, layout unchanged) the old file copied by reflink or
+ * copy_file_range with the written blocks and new checksums put over it. */
 nidus_status cli_filter_save(const cli_filter *cf, const char *path);
 
 void cli_filter_close(cli_filter *cf);

@@ -12,9 +12,10 @@
 
 static struct {
     uint8_t *base;
-    uint64_t first, end; /* blocks [first, end) are guarded */
+    size_t bytes;
+    bool writable;
     nidus_file_layout layout;
-    unsigned char *checked;
+    unsigned char *checked, *dirty;
     char message[512];
     size_t message_len;
     struct sigaction old_segv, old_bus;
@@ -25,45 +26,59 @@ static void restore(int sig)
     sigaction(sig, sig == SIGSEGV ? &g.old_segv : &g.old_bus, NULL);
 }
 
-/* A first read of a guarded block: check it, then let the read go on; a bad block ends the command before
- * anything read from it is used. Any other fault gets its old disposition back and happens again. */
+/* Block k's pages: the block, or up to the end of the mapping for the last one. */
+static size_t block_span(uint64_t k)
+{
+    uint64_t at = k * g.layout.block_bytes;
+    return (size_t)(g.bytes - at < g.layout.block_bytes ? g.bytes - at : g.layout.block_bytes);
+}
+
+/* The first read of a block: check it, then let the read go on (a bad block ends the command before anything
+ * read from it is used). The first write to a checked block of a writable mapping: note it dirty, let it go
+ * on. Any other fault gets its old disposition back and happens again. */
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
     uint8_t *at = si->si_addr;
-    uint32_t bb = g.layout.block_bytes;
-    if (g.base && at >= g.base + g.first * bb && at < g.base + g.end * bb) {
-        uint64_t k = (uint64_t)(at - g.base) / bb;
+    if (g.base && at >= g.base && at < g.base + g.layout.blocks * (uint64_t)g.layout.block_bytes && at < g.base + g.bytes) {
+        uint64_t k = (uint64_t)(at - g.base) / g.layout.block_bytes;
+        uint8_t *start = g.base + k * g.layout.block_bytes;
         if (!g.checked[k]) {
             g.checked[k] = 1;
-            if (mprotect(g.base + k * bb, bb, PROT_READ) == 0) {
+            if (mprotect(start, block_span(k), PROT_READ) == 0) {
                 if (nidus_file_block_ok(&g.layout, k))
                     return;
                 (void)!write(STDERR_FILENO, g.message, g.message_len);
                 _exit(2);
             }
+        } else if (g.writable && !g.dirty[k]) {
+            g.dirty[k] = 1;
+            if (mprotect(start, block_span(k), PROT_READ | PROT_WRITE) == 0)
+                return;
         }
     }
     restore(sig);
 }
 
-nidus_status lazy_verify_prepare(void *ctx, const nidus_file_layout *l, void *map, size_t bytes)
+static nidus_status guard(const char *path, const nidus_file_layout *l, void *map, size_t bytes, bool writable)
 {
-    const char *path = ctx;
-    (void)bytes;
     long page = sysconf(_SC_PAGESIZE);
-    /* Blocks 0 (the header) and the last (short, or sharing a page with the block table) are checked now;
-     * the ones between are guarded when pages tile them. */
     if (page <= 0 || l->block_bytes % (uint64_t)page || l->blocks < 3 || g.base)
-        return nidus_file_verify_all(l, NULL);
+        return NIDUS_ERR_UNSUPPORTED;
+    /* Block 0 (the header) and the last (short, or sharing a page with the block table) are checked now. */
     if (!nidus_file_block_ok(l, 0) || !nidus_file_block_ok(l, l->blocks - 1))
         return NIDUS_ERR_CORRUPT;
     g.checked = calloc((size_t)l->blocks, 1);
-    if (!g.checked)
+    g.dirty = calloc((size_t)l->blocks, 1);
+    if (!g.checked || !g.dirty) {
+        free(g.checked), free(g.dirty);
+        g.checked = g.dirty = NULL;
         return NIDUS_ERR_NO_MEMORY;
+    }
+    g.checked[0] = g.checked[l->blocks - 1] = 1;
     g.layout = *l;
-    g.first = 1;
-    g.end = l->blocks - 1;
+    g.bytes = bytes;
+    g.writable = writable;
     g.message_len = (size_t)snprintf(g.message, sizeof g.message,
                                      "nidus: %.400s: corrupt: a block fails its checksum\n", path);
     if (g.message_len >= sizeof g.message)
@@ -73,20 +88,36 @@ nidus_status lazy_verify_prepare(void *ctx, const nidus_file_layout *l, void *ma
     sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
+    uint8_t *base = map;
     if (sigaction(SIGSEGV, &sa, &g.old_segv) != 0 || sigaction(SIGBUS, &sa, &g.old_bus) != 0 ||
-        mprotect((uint8_t *)map + g.first * l->block_bytes, (g.end - g.first) * l->block_bytes, PROT_NONE) != 0) {
-        free(g.checked);
-        g.checked = NULL;
-        return nidus_file_verify_all(l, NULL);
+        mprotect(base, bytes, PROT_READ) != 0 ||
+        mprotect(base + l->block_bytes, (size_t)(l->blocks - 2) * l->block_bytes, PROT_NONE) != 0) {
+        mprotect(base, bytes, writable ? PROT_READ | PROT_WRITE : PROT_READ);
+        free(g.checked), free(g.dirty);
+        g.checked = g.dirty = NULL;
+        return NIDUS_ERR_UNSUPPORTED;
     }
     g.base = map;
     return NIDUS_OK;
 }
 
+nidus_status lazy_verify_prepare(void *ctx, const nidus_file_layout *l, void *map, size_t bytes)
+{
+    nidus_status st = guard(ctx, l, map, bytes, false);
+    return st == NIDUS_ERR_UNSUPPORTED ? nidus_file_verify_all(l, NULL) : st;
+}
+
+nidus_status lazy_verify_prepare_writable(const char *path, const nidus_file_layout *l, void *map, size_t bytes)
+{
+    return guard(path, l, map, bytes, true);
+}
+
+const unsigned char *lazy_verify_dirty(void) { return g.dirty; }
+
 uint64_t lazy_verify_checked_blocks(void)
 {
     uint64_t n = 0;
-    for (uint64_t k = g.first; g.checked && k < g.end; k++)
+    for (uint64_t k = 0; g.checked && k < g.layout.blocks; k++)
         n += g.checked[k];
     return n;
 }

@@ -5,6 +5,7 @@
 #ifndef NIDUS_CLI_LAZY_VERIFY_H
 #define NIDUS_CLI_LAZY_VERIFY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "file_io.h"
@@ -13,7 +14,14 @@
  * when the blocks cannot be guarded (page size, a tiny file, a second file). */
 nidus_status lazy_verify_prepare(void *ctx, const nidus_file_layout *l, void *map, size_t bytes);
 
-/* Guarded blocks checked so far (for tests and measurements). */
+/* The same for a private writable mapping (nidus_file_map_private): also notes which blocks are written
+ * (lazy_verify_dirty). NIDUS_ERR_UNSUPPORTED when the blocks cannot be guarded: write the file whole then. */
+nidus_status lazy_verify_prepare_writable(const char *path, const nidus_file_layout *l, void *map, size_t bytes);
+
+/* One flag a block, non-zero for those written since lazy_verify_prepare_writable. */
+const unsigned char *lazy_verify_dirty(void);
+
+/* Blocks checked so far (for tests and measurements). */
 uint64_t lazy_verify_checked_blocks(void);
 
 #endif

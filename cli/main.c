@@ -306,7 +306,7 @@ static int cmd_add(int argc, char **argv)
 {
     options o;
     cli_filter f;
-    int rc = open_command("add", &argc, argv, 1, -1, CLI_OPEN_COPY, &o, &f, "expected FILE");
+    int rc = open_command("add", &argc, argv, 1, -1, CLI_OPEN_IN_PLACE, &o, &f, "expected FILE");
     if (rc)
         return rc;
     key_source ks;
@@ -357,7 +357,7 @@ static int cmd_del(int argc, char **argv)
 {
     options o;
     cli_filter f;
-    int rc = open_command("del", &argc, argv, 1, -1, CLI_OPEN_COPY, &o, &f, "expected FILE");
+    int rc = open_command("del", &argc, argv, 1, -1, CLI_OPEN_IN_PLACE, &o, &f, "expected FILE");
     if (rc)
         return rc;
     if (f.kind == NIDUS_KIND_BLOOM) {

@@ -14,10 +14,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void probe(nidus_kind kind, const nidus_file_layout *l, nidus_decode_mode mode)
 {
-    for (int view = 0; view < 2; view++) {
+    for (int view = 0; view < 2; view++) { /* copied, viewed */
+        nidus_decode_target to = view ? NIDUS_DECODE_VIEW : NIDUS_DECODE_COPY;
         if (kind == NIDUS_KIND_CUCKOO) {
             nidus_cuckoo *cf;
-            if (nidus_cuckoo_decode_mode(l->body, l->body_bytes, NULL, view, mode, &cf))
+            if (nidus_cuckoo_decode_mode(l->body, l->body_bytes, NULL, to, mode, &cf))
                 continue;
             for (uint64_t k = 0; k < 64; k++)
                 (void)nidus_cuckoo_count_hash(cf, k * UINT64_C(0x9E3779B97F4A7C15));
@@ -26,14 +27,14 @@ static void probe(nidus_kind kind, const nidus_file_layout *l, nidus_decode_mode
             nidus_cuckoo_free(cf);
         } else if (kind == NIDUS_KIND_BLOOM) {
             nidus_bloom *bf;
-            if (nidus_bloom_decode_mode(l->body, l->body_bytes, NULL, view, mode, &bf))
+            if (nidus_bloom_decode_mode(l->body, l->body_bytes, NULL, to, mode, &bf))
                 continue;
             for (uint64_t k = 0; k < 64; k++)
                 (void)nidus_bloom_contains_hash(bf, k * UINT64_C(0x9E3779B97F4A7C15));
             nidus_bloom_free(bf);
         } else if (kind == NIDUS_KIND_COUNTING_BLOOM) {
             nidus_counting_bloom *cb;
-            if (nidus_counting_bloom_decode_mode(l->body, l->body_bytes, NULL, view, mode, &cb))
+            if (nidus_counting_bloom_decode_mode(l->body, l->body_bytes, NULL, to, mode, &cb))
                 continue;
             for (uint64_t k = 0; k < 64; k++)
                 (void)nidus_counting_bloom_count_hash(cb, k * UINT64_C(0x9E3779B97F4A7C15));

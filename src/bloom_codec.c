@@ -174,8 +174,8 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
     return NIDUS_OK;
 }
 
-static nidus_status bloom_decode(const void *buf, size_t len, const nidus_allocator *hook, bool view,
-                                 nidus_decode_mode mode, nidus_bloom **out)
+static nidus_status bloom_decode(const void *buf, size_t len, const nidus_allocator *hook,
+                                 nidus_decode_target target, nidus_decode_mode mode, nidus_bloom **out)
 {
     if (!buf || !out)
         return NIDUS_ERR_INVALID_ARGUMENT;
@@ -190,6 +190,7 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
         nidus_bloom_free(bf);
         return NIDUS_ERR_CORRUPT;
     }
+    bool view = target != NIDUS_DECODE_COPY;
     const uint8_t *p = (const uint8_t *)buf + prefix;
     for (unsigned i = 0; i < bf->nlayers && !st; i++) {
         nidus_bloom_layer *l = &bf->layers[i];
@@ -201,25 +202,42 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
         nidus_bloom_free(bf);
         return st;
     }
-    bf->read_only = view;
+    bf->read_only = target == NIDUS_DECODE_VIEW;
     *out = bf;
     return NIDUS_OK;
 }
 
 nidus_status nidus_bloom_decode(const void *buf, size_t len, const nidus_allocator *allocator, nidus_bloom **out)
 {
-    return bloom_decode(buf, len, allocator, false, NIDUS_DECODE_WHOLE, out);
+    return bloom_decode(buf, len, allocator, NIDUS_DECODE_COPY, NIDUS_DECODE_WHOLE, out);
 }
 
 nidus_status nidus_bloom_view(const void *buf, size_t len, const nidus_allocator *allocator, nidus_bloom **out)
 {
-    return bloom_decode(buf, len, allocator, true, NIDUS_DECODE_WHOLE, out);
+    return bloom_decode(buf, len, allocator, NIDUS_DECODE_VIEW, NIDUS_DECODE_WHOLE, out);
 }
 
-nidus_status nidus_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator, bool view,
-                                     nidus_decode_mode mode, nidus_bloom **out)
+nidus_status nidus_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                     nidus_decode_target target, nidus_decode_mode mode, nidus_bloom **out)
 {
-    return bloom_decode(buf, len, allocator, view, mode, out); /* any bits are valid: trusted = body */
+    return bloom_decode(buf, len, allocator, target, mode, out); /* any bits are valid: trusted = body */
+}
+
+nidus_status nidus_bloom_rewrite_body(const nidus_bloom *bf, uint8_t *body, size_t len)
+{
+    uint64_t total = nidus_bloom_encoded_size(bf);
+    if (bf->loader || total - NIDUS_CODEC_CHECKSUM_BYTES != len)
+        return NIDUS_ERR_UNSUPPORTED;
+    uint8_t prefix[PREFIX_MAX];
+    size_t prefix_bytes = bloom_prefix(bf, prefix, total);
+    uint64_t at = prefix_bytes;
+    for (unsigned i = 0; i < bf->nlayers; i++) { /* every layer still where it was borrowed from */
+        if (bf->layers[i].raw || bf->layers[i].data != body + at)
+            return NIDUS_ERR_UNSUPPORTED;
+        at += layer_bytes(&bf->layers[i]);
+    }
+    nidus_codec_put_if_changed(body, prefix, prefix_bytes);
+    return NIDUS_OK;
 }
 
 nidus_status nidus_bloom_dump_chunk(const nidus_bloom *bf, uint64_t cursor, void *buf, size_t cap, size_t *len,
@@ -353,8 +371,8 @@ static nidus_status counting_from_meta(nidus_reader *r, const nidus_allocator *h
     return NIDUS_OK;
 }
 
-static nidus_status counting_decode(const void *buf, size_t len, const nidus_allocator *hook, bool view,
-                                    nidus_decode_mode mode, nidus_counting_bloom **out)
+static nidus_status counting_decode(const void *buf, size_t len, const nidus_allocator *hook,
+                                    nidus_decode_target target, nidus_decode_mode mode, nidus_counting_bloom **out)
 {
     if (!buf || !out)
         return NIDUS_ERR_INVALID_ARGUMENT;
@@ -367,13 +385,14 @@ static nidus_status counting_decode(const void *buf, size_t len, const nidus_all
     const uint8_t *p = (const uint8_t *)buf + prefix;
     if (prefix + layer_bytes(&cb->layer) + tail != len)
         st = NIDUS_ERR_CORRUPT;
-    else if (!(st = attach(&cb->layer, &cb->alloc, view ? p : NULL)) && !view)
+    else if (!(st = attach(&cb->layer, &cb->alloc, target != NIDUS_DECODE_COPY ? p : NULL)) &&
+             target == NIDUS_DECODE_COPY)
         memcpy(cb->layer.data, p, (size_t)layer_bytes(&cb->layer));
     if (st) {
         nidus_counting_bloom_free(cb);
         return st;
     }
-    cb->read_only = view;
+    cb->read_only = target == NIDUS_DECODE_VIEW;
     *out = cb;
     return NIDUS_OK;
 }
@@ -381,19 +400,33 @@ static nidus_status counting_decode(const void *buf, size_t len, const nidus_all
 nidus_status nidus_counting_bloom_decode(const void *buf, size_t len, const nidus_allocator *allocator,
                                          nidus_counting_bloom **out)
 {
-    return counting_decode(buf, len, allocator, false, NIDUS_DECODE_WHOLE, out);
+    return counting_decode(buf, len, allocator, NIDUS_DECODE_COPY, NIDUS_DECODE_WHOLE, out);
 }
 
 nidus_status nidus_counting_bloom_view(const void *buf, size_t len, const nidus_allocator *allocator,
                                        nidus_counting_bloom **out)
 {
-    return counting_decode(buf, len, allocator, true, NIDUS_DECODE_WHOLE, out);
+    return counting_decode(buf, len, allocator, NIDUS_DECODE_VIEW, NIDUS_DECODE_WHOLE, out);
 }
 
 nidus_status nidus_counting_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
-                                              bool view, nidus_decode_mode mode, nidus_counting_bloom **out)
+                                              nidus_decode_target target, nidus_decode_mode mode,
+                                              nidus_counting_bloom **out)
 {
-    return counting_decode(buf, len, allocator, view, mode, out);
+    return counting_decode(buf, len, allocator, target, mode, out);
+}
+
+nidus_status nidus_counting_bloom_rewrite_body(const nidus_counting_bloom *cb, uint8_t *body, size_t len)
+{
+    uint64_t total = nidus_counting_bloom_encoded_size(cb);
+    if (cb->loader || total - NIDUS_CODEC_CHECKSUM_BYTES != len)
+        return NIDUS_ERR_UNSUPPORTED;
+    uint8_t prefix[PREFIX_MAX];
+    size_t prefix_bytes = counting_prefix(cb, prefix, total);
+    if (cb->layer.raw || cb->layer.data != body + prefix_bytes)
+        return NIDUS_ERR_UNSUPPORTED;
+    nidus_codec_put_if_changed(body, prefix, prefix_bytes);
+    return NIDUS_OK;
 }
 
 nidus_status nidus_counting_bloom_dump_chunk(const nidus_counting_bloom *cb, uint64_t cursor, void *buf,

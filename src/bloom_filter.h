@@ -56,10 +56,16 @@ uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l);
 
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a);
 
-/* Decode (or view) a whole encoding or a file body, as `mode` says (codec.h). */
-nidus_status nidus_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator, bool view,
-                                     nidus_decode_mode mode, nidus_bloom **out);
+/* Decode (copy, view or borrow) a whole encoding or a file body, as `target` and `mode` say (codec.h). */
+nidus_status nidus_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                     nidus_decode_target target, nidus_decode_mode mode, nidus_bloom **out);
 nidus_status nidus_counting_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
-                                              bool view, nidus_decode_mode mode, nidus_counting_bloom **out);
+                                              nidus_decode_target target, nidus_decode_mode mode,
+                                              nidus_counting_bloom **out);
+
+/* As nidus_cuckoo_rewrite_body (cuckoo_filter.h): the prefix of a borrowed filter, in place; UNSUPPORTED when a
+ * layer was added. */
+nidus_status nidus_bloom_rewrite_body(const nidus_bloom *bf, uint8_t *body, size_t len);
+nidus_status nidus_counting_bloom_rewrite_body(const nidus_counting_bloom *cb, uint8_t *body, size_t len);
 
 #endif

@@ -374,3 +374,9 @@ nidus_status nidus_chunk_accept(nidus_chunk_loader *l, uint32_t seq, uint64_t to
     *complete = true;
     return NIDUS_OK;
 }
+
+void nidus_codec_put_if_changed(uint8_t *at, const uint8_t *bytes, size_t n)
+{
+    if (n && memcmp(at, bytes, n))
+        memcpy(at, bytes, n);
+}

@@ -107,6 +107,14 @@ nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind k
  * any content of them is safe to probe). */
 typedef enum nidus_decode_mode { NIDUS_DECODE_WHOLE, NIDUS_DECODE_BODY, NIDUS_DECODE_BODY_TRUSTED } nidus_decode_mode;
 
+/* Where a decoded filter's tables live: copied (writable), viewed in the buffer (read-only), or borrowed from
+ * a writable buffer (a private mapping of a file) and written there: a writable filter whose table bytes stay
+ * in place, so a file can be patched where it changed (nidus_X_rewrite_body, nidus_file_patch). */
+typedef enum nidus_decode_target { NIDUS_DECODE_COPY, NIDUS_DECODE_VIEW, NIDUS_DECODE_BORROW } nidus_decode_target;
+
+/* Writes `prefix` (n bytes) at the start of `body` unless it is there already (an unchanged block stays clean). */
+void nidus_codec_put_if_changed(uint8_t *body, const uint8_t *bytes, size_t n);
+
 /* nidus_codec_open_whole for any mode; `*tail` is what follows the segments: the checksum's 8 bytes, or 0. */
 nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, nidus_decode_mode mode,
                               nidus_reader *meta, size_t *prefix_bytes, size_t *tail);

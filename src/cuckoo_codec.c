@@ -269,7 +269,7 @@ static nidus_status load_overflow(nidus_table *t, const nidus_allocator *a, cons
 }
 
 /* Decodes a whole encoding: copies the tables, or (view) points them into `buf`. */
-static nidus_status decode(const void *buf, size_t len, const nidus_allocator *hook, bool view,
+static nidus_status decode(const void *buf, size_t len, const nidus_allocator *hook, nidus_decode_target target,
                            nidus_decode_mode mode, nidus_cuckoo **out)
 {
     if (!buf || !out)
@@ -289,13 +289,16 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
     nidus_cuckoo *cf;
     if ((st = filter_from_meta(&m, hook, &cf)))
         return st;
-    cf->read_only = view;
+    bool view = target != NIDUS_DECODE_COPY;
+    cf->read_only = target == NIDUS_DECODE_VIEW;
     const uint8_t *p = in + prefix;
     for (unsigned k = 0; k < m.ntables && !st; k++) {
         nidus_table *t = &cf->tables[k];
         const uint8_t *ov = p, *data = p + m.overflow[k] * OV_ENTRY_BYTES;
         if (view) {
             st = nidus_table_init_borrowed(t, &m.shapes[k], data);
+            if (!st && target == NIDUS_DECODE_BORROW) /* written in place: it needs its kick log */
+                st = nidus_table_borrow_writable(t, m.max_kicks, &cf->alloc);
         } else if (!(st = nidus_table_init(t, &m.shapes[k], m.max_kicks, &cf->alloc))) {
             memcpy(t->data, data, (size_t)t->data_bytes);
         }
@@ -324,18 +327,52 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
 
 nidus_status nidus_cuckoo_decode(const void *buf, size_t len, const nidus_allocator *allocator, nidus_cuckoo **out)
 {
-    return decode(buf, len, allocator, false, NIDUS_DECODE_WHOLE, out);
+    return decode(buf, len, allocator, NIDUS_DECODE_COPY, NIDUS_DECODE_WHOLE, out);
 }
 
 nidus_status nidus_cuckoo_view(const void *buf, size_t len, const nidus_allocator *allocator, nidus_cuckoo **out)
 {
-    return decode(buf, len, allocator, true, NIDUS_DECODE_WHOLE, out);
+    return decode(buf, len, allocator, NIDUS_DECODE_VIEW, NIDUS_DECODE_WHOLE, out);
 }
 
-nidus_status nidus_cuckoo_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator, bool view,
-                                      nidus_decode_mode mode, nidus_cuckoo **out)
+nidus_status nidus_cuckoo_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                      nidus_decode_target target, nidus_decode_mode mode, nidus_cuckoo **out)
 {
-    return decode(buf, len, allocator, view, mode, out);
+    return decode(buf, len, allocator, target, mode, out);
+}
+
+nidus_status nidus_cuckoo_rewrite_body(const nidus_cuckoo *cf, uint8_t *body, size_t len)
+{
+    uint64_t total = nidus_cuckoo_encoded_size(cf);
+    if (cf->loader || total - NIDUS_CODEC_CHECKSUM_BYTES != len)
+        return NIDUS_ERR_UNSUPPORTED;
+    uint8_t prefix[PREFIX_MAX];
+    size_t prefix_bytes = write_prefix(cf, prefix, total);
+    /* Every table must still lie where it was borrowed from, after overflow entries of the same count. */
+    uint64_t at = prefix_bytes;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        const nidus_table *t = &cf->tables[k];
+        at += t->overflow.used * OV_ENTRY_BYTES;
+        if (!t->borrowed || t->data != body + at)
+            return NIDUS_ERR_UNSUPPORTED;
+        at += t->data_bytes;
+    }
+    at = prefix_bytes;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        const nidus_table *t = &cf->tables[k];
+        uint64_t ov_bytes = t->overflow.used * OV_ENTRY_BYTES;
+        if (ov_bytes) {
+            uint8_t *ov = nidus_malloc(&cf->alloc, (size_t)ov_bytes);
+            if (!ov)
+                return NIDUS_ERR_NO_MEMORY;
+            write_overflow(&t->overflow, ov);
+            nidus_codec_put_if_changed(body + at, ov, (size_t)ov_bytes);
+            nidus_free(&cf->alloc, ov);
+        }
+        at += ov_bytes + t->data_bytes;
+    }
+    nidus_codec_put_if_changed(body, prefix, prefix_bytes);
+    return NIDUS_OK;
 }
 
 /* ---- chunks ---- */

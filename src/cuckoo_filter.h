@@ -64,8 +64,14 @@ uint64_t nidus_cuckoo_tables_memory(const nidus_cuckoo *cf);
 /* Checks the filter-level parameters shared by new and decoded filters. */
 nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, unsigned max_kicks);
 
-/* Decodes (or views) a whole encoding or a file body, as `mode` says (codec.h). */
-nidus_status nidus_cuckoo_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator, bool view,
-                                      nidus_decode_mode mode, nidus_cuckoo **out);
+/* Decodes (copies, views or borrows) a whole encoding or a file body, as `target` and `mode` say (codec.h). */
+nidus_status nidus_cuckoo_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                      nidus_decode_target target, nidus_decode_mode mode, nidus_cuckoo **out);
+
+/* For a filter borrowed from a file body (NIDUS_DECODE_BORROW) of `len` bytes: writes the parts of the body
+ * that are not table bytes (prefix, overflow entries) for its current state, in place, where they changed.
+ * NIDUS_ERR_UNSUPPORTED when the layout moved (growth, compaction, another count of overflow entries): then
+ * the whole filter must be written anew. */
+nidus_status nidus_cuckoo_rewrite_body(const nidus_cuckoo *cf, uint8_t *body, size_t len);
 
 #endif

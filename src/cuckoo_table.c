@@ -99,9 +99,18 @@ nidus_status nidus_table_init_borrowed(nidus_table *t, const nidus_table_shape *
     nidus_status st = setup(t, shape, 1);
     if (st)
         return st;
-    t->data = (uint8_t *)(uintptr_t)data; /* never written: every write path refuses borrowed tables first */
+    t->data = (uint8_t *)(uintptr_t)data; /* written only after nidus_table_borrow_writable */
     t->borrowed = true;
     return NIDUS_OK;
+}
+
+nidus_status nidus_table_borrow_writable(nidus_table *t, unsigned max_kicks, const nidus_allocator *a)
+{
+    if (max_kicks < 1 || max_kicks > 65535)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    t->max_kicks = max_kicks;
+    t->kick_log = nidus_malloc(a, max_kicks * sizeof *t->kick_log);
+    return t->kick_log ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
 }
 
 void nidus_table_release(nidus_table *t, const nidus_allocator *a)

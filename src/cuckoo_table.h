@@ -69,6 +69,10 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
  * outlive it. Allocates nothing; check the contents with nidus_table_validate before probing. */
 nidus_status nidus_table_init_borrowed(nidus_table *t, const nidus_table_shape *shape, const uint8_t *data);
 
+/* Makes a borrowed table writable in place (its owner's memory is writable: a private file mapping): gives it
+ * a kick log for `max_kicks`. Its data is still never freed. */
+nidus_status nidus_table_borrow_writable(nidus_table *t, unsigned max_kicks, const nidus_allocator *a);
+
 void nidus_table_release(nidus_table *t, const nidus_allocator *a);
 
 /* Bytes of `data` a table of this shape holds: the fingerprints, then NIDUS_BITS_SLACK zero bytes. */

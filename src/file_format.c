@@ -37,27 +37,53 @@ static uint64_t header_checksum(const uint8_t *body, size_t prefix_bytes, const 
     return XXH3_64bits_digest(&state);
 }
 
-size_t nidus_file_from_encoding(uint8_t *buf, size_t len)
+void nidus_file_mark_body(uint8_t *body, size_t body_bytes)
 {
-    uint64_t body = len - NIDUS_CODEC_CHECKSUM_BYTES, blocks = blocks_for(body);
-    nidus_writer w = {buf + 5};
+    uint8_t mark[9];
+    nidus_writer w = {mark};
     nidus_put_u8(&w, NIDUS_FILE_VERSION);
-    w.p = buf + 8;
-    nidus_put_u64(&w, body);
-    size_t prefix_bytes = NIDUS_CODEC_PREFIX_FIXED + nidus_read_le32(buf + 16);
-    uint8_t *table = buf + body;
-    w.p = table;
-    for (uint64_t k = 0; k < blocks; k++) {
-        uint64_t at = k * NIDUS_FILE_BLOCK_BYTES, n = body - at < NIDUS_FILE_BLOCK_BYTES ? body - at : NIDUS_FILE_BLOCK_BYTES;
-        nidus_put_u64(&w, XXH3_64bits(buf + at, (size_t)n));
-    }
+    nidus_codec_put_if_changed(body + 5, mark, 1);
+    w.p = mark;
+    nidus_put_u64(&w, body_bytes);
+    nidus_codec_put_if_changed(body + 8, mark, 8);
+}
+
+/* The footer after a block table at `w`, and the header checksum over both. */
+static uint8_t *put_footer(nidus_writer w, const uint8_t *body, uint64_t body_bytes, uint8_t *table, uint64_t blocks)
+{
+    size_t prefix_bytes = NIDUS_CODEC_PREFIX_FIXED + nidus_read_le32(body + 16);
     nidus_put_bytes(&w, footer_magic, sizeof footer_magic);
     nidus_put_u32(&w, NIDUS_FILE_BLOCK_BYTES);
     nidus_put_u32(&w, 0);
-    nidus_put_u64(&w, body);
+    nidus_put_u64(&w, body_bytes);
     nidus_put_u64(&w, blocks);
-    nidus_put_u64(&w, header_checksum(buf, prefix_bytes, table, blocks));
-    return (size_t)(w.p - buf);
+    nidus_put_u64(&w, header_checksum(body, prefix_bytes, table, blocks));
+    return w.p;
+}
+
+static uint64_t block_hash(const uint8_t *body, uint64_t body_bytes, uint64_t block_bytes, uint64_t k)
+{
+    uint64_t at = k * block_bytes, n = body_bytes - at < block_bytes ? body_bytes - at : block_bytes;
+    return XXH3_64bits(body + at, (size_t)n);
+}
+
+void nidus_file_trailer(const nidus_file_layout *l, const uint8_t *body, const unsigned char *dirty, uint8_t *out)
+{
+    nidus_writer w = {out};
+    for (uint64_t k = 0; k < l->blocks; k++)
+        nidus_put_u64(&w, dirty[k] ? block_hash(body, l->body_bytes, l->block_bytes, k) : le64(l->checksums + 8 * k));
+    put_footer(w, body, l->body_bytes, out, l->blocks);
+}
+
+size_t nidus_file_from_encoding(uint8_t *buf, size_t len)
+{
+    uint64_t body = len - NIDUS_CODEC_CHECKSUM_BYTES, blocks = blocks_for(body);
+    nidus_file_mark_body(buf, (size_t)body);
+    uint8_t *table = buf + body;
+    nidus_writer w = {table};
+    for (uint64_t k = 0; k < blocks; k++)
+        nidus_put_u64(&w, block_hash(buf, body, NIDUS_FILE_BLOCK_BYTES, k));
+    return (size_t)(put_footer(w, buf, body, table, blocks) - buf);
 }
 
 nidus_status nidus_file_parse(const uint8_t *file, size_t len, nidus_file_layout *out)
@@ -95,8 +121,7 @@ nidus_status nidus_file_parse(const uint8_t *file, size_t len, nidus_file_layout
 
 bool nidus_file_block_ok(const nidus_file_layout *l, uint64_t k)
 {
-    uint64_t at = k * l->block_bytes, n = l->body_bytes - at < l->block_bytes ? l->body_bytes - at : l->block_bytes;
-    return !NIDUS_CHECKSUM_BAD(le64(l->checksums + 8 * k), XXH3_64bits(l->body + at, (size_t)n));
+    return !NIDUS_CHECKSUM_BAD(le64(l->checksums + 8 * k), block_hash(l->body, l->body_bytes, l->block_bytes, k));
 }
 
 nidus_status nidus_file_verify_all(const nidus_file_layout *l, uint64_t *bad)

@@ -50,4 +50,13 @@ bool nidus_file_block_ok(const nidus_file_layout *l, uint64_t k);
 /* Checks every block (version 2); NIDUS_ERR_CORRUPT at the first bad one (its index in `*bad` if not NULL). */
 nidus_status nidus_file_verify_all(const nidus_file_layout *l, uint64_t *bad);
 
+/* The trailer (block table and footer, nidus_file_size_for_body(l->body_bytes) - l->body_bytes bytes) of a
+ * version 2 file whose body is now `body` (same length as l's), into `out`: the old checksums but for the
+ * blocks flagged in `dirty` (non-zero), which are hashed again from `body`, and a new header checksum. */
+void nidus_file_trailer(const nidus_file_layout *l, const uint8_t *body, const unsigned char *dirty, uint8_t *out);
+
+/* Marks a body patched in place as a version 2 body again (version byte and total), as
+ * nidus_file_from_encoding does. */
+void nidus_file_mark_body(uint8_t *body, size_t body_bytes);
+
 #endif

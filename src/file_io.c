@@ -1,15 +1,19 @@
 /* Filter files, for every kind: written whole and atomically, mapped read-only. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* copy_file_range */
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/fs.h> /* FICLONE */
+#endif
 
 #include "alloc.h"
 #include "codec.h"
@@ -167,7 +171,11 @@ nidus_status nidus_file_save(const char *path, const nidus_allocator *a, uint64_
     return st;
 }
 
-nidus_status nidus_file_replace(const char *path, const nidus_allocator *a, const void *bytes, size_t n)
+/* Writes a file's new contents through `fill` (given the temporary file's descriptor) and puts it in place of
+ * `path` atomically: see nidus_file_save. */
+typedef bool (*fill_fn)(int fd, void *ctx);
+
+static nidus_status write_atomically(const char *path, const nidus_allocator *a, fill_fn fill, void *ctx)
 {
     nidus_status st;
     char *target = resolve_target(a, path, &st);
@@ -199,7 +207,7 @@ nidus_status nidus_file_replace(const char *path, const nidus_allocator *a, cons
                 (void)!fchown(fd, (uid_t)-1, old.st_gid);
             ok = fchmod(fd, old.st_mode & 07777) == 0;
         }
-        ok = ok && write_all(fd, bytes, n) && fsync(fd) == 0;
+        ok = ok && fill(fd, ctx) && fsync(fd) == 0;
         int saved = errno;
         ok = close(fd) == 0 && ok;
         if (ok && rename(tmp, target) == 0) {
@@ -219,6 +227,112 @@ nidus_status nidus_file_replace(const char *path, const nidus_allocator *a, cons
     nidus_free(a, tmp);
     nidus_free(a, dir);
     nidus_free(a, target);
+    errno = saved;
+    return st;
+}
+
+typedef struct bytes_ctx {
+    const uint8_t *p;
+    size_t n;
+} bytes_ctx;
+
+static bool fill_bytes(int fd, void *ctx)
+{
+    const bytes_ctx *b = ctx;
+    return write_all(fd, b->p, b->n);
+}
+
+nidus_status nidus_file_replace(const char *path, const nidus_allocator *a, const void *bytes, size_t n)
+{
+    bytes_ctx b = {bytes, n};
+    return write_atomically(path, a, fill_bytes, &b);
+}
+
+static bool pwrite_all(int fd, const uint8_t *p, size_t n, off_t at)
+{
+    while (n) {
+        ssize_t w = pwrite(fd, p, n, at);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w, at += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Copies `n` bytes of `from` into `to` without passing them through this process: a reflink where the file
+ * system shares extents, else copy_file_range, else (another file system, an old kernel) a buffered copy. */
+static bool copy_file(int from, int to, uint64_t n)
+{
+#ifdef FICLONE
+    if (ioctl(to, FICLONE, from) == 0)
+        return true;
+#endif
+    off_t in = 0, out = 0;
+    while ((uint64_t)in < n) {
+        ssize_t c = copy_file_range(from, &in, to, &out, (size_t)(n - (uint64_t)in), 0);
+        if (c < 0 && errno == EINTR)
+            continue;
+        if (c <= 0) {
+            if (in != 0 || (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP))
+                return false;
+            uint8_t chunk[1 << 14];
+            for (uint64_t at = 0; at < n;) {
+                ssize_t r = pread(from, chunk, sizeof chunk, (off_t)at);
+                if (r < 0 && errno == EINTR)
+                    continue;
+                if (r <= 0 || !pwrite_all(to, chunk, (size_t)r, (off_t)at))
+                    return false;
+                at += (uint64_t)r;
+            }
+            return true;
+        }
+    }
+    return true;
+}
+
+typedef struct patch_ctx {
+    int from;
+    const nidus_file_layout *l;
+    const uint8_t *body;
+    const unsigned char *dirty;
+    const uint8_t *trailer;
+    size_t trailer_bytes;
+} patch_ctx;
+
+static bool fill_patch(int fd, void *ctx)
+{
+    const patch_ctx *p = ctx;
+    const nidus_file_layout *l = p->l;
+    if (!copy_file(p->from, fd, l->body_bytes + p->trailer_bytes))
+        return false;
+    for (uint64_t k = 0; k < l->blocks; k++) {
+        if (!p->dirty[k])
+            continue;
+        uint64_t at = k * l->block_bytes, n = l->body_bytes - at < l->block_bytes ? l->body_bytes - at : l->block_bytes;
+        if (!pwrite_all(fd, p->body + at, (size_t)n, (off_t)at))
+            return false;
+    }
+    return pwrite_all(fd, p->trailer, p->trailer_bytes, (off_t)l->body_bytes);
+}
+
+nidus_status nidus_file_patch(const char *path, const nidus_allocator *hook, int from, const nidus_file_layout *l,
+                              uint8_t *body, const unsigned char *dirty)
+{
+    nidus_allocator resolved;
+    nidus_alloc_resolve(hook, &resolved);
+    const nidus_allocator *a = &resolved;
+    size_t trailer_bytes = (size_t)(nidus_file_size_for_body(l->body_bytes) - l->body_bytes);
+    uint8_t *trailer = nidus_malloc(a, trailer_bytes);
+    if (!trailer)
+        return NIDUS_ERR_NO_MEMORY;
+    nidus_file_trailer(l, body, dirty, trailer);
+    patch_ctx p = {from, l, body, dirty, trailer, trailer_bytes};
+    nidus_status st = write_atomically(path, a, fill_patch, &p);
+    int saved = errno;
+    nidus_free(a, trailer);
     errno = saved;
     return st;
 }
@@ -263,4 +377,34 @@ nidus_status nidus_file_open_checked(const char *path, void **addr, size_t *byte
     if (st)
         nidus_file_unmap(*addr, *bytes);
     return st;
+}
+
+nidus_status nidus_file_map_private(const char *path, int *fd_out, void **addr, size_t *bytes)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NIDUS_ERR_IO;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int saved = S_ISREG(sb.st_mode) ? errno : EINVAL;
+        close(fd);
+        errno = saved;
+        return NIDUS_ERR_IO;
+    }
+    if (sb.st_size == 0 || (uint64_t)sb.st_size > SIZE_MAX) {
+        close(fd);
+        return NIDUS_ERR_CORRUPT;
+    }
+    /* Private: what is written stays in this process (copy on write) until nidus_file_patch writes it out. */
+    void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return NIDUS_ERR_IO;
+    }
+    *fd_out = fd;
+    *addr = p;
+    *bytes = (size_t)sb.st_size;
+    return NIDUS_OK;
 }

@@ -31,6 +31,17 @@ nidus_status nidus_file_check_target(const char *path);
 nidus_status nidus_file_map(const char *path, void **addr, size_t *bytes);
 void nidus_file_unmap(void *addr, size_t bytes);
 
+/* Maps a regular file privately, readable and writable (copy on write: the file never changes through it),
+ * and keeps its descriptor open in `*fd` (for nidus_file_patch to copy the very file that was mapped). */
+nidus_status nidus_file_map_private(const char *path, int *fd, void **addr, size_t *bytes);
+
+/* Writes the file `path` anew, atomically as nidus_file_save does, as the old file `from` (the descriptor of
+ * nidus_file_map_private, laid out as `l`) with the blocks flagged in `dirty` taken from `body` (the patched
+ * private mapping) and a new block table and footer. `a` may be NULL (malloc). The old file is copied by reflink or copy_file_range:
+ * nothing but the changed blocks passes through this process. */
+nidus_status nidus_file_patch(const char *path, const nidus_allocator *a, int from, const nidus_file_layout *l,
+                              uint8_t *body, const unsigned char *dirty);
+
 /* Maps `path` and parses its framing (file_format.h); with verify_blocks, checks every block too. Unmapped
  * again on failure. */
 nidus_status nidus_file_open_checked(const char *path, void **addr, size_t *bytes, nidus_file_layout *layout,
@@ -82,7 +93,8 @@ nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_al
         }                                                                                                      \
         TYPE *f = NULL;                                                                                        \
         if (!st)                                                                                               \
-            st = PREFIX##_decode_mode(l.body, l.body_bytes, allocator, view, mode, &f);                        \
+            st = PREFIX##_decode_mode(l.body, l.body_bytes, allocator,                                         \
+                                      view ? NIDUS_DECODE_VIEW : NIDUS_DECODE_COPY, mode, &f);                 \
         if (st || !view) {                                                                                     \
             nidus_file_unmap(p, n);                                                                            \
             if (st)                                                                                            \

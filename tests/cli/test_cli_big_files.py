@@ -103,3 +103,70 @@ def test_version_1_files_are_read_and_rewritten_as_version_2(tmp_path):
         run("add", f, "new-key", check_rc=0)
         assert open(f, "rb").read()[5] == 2
         assert run("check", f, input=keys + b"new-key\n", check_rc=0).stdout == b"1\n" * 501
+
+
+def changed_blocks(a, b):
+    x, y = open(a, "rb").read(), open(b, "rb").read()
+    assert len(x) == len(y)
+    return {i // BLOCK for i in range(0, len(x), 64) if x[i:i + 64] != y[i:i + 64]}
+
+
+def test_add_and_del_patch_only_the_blocks_they_touch(big, tmp_path):
+    src, keys = big
+    f = str(tmp_path / "f.nidus")
+    shutil.copy(src, f)
+    os.chmod(f, 0o640)
+    body, blocks = layout(f)
+    run("add", f, "new-1", "new-2", "new-3", check_rc=0)
+    touched = changed_blocks(src, f)
+    # the header block, at most two buckets' blocks a key (no kicks at this load), the block table's blocks
+    assert 0 in touched and len(touched) <= 1 + 6 + 2, touched
+    assert os.stat(f).st_mode & 0o777 == 0o640
+    assert run("verify", f, check_rc=0).stdout.endswith(b": ok\n")
+    assert run("check", f, "new-1", "new-2", "new-3", "key-0").stdout == b"1\n1\n1\n1\n"
+    assert json.loads(run("info", f, "--json").stdout)["items"] == 100003
+    run("del", f, "new-2", "key-0", check_rc=0)
+    assert run("check", f, "new-1", "new-2", "key-1").stdout == b"1\n0\n1\n"
+    assert run("verify", f, check_rc=0).returncode == 0
+    p = subprocess.run([NIDUS, "check", f], stdin=open(keys, "rb"), capture_output=True)
+    assert p.stdout.count(b"1\n") >= 99999  # key-0 deleted, every other key still there
+    assert not [n for n in os.listdir(tmp_path) if ".tmp-" in n]
+
+
+def test_a_write_that_grows_the_filter_writes_it_whole(tmp_path):
+    f = str(tmp_path / "grow.nidus")
+    lines = [b"g-%d\n" % i for i in range(200000)]
+    keys = b"".join(lines)
+    run("create", f, "--capacity", 200000, "--fingerprint-bits", 8, "--expansion", 2, check_rc=0)
+    assert layout(f)[1] >= 3
+    run("add", f, input=b"".join(lines[:100000]), check_rc=0)  # in place
+    run("add", f, input=b"".join(lines[100000:] + lines[:100000]), check_rc=0)  # grows: a new sub-filter
+    info = json.loads(run("info", f, "--json").stdout)
+    assert len(info["sub_filters"]) >= 2 and info["items"] == 300000
+    assert run("verify", f, check_rc=0).returncode == 0
+    assert run("check", f, input=keys, check_rc=0).stdout == b"1\n" * 200000
+
+
+def test_kill_9_during_an_in_place_add_leaves_the_old_or_the_new_file(big, tmp_path):
+    src, _ = big
+    f = str(tmp_path / "k.nidus")
+    shutil.copy(src, f)
+    old = open(f, "rb").read()
+    import random
+    import signal
+    import time
+    rng = random.Random(16)
+    for attempt in range(12):
+        p = subprocess.Popen([NIDUS, "add", f, "kill-%d" % attempt], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, 0.03))
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        now = open(f, "rb").read()
+        assert run("verify", f).returncode == 0
+        if now != old:  # the add finished: the new file is whole, with the key
+            assert run("check", f, "kill-%d" % attempt).stdout == b"1\n"
+            old = now
+        for n in os.listdir(tmp_path):
+            if ".tmp-" in n:
+                os.unlink(os.path.join(tmp_path, n))
