@@ -72,6 +72,7 @@ static nidus_status open_in_place(cli_filter *cf, const char *path)
         }
     }
     if (st) {
+        lazy_verify_release();
         munmap(cf->map, cf->map_bytes);
         close(cf->fd);
         cf->map = NULL;
@@ -151,6 +152,7 @@ nidus_status cli_filter_save(const cli_filter *cf, const char *path)
 
 void cli_filter_close(cli_filter *cf)
 {
+    lazy_verify_release();
     switch (cf->kind) {
     case NIDUS_KIND_CUCKOO: nidus_cuckoo_free(cf->f.cuckoo); break;
     case NIDUS_KIND_BLOOM: nidus_bloom_free(cf->f.bloom); break;

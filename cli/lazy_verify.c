@@ -121,3 +121,14 @@ uint64_t lazy_verify_checked_blocks(void)
         n += g.checked[k];
     return n;
 }
+
+void lazy_verify_release(void)
+{
+    if (!g.base)
+        return;
+    sigaction(SIGSEGV, &g.old_segv, NULL);
+    sigaction(SIGBUS, &g.old_bus, NULL);
+    g.base = NULL;
+    free(g.checked), free(g.dirty);
+    g.checked = g.dirty = NULL;
+}

@@ -21,6 +21,9 @@ nidus_status lazy_verify_prepare_writable(const char *path, const nidus_file_lay
 /* One flag a block, non-zero for those written since lazy_verify_prepare_writable. */
 const unsigned char *lazy_verify_dirty(void);
 
+/* Forgets the mapping (before it is unmapped) and gives the fault signals their old handlers back. */
+void lazy_verify_release(void);
+
 /* Blocks checked so far (for tests and measurements). */
 uint64_t lazy_verify_checked_blocks(void);
 

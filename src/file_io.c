@@ -275,7 +275,9 @@ static bool copy_file(int from, int to, uint64_t n)
         ssize_t c = copy_file_range(from, &in, to, &out, (size_t)(n - (uint64_t)in), 0);
         if (c < 0 && errno == EINTR)
             continue;
-        if (c <= 0) {
+        if (c == 0)
+            return false; /* the file ended early */
+        if (c < 0) {
             if (in != 0 || (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP))
                 return false;
             uint8_t chunk[1 << 14];
