@@ -145,7 +145,7 @@ static __attribute__((noinline)) bool contains_key_any(const nidus_cuckoo *cf, c
 /* A filter that never grew (the common case) is one table: the lookup is inlined here whole, and everything
  * else (grown or loading filters, other table shapes, keys over 16 bytes) is a tail call, so that this path
  * needs no stack frame. */
-bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
+static inline __attribute__((always_inline)) bool contains_key(const nidus_cuckoo *cf, const void *key, size_t len)
 {
     const nidus_table *t = cf->tables;
     if (len <= 16 && cf->ntables == 1 && !cf->loader && t->fast != NIDUS_FAST_NONE) {
@@ -158,11 +158,70 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
     return contains_key_any(cf, key, len);
 }
 
-bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
+static inline __attribute__((always_inline)) bool contains_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
     if (cf->ntables == 1 && !cf->loader)
         return nidus_table_lookup(cf->tables, hash);
     return contains_any(cf, hash);
+}
+
+static inline __attribute__((always_inline)) uint64_t count_hash(const nidus_cuckoo *cf, uint64_t hash)
+{
+    uint64_t n = 0;
+    if (cf->loader)
+        return 0;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        uint64_t i;
+        uint32_t fp;
+        nidus_table_locate(&cf->tables[k], hash, &i, &fp);
+        n += nidus_table_count_pair(&cf->tables[k], i, fp);
+    }
+    return n;
+}
+
+/* The same three compiled for x86-64-v3 (isa_impl.h), taken when the filter's first table chose it. */
+#if NIDUS_HAVE_ISA_V3
+static NIDUS_TARGET_V3 __attribute__((noinline)) bool contains_key_v3(const nidus_cuckoo *cf, const void *key,
+                                                                      size_t len)
+{
+    return contains_key(cf, key, len);
+}
+static NIDUS_TARGET_V3 __attribute__((noinline)) bool contains_hash_v3(const nidus_cuckoo *cf, uint64_t hash)
+{
+    return contains_hash(cf, hash);
+}
+static NIDUS_TARGET_V3 __attribute__((noinline)) uint64_t count_hash_v3(const nidus_cuckoo *cf, uint64_t hash)
+{
+    return count_hash(cf, hash);
+}
+#define NIDUS_V3(cf) ((cf)->tables[0].isa == NIDUS_ISA_V3)
+#endif
+
+bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
+{
+#if NIDUS_HAVE_ISA_V3
+    if (NIDUS_V3(cf))
+        return contains_key_v3(cf, key, len);
+#endif
+    return contains_key(cf, key, len);
+}
+
+bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
+{
+#if NIDUS_HAVE_ISA_V3
+    if (NIDUS_V3(cf))
+        return contains_hash_v3(cf, hash);
+#endif
+    return contains_hash(cf, hash);
+}
+
+uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *cf, uint64_t hash)
+{
+#if NIDUS_HAVE_ISA_V3
+    if (NIDUS_V3(cf))
+        return count_hash_v3(cf, hash);
+#endif
+    return count_hash(cf, hash);
 }
 
 static uint64_t total_items(const nidus_cuckoo *cf)
@@ -195,20 +254,6 @@ nidus_status nidus_cuckoo_remove_hash(nidus_cuckoo *cf, uint64_t hash)
 nidus_status nidus_cuckoo_remove(nidus_cuckoo *cf, const void *key, size_t len)
 {
     return nidus_cuckoo_remove_hash(cf, nidus_cuckoo_hash(cf, key, len));
-}
-
-uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *cf, uint64_t hash)
-{
-    uint64_t n = 0;
-    if (cf->loader)
-        return 0;
-    for (unsigned k = 0; k < cf->ntables; k++) {
-        uint64_t i;
-        uint32_t fp;
-        nidus_table_locate(&cf->tables[k], hash, &i, &fp);
-        n += nidus_table_count(&cf->tables[k], i, fp);
-    }
-    return n;
 }
 
 uint64_t nidus_cuckoo_count(const nidus_cuckoo *cf, const void *key, size_t len)

@@ -2,12 +2,101 @@
  *
  * A lookup is two dependent-free memory reads; one at a time, each waits for its own cache misses. Here the
  * buckets of key k + AHEAD are requested while key k is probed, so up to 2 * AHEAD misses are in flight.
- * AHEAD = 16 keeps 32 lines in flight, above what one core can track, and the ring fits in registers' reach. */
+ * AHEAD = 16 keeps 32 lines in flight, above what one core can track, and the ring fits in registers' reach.
+ *
+ * A one-table filter of a common shape (t->fast) goes by blocks of FAST_BLOCK keys instead: hash, locate and
+ * prefetch the whole block, then probe it. Two plain loops, no ring to index, and by the time the first key
+ * is probed its lines have had the whole block's staging to arrive. */
 #include "cuckoo_filter.h"
 #include "cuckoo_table_impl.h"
 
 #define AHEAD 16u
 #define HASH_BLOCK 64u
+#define FAST_BLOCK 32u
+
+/* The cache lines a one-word bucket read touches (8 bytes from the bucket's first byte). */
+static inline void prefetch_word(const nidus_table *t, uint64_t i)
+{
+    const uint8_t *p = t->data + i * t->bucket_bytes;
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 7);
+}
+
+/* Probes a block of at most FAST_BLOCK located keys (fp[k] in buckets i[k], j[k]) of a t->fast table. */
+static inline void probe_fast_block(const nidus_table *t, const uint64_t *i, const uint64_t *j, const uint32_t *fp,
+                                    size_t m, bool *out)
+{
+    if (t->fast == NIDUS_FAST_PLAIN)
+        for (size_t k = 0; k < m; k++)
+            out[k] = nidus_table_plain_probe(t, i[k], j[k], fp[k]);
+    else
+        for (size_t k = 0; k < m; k++)
+            out[k] = nidus_table_semi_probe(t, i[k], j[k], fp[k]);
+}
+
+static inline __attribute__((always_inline)) void contains_fast_hashes(const nidus_table *t, const uint64_t *hashes,
+                                                                      size_t n, bool *out)
+{
+    uint64_t i[FAST_BLOCK], j[FAST_BLOCK];
+    uint32_t fp[FAST_BLOCK];
+    for (size_t base = 0; base < n; base += FAST_BLOCK) {
+        size_t m = n - base < FAST_BLOCK ? n - base : FAST_BLOCK;
+        for (size_t k = 0; k < m; k++) {
+            fp[k] = nidus_table_fast_locate(t, hashes[base + k], &i[k], &j[k]);
+            prefetch_word(t, i[k]);
+            prefetch_word(t, j[k]);
+        }
+        probe_fast_block(t, i, j, fp, m, out + base);
+    }
+}
+
+static inline __attribute__((always_inline)) void contains_fast_keys(const nidus_table *t, uint64_t seed,
+                                                                    const void *const *keys, const size_t *lens,
+                                                                    size_t n, bool *out)
+{
+    uint64_t i[FAST_BLOCK], j[FAST_BLOCK];
+    uint32_t fp[FAST_BLOCK];
+    for (size_t base = 0; base < n; base += FAST_BLOCK) {
+        size_t m = n - base < FAST_BLOCK ? n - base : FAST_BLOCK;
+        for (size_t k = 0; k < m; k++) {
+            fp[k] = nidus_table_fast_locate(t, nidus_hash_bytes(keys[base + k], lens[base + k], seed), &i[k], &j[k]);
+            prefetch_word(t, i[k]);
+            prefetch_word(t, j[k]);
+        }
+        probe_fast_block(t, i, j, fp, m, out + base);
+    }
+}
+
+/* Both, compiled once per instruction set (isa_impl.h); the table's isa picks. */
+static void fast_hashes_base(const nidus_table *t, const uint64_t *hashes, size_t n, bool *out)
+{
+    contains_fast_hashes(t, hashes, n, out);
+}
+static void fast_keys_base(const nidus_table *t, uint64_t seed, const void *const *keys, const size_t *lens, size_t n,
+                           bool *out)
+{
+    contains_fast_keys(t, seed, keys, lens, n, out);
+}
+#if NIDUS_HAVE_ISA_V3
+static NIDUS_TARGET_V3 void fast_hashes_v3(const nidus_table *t, const uint64_t *hashes, size_t n, bool *out)
+{
+    contains_fast_hashes(t, hashes, n, out);
+}
+static NIDUS_TARGET_V3 void fast_keys_v3(const nidus_table *t, uint64_t seed, const void *const *keys,
+                                         const size_t *lens, size_t n, bool *out)
+{
+    contains_fast_keys(t, seed, keys, lens, n, out);
+}
+#else
+#define fast_hashes_v3 fast_hashes_base
+#define fast_keys_v3 fast_keys_base
+#endif
+
+/* A one-table filter whose table has a fast kernel: the block path above. */
+static inline const nidus_table *fast_table(const nidus_cuckoo *cf)
+{
+    return cf->ntables == 1 && !cf->loader && cf->tables[0].fast != NIDUS_FAST_NONE ? cf->tables : NULL;
+}
 
 typedef struct pending {
     uint64_t i, j;
@@ -48,6 +137,11 @@ static void probe_table(const nidus_table *t, const uint64_t *hashes, size_t n, 
 
 void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out)
 {
+    const nidus_table *fast = fast_table(cf);
+    if (fast) {
+        (fast->isa == NIDUS_ISA_V3 ? fast_hashes_v3 : fast_hashes_base)(fast, hashes, n, out);
+        return;
+    }
     if (cf->loader) {
         for (size_t k = 0; k < n; k++)
             out[k] = false;
@@ -81,6 +175,11 @@ nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes
 void nidus_cuckoo_contains_many(const nidus_cuckoo *cf, const void *const *keys, const size_t *lens, size_t n,
                                 bool *out)
 {
+    const nidus_table *fast = fast_table(cf);
+    if (fast) {
+        (fast->isa == NIDUS_ISA_V3 ? fast_keys_v3 : fast_keys_base)(fast, cf->seed, keys, lens, n, out);
+        return;
+    }
     uint64_t hashes[HASH_BLOCK];
     for (size_t base = 0; base < n; base += HASH_BLOCK) {
         size_t m = n - base < HASH_BLOCK ? n - base : HASH_BLOCK;

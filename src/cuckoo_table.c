@@ -291,11 +291,7 @@ bool nidus_table_remove(nidus_table *t, uint64_t i, uint32_t fp)
 
 uint64_t nidus_table_count(const nidus_table *t, uint64_t i, uint32_t fp)
 {
-    uint64_t j = nidus_table_alt(t, i, fp);
-    uint64_t n = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
-    if (n >= t->shape.bucket_size)
-        n += nidus_overflow_get(&t->overflow, i < j ? i : j, fp);
-    return n;
+    return nidus_table_count_pair(t, i, fp);
 }
 
 bool nidus_table_place_free(nidus_table *t, uint64_t i, uint32_t fp)

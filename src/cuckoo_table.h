@@ -48,6 +48,7 @@ typedef struct nidus_table {
     unsigned offset_shift;   /* 32 - reach_log2 */
     unsigned char fast;      /* NIDUS_FAST_*: which lookup kernel (cuckoo_table_impl.h) */
     bool offset_wraps;       /* buckets < 2^reach_log2: an offset may need reducing modulo buckets */
+    unsigned char isa;       /* NIDUS_ISA_*: which compiled copy of the lookup kernels (isa_impl.h) */
     uint64_t occupied;       /* fingerprints in slots */
     nidus_overflow overflow; /* duplicate copies beyond their bucket pair */
     unsigned max_kicks;

@@ -15,6 +15,7 @@
 #include "bits_impl.h"
 #include "cuckoo_table.h"
 #include "hash_impl.h"
+#include "isa_impl.h"
 #include "semisort.h"
 
 /* Where a hash lives in table t. */
@@ -79,6 +80,7 @@ static inline void nidus_table_plan_probe(nidus_table *t)
     t->offset_shift = 32 - t->shape.reach_log2;
     bool direct = t->offset_mask == t->fp_mask;
     t->offset_wraps = (t->shape.buckets >> t->shape.reach_log2) == 0;
+    t->isa = nidus_isa_detect();
     t->fast = !direct ? NIDUS_FAST_NONE
               : t->probe == NIDUS_PROBE_PLAIN_WORD ? NIDUS_FAST_PLAIN
               : t->probe == NIDUS_PROBE_SEMI_WORD ? NIDUS_FAST_SEMI : NIDUS_FAST_NONE;
@@ -250,8 +252,9 @@ static inline __attribute__((always_inline)) bool nidus_table_plain_probe(const 
             nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, j) ^ pattern)) != 0;
 }
 
-/* Semi-sorted, second stage: some high part matched in bucket i or j; compare the low nibbles. */
-static inline bool nidus_table_semi_nibbles(const nidus_table *t, uint64_t ri, uint64_t hi, uint64_t rj,
+/* Semi-sorted, second stage: some high part matched in bucket i or j; compare the low nibbles. Out of line:
+ * an absent key rarely gets here, and the inlined first stage then needs no stack frame. */
+static __attribute__((noinline, unused)) bool nidus_table_semi_nibbles(const nidus_table *t, uint64_t ri, uint64_t hi, uint64_t rj,
                                             uint64_t hj, uint32_t fp)
 {
     return (nidus_table_semi_hits(t, ri, hi, fp) | nidus_table_semi_hits(t, rj, hj, fp)) != 0;
@@ -269,7 +272,7 @@ static inline __attribute__((always_inline)) bool nidus_table_semi_probe(const n
     return nidus_table_semi_nibbles(t, ri, hi, rj, hj, fp);
 }
 
-static inline bool nidus_table_lookup(const nidus_table *t, uint64_t hash)
+static inline __attribute__((always_inline)) bool nidus_table_lookup(const nidus_table *t, uint64_t hash)
 {
     uint64_t i, j;
     if (t->fast == NIDUS_FAST_PLAIN) {
@@ -283,6 +286,16 @@ static inline bool nidus_table_lookup(const nidus_table *t, uint64_t hash)
     uint32_t fp;
     nidus_table_locate(t, hash, &i, &fp);
     return nidus_table_contains(t, i, nidus_table_alt(t, i, fp), fp);
+}
+
+/* Copies of fp in the pair of bucket i, overflow included (nidus_table_count, inline for the count path). */
+static inline uint64_t nidus_table_count_pair(const nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint64_t j = nidus_table_alt(t, i, fp);
+    uint64_t n = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
+    if (n >= t->shape.bucket_size)
+        n += nidus_overflow_get(&t->overflow, i < j ? i : j, fp);
+    return n;
 }
 
 /* Asks for the cache line(s) of bucket i ahead of a probe: the first byte and the last one a read touches. */
