@@ -2,6 +2,7 @@
 
 #include "alloc.h"
 #include "cuckoo_table_impl.h"
+#include "hugepage.h"
 
 nidus_status nidus_table_check_shape(const nidus_table_shape *s)
 {
@@ -91,6 +92,7 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
         nidus_table_release(t, a);
         return NIDUS_ERR_NO_MEMORY;
     }
+    nidus_hugepage_advise(t->data, (size_t)t->data_bytes);
     return NIDUS_OK;
 }
 
