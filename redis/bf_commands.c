@@ -39,7 +39,7 @@ static void *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *opt
     return bf;
 }
 
-static const char *add_error(nidus_status st)
+const char *nidus_bf_add_error(nidus_status st)
 {
     switch (st) {
     case NIDUS_ERR_FULL: return "ERR non scaling filter is full";
@@ -113,7 +113,7 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         bool added = false;
         nidus_status st = nidus_bloom_add(bf, s, len, &added);
         if (st) {
-            RedisModule_ReplyWithError(ctx, add_error(st));
+            RedisModule_ReplyWithError(ctx, nidus_bf_add_error(st));
             replies++;
             break;
         }
@@ -267,6 +267,21 @@ int nidus_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return rc;
 }
 
+void nidus_bf_reply_debug_layers(RedisModuleCtx *ctx, const nidus_bloom *bf)
+{
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(bf, &s);
+    char line[256];
+    for (unsigned i = 0; i < s.layers; i++) {
+        nidus_bloom_layer_stats l = {0};
+        nidus_bloom_get_layer_stats(bf, i, &l);
+        int n = snprintf(line, sizeof line, "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu ratio:%g",
+                         (unsigned long long)l.memory_bytes, (unsigned long long)l.memory_bytes * 8, l.hashes,
+                         (unsigned long long)l.capacity, (unsigned long long)l.items, l.error);
+        RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
+    }
+}
+
 /* BF.DEBUG key: RedisBloom's lines, "size:<items>" and one per sub-filter (hashwidth: our hashes are 64-bit). */
 int nidus_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -281,14 +296,7 @@ int nidus_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         char line[256];
         int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)s.items);
         RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
-        for (unsigned i = 0; i < s.layers; i++) {
-            nidus_bloom_layer_stats l = {0};
-            nidus_bloom_get_layer_stats(value, i, &l);
-            n = snprintf(line, sizeof line, "bytes:%llu bits:%llu hashes:%u hashwidth:64 capacity:%llu size:%llu ratio:%g",
-                         (unsigned long long)l.memory_bytes, (unsigned long long)l.memory_bytes * 8, l.hashes,
-                         (unsigned long long)l.capacity, (unsigned long long)l.items, l.error);
-            RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
-        }
+        nidus_bf_reply_debug_layers(ctx, value);
     }
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;

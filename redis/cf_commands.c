@@ -69,6 +69,21 @@ static const char *add_error(nidus_status st)
     }
 }
 
+void nidus_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx, bool multi)
+{
+    /* As RedisBloom replies: CF.INSERTNX integers in both protocols; the others booleans in RESP3; a full
+     * filter in CF.INSERT/INSERTNX -1 (false for CF.INSERT in RESP3), in CF.ADD/ADDNX an error. */
+    bool integers = nx && multi;
+    bool no_room = st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_LIMIT_MEMORY ||
+                   st == NIDUS_ERR_NO_MEMORY;
+    if (st == NIDUS_OK)
+        integers ? RedisModule_ReplyWithLongLong(ctx, added) : nidus_reply_bool(ctx, added);
+    else if (multi && no_room)
+        integers || !nidus_resp3(ctx) ? RedisModule_ReplyWithLongLong(ctx, -1) : RedisModule_ReplyWithBool(ctx, 0);
+    else
+        RedisModule_ReplyWithError(ctx, add_error(st));
+}
+
 /* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e] [ERROR rate | FINGERPRINT bits]
  * [SEMISORT] */
 int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -143,17 +158,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         bool added = true;
         nidus_status st = nx ? nidus_cuckoo_add_unique(cf, s, len, &added) : nidus_cuckoo_add(cf, s, len);
         changed |= st == NIDUS_OK && added;
-        /* As RedisBloom replies: CF.INSERTNX integers in both protocols; the others booleans in RESP3; a full
-         * filter in CF.INSERT/INSERTNX -1 (false for CF.INSERT in RESP3), in CF.ADD/ADDNX an error. */
-        bool integers = nx && multi;
-        bool no_room = st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_LIMIT_MEMORY ||
-                       st == NIDUS_ERR_NO_MEMORY;
-        if (st == NIDUS_OK)
-            integers ? RedisModule_ReplyWithLongLong(ctx, added) : nidus_reply_bool(ctx, added);
-        else if (multi && no_room)
-            integers || !nidus_resp3(ctx) ? RedisModule_ReplyWithLongLong(ctx, -1) : RedisModule_ReplyWithBool(ctx, 0);
-        else
-            RedisModule_ReplyWithError(ctx, add_error(st));
+        nidus_cf_reply_add(ctx, st, added, nx, multi);
     }
     if (changed)
         RedisModule_ReplicateVerbatim(ctx);

@@ -35,6 +35,16 @@ int nidus_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 /* BF.INFO's reply from its five values (capacity, size, filters, items, expansion): all as a map, or the one
  * `field` names (NULL: all); the expansion is nil for a non-scaling filter. */
 int nidus_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const long long values[5], bool scaling);
+
+/* One add's reply in CF.ADD / ADDNX / INSERT / INSERTNX (`nx`, `multi` say which), RedisBloom's in either
+ * protocol: 1/0 (booleans in RESP3), -1 or false for no room in the INSERTs, else the error. */
+void nidus_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx, bool multi);
+
+/* The error text of a failed Bloom add. */
+const char *nidus_bf_add_error(nidus_status st);
+
+/* BF.DEBUG's line for each layer of `bf` ("bytes:... ratio:..."). */
+void nidus_bf_reply_debug_layers(RedisModuleCtx *ctx, const nidus_bloom *bf);
 int nidus_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* A filter type's chunk dump (nidus_*_dump_chunk behind a cast). */

@@ -4,6 +4,7 @@
  * Lookups ask the RedisBloom part (RedisBloom's hashing) and the growth part; counts add both. Adds go where
  * RedisBloom would put them while its part has room (so the part keeps RedisBloom's layout), then to the
  * nidus growth part. Replies and errors are the nidus commands' (which are RedisBloom's). */
+#include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
@@ -69,17 +70,6 @@ static bool cf_contains(const rb_value *v, const char *s, size_t len)
     return rb_cf_contains(v->rb, rb_cf_hash(s, len)) || (v->grown && nidus_cuckoo_contains(v->grown, s, len));
 }
 
-static const char *cf_error(nidus_status st)
-{
-    switch (st) {
-    case NIDUS_ERR_FULL: return "Filter is full";
-    case NIDUS_ERR_LIMIT_TABLES: return "Maximum expansions reached";
-    case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
-    case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (CF.LOADCHUNK)";
-    default: return "Memory allocation failure";
-    }
-}
-
 /* The growth part: a nidus cuckoo filter `expansion` times the newest RedisBloom sub-filter, with its bucket
  * size (rounded up to one of ours) and relocation limit. */
 static nidus_status cf_grow(rb_value *v)
@@ -138,18 +128,10 @@ static int rb_cf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
     for (int i = first; i < argc; i++) {
         size_t len;
         const char *s = RedisModule_StringPtrLen(argv[i], &len);
-        if (nx && cf_contains(v, s, len)) {
-            nidus_reply_bool(ctx, false);
-            continue;
-        }
-        nidus_status st = cf_add(v, s, len);
-        changed |= st == NIDUS_OK;
-        if (st == NIDUS_OK)
-            nidus_reply_bool(ctx, true);
-        else if (multi && (st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_LIMIT_MEMORY))
-            RedisModule_ReplyWithLongLong(ctx, -1);
-        else
-            RedisModule_ReplyWithError(ctx, cf_error(st));
+        bool added = !(nx && cf_contains(v, s, len));
+        nidus_status st = added ? cf_add(v, s, len) : NIDUS_OK;
+        changed |= st == NIDUS_OK && added;
+        nidus_cf_reply_add(ctx, st, added, nx, multi);
     }
     if (changed)
         RedisModule_ReplicateVerbatim(ctx);
@@ -287,17 +269,6 @@ static int rb_cf_info_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
 
 /* ---- Bloom ---- */
 
-static const char *bf_error(nidus_status st)
-{
-    switch (st) {
-    case NIDUS_ERR_FULL: return "ERR non scaling filter is full";
-    case NIDUS_ERR_LIMIT_TABLES: return "ERR filter reached its maximum number of sub-filters";
-    case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
-    case NIDUS_ERR_READ_ONLY: return "ERR filter is still loading (BF.LOADCHUNK)";
-    default: return "ERR could not add the item";
-    }
-}
-
 /* The growth part: nidus layers continuing RedisBloom's chain, the first `growth` times the newest layer's
  * capacity at half its error (nidus halves the error per layer from the rate it is given). */
 static nidus_status bf_grow(rb_value *v)
@@ -359,7 +330,7 @@ static int rb_bf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
         bool added;
         nidus_status st = bf_add(v, s, len, &added);
         if (st) {
-            RedisModule_ReplyWithError(ctx, bf_error(st));
+            RedisModule_ReplyWithError(ctx, nidus_bf_add_error(st));
             replies++;
             break;
         }
@@ -431,6 +402,58 @@ static int rb_bf_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     long long n = (long long)(((rb_bf *)v->rb)->items + s.items);
     RedisModule_CloseKey(key);
     return RedisModule_ReplyWithLongLong(ctx, n);
+}
+
+/* CF.DEBUG: RedisBloom's line, both parts counted. */
+static int rb_cf_debug_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ, rb_cf_type, &key, &v);
+    const rb_cf *cf = v->rb;
+    nidus_cuckoo_stats s = {0};
+    if (v->grown)
+        nidus_cuckoo_get_stats(v->grown, &s);
+    char line[256];
+    int n = snprintf(line, sizeof line,
+                     "bktsize:%u buckets:%llu items:%llu deletes:%llu filters:%u max_iterations:%u expansion:%u",
+                     cf->bucket_size, (unsigned long long)cf->buckets, (unsigned long long)(cf->items + s.items),
+                     (unsigned long long)(cf->deletes + s.items_deleted), cf->ntables + s.tables, cf->max_iterations,
+                     cf->expansion);
+    RedisModule_CloseKey(key);
+    return RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
+}
+
+/* BF.DEBUG: RedisBloom's lines for its layers (its bit count, 32- or 64-bit hashing), then the growth part's. */
+static int rb_bf_debug_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    if (argc != 2)
+        return RedisModule_WrongArity(ctx);
+    RedisModuleKey *key;
+    rb_value *v;
+    open_rb(ctx, argv[1], REDISMODULE_READ, rb_bf_type, &key, &v);
+    const rb_bf *bf = v->rb;
+    nidus_bloom_stats s = {0};
+    if (v->grown)
+        nidus_bloom_get_stats(v->grown, &s);
+    RedisModule_ReplyWithArray(ctx, 1 + (long)bf->nlayers + (long)s.layers);
+    char line[256];
+    int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)(bf->items + s.items));
+    RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
+    for (uint32_t i = 0; i < bf->nlayers; i++) {
+        const rb_bf_layer *l = &bf->layers[i];
+        n = snprintf(line, sizeof line, "bytes:%llu bits:%llu hashes:%u hashwidth:%u capacity:%llu size:%llu ratio:%g",
+                     (unsigned long long)l->bytes, (unsigned long long)(l->bits ? l->bits : UINT64_C(1) << l->n2),
+                     l->hashes, bf->options & RB_BF_FORCE64 ? 64u : 32u, (unsigned long long)l->entries,
+                     (unsigned long long)l->items, l->error);
+        RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
+    }
+    if (v->grown)
+        nidus_bf_reply_debug_layers(ctx, v->grown);
+    RedisModule_CloseKey(key);
+    return REDISMODULE_OK;
 }
 
 /* ---- both ---- */
@@ -574,6 +597,7 @@ ROUTE(nidus_cf_count, rb_cf_count_command, rb_cf_type, true, false)
 ROUTE(nidus_cf_del, rb_cf_del_command, rb_cf_type, true, false)
 ROUTE(nidus_cf_compact, rb_cf_compact_command, rb_cf_type, true, false)
 ROUTE(nidus_cf_info, rb_cf_info_command, rb_cf_type, true, false)
+ROUTE(nidus_cf_debug, rb_cf_debug_command, rb_cf_type, true, false)
 ROUTE(nidus_cf_scandump, rb_cf_scandump, rb_cf_type, true, false)
 ROUTE(nidus_cf_loadchunk, rb_cf_loadchunk, rb_cf_type, true, true)
 ROUTE(nidus_bf_reserve, rb_reserve_command, rb_bf_type, false, false)
@@ -584,6 +608,7 @@ ROUTE(nidus_bf_exists, rb_bf_exists, rb_bf_type, false, false)
 ROUTE(nidus_bf_mexists, rb_bf_mexists, rb_bf_type, false, false)
 ROUTE(nidus_bf_info, rb_bf_info_command, rb_bf_type, false, false)
 ROUTE(nidus_bf_card, rb_bf_card_command, rb_bf_type, false, false)
+ROUTE(nidus_bf_debug, rb_bf_debug_command, rb_bf_type, false, false)
 ROUTE(nidus_bf_scandump, rb_bf_scandump, rb_bf_type, false, false)
 ROUTE(nidus_bf_loadchunk, rb_bf_loadchunk, rb_bf_type, false, true)
 
@@ -601,6 +626,7 @@ RedisModuleCmdFunc nidus_rb_route(RedisModuleCmdFunc fn)
         ROUTE_ENTRY(nidus_bf_add),     ROUTE_ENTRY(nidus_bf_madd),    ROUTE_ENTRY(nidus_bf_insert),
         ROUTE_ENTRY(nidus_bf_exists),  ROUTE_ENTRY(nidus_bf_mexists), ROUTE_ENTRY(nidus_bf_info),
         ROUTE_ENTRY(nidus_bf_card),    ROUTE_ENTRY(nidus_bf_scandump), ROUTE_ENTRY(nidus_bf_loadchunk),
+        ROUTE_ENTRY(nidus_cf_debug),   ROUTE_ENTRY(nidus_bf_debug),
     };
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (routes[i].nidus == fn)

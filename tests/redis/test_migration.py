@@ -13,6 +13,7 @@ import pytest
 import redis
 
 import conftest
+from resp import Raw
 import rb_payload as P
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "redisbloom")
@@ -112,6 +113,9 @@ def test_rdb_of_redisbloom_loads_and_answers_exactly(rb):
         assert {f: got[f] for f in fields} == {f: want[f] for f in fields}, key
         if key.startswith("bf"):
             assert r.execute_command("BF.CARD", key) == want["Number of items inserted"]
+        debug = r.execute_command(EXPECTED[key]["kind"].upper() + ".DEBUG", key)
+        assert (debug.decode() if isinstance(debug, bytes) else [x.decode() for x in debug]) == \
+            EXPECTED[key]["debug"], key
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
@@ -162,6 +166,17 @@ def test_writes_on_redisbloom_data_reply_and_answer_as_redisbloom(server, key):
         assert pipe.execute() == sc["count"]
     want = {k: v for k, v in sc["info"].items() if k != "Size"}
     assert {k: v for k, v in info(r, key).items() if k != "Size"} == want
+
+
+def test_resp3_replies_on_redisbloom_data(rb):
+    """The nidus commands' RESP3 shapes (RedisBloom's) hold for RedisBloom-loaded keys too."""
+    run = Raw(rb.port, resp3=True)
+    assert run("CF.INSERTNX", "cf_b4", "ITEMS", "cf_b4:1000", "fresh-item") == [0, 1]
+    assert run("CF.INSERT", "cf_full", "ITEMS", "x") == [False]
+    assert run("CF.EXISTS", "cf_b4", "cf_b4:1000") is True
+    assert run("BF.EXISTS", "bf_scale", "bf_scale:1") is True
+    assert run("BF.INFO", "bf_scale", "CAPACITY") == {"Capacity": 1500}
+    assert run("CF.INFO", "cf_b4")["Bucket size"] == 4
 
 
 def test_redisbloom_empty_cuckoo_scandump_gives_no_chunks(rb):
