@@ -339,7 +339,8 @@ nidus_status nidus_file_patch(const char *path, const nidus_allocator *hook, int
     return st;
 }
 
-nidus_status nidus_file_map(const char *path, void **addr, size_t *bytes)
+/* Maps a regular file privately: read-only, or writable (copy on write) keeping its descriptor in `*fd_out`. */
+static nidus_status map_file(const char *path, bool writable, int *fd_out, void **addr, size_t *bytes)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -355,18 +356,25 @@ nidus_status nidus_file_map(const char *path, void **addr, size_t *bytes)
         close(fd);
         return NIDUS_ERR_CORRUPT;
     }
-    void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *p = mmap(NULL, (size_t)sb.st_size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_PRIVATE, fd, 0);
     int saved = errno;
-    close(fd);
+    if (p == MAP_FAILED || !fd_out)
+        close(fd);
     if (p == MAP_FAILED) {
         errno = saved;
         return NIDUS_ERR_IO;
     }
+    if (fd_out)
+        *fd_out = fd;
     *addr = p;
     *bytes = (size_t)sb.st_size;
     return NIDUS_OK;
 }
 
+nidus_status nidus_file_map(const char *path, void **addr, size_t *bytes)
+{
+    return map_file(path, false, NULL, addr, bytes);
+}
 
 nidus_status nidus_file_open_checked(const char *path, void **addr, size_t *bytes, nidus_file_layout *layout,
                                      bool verify_blocks)
@@ -383,30 +391,6 @@ nidus_status nidus_file_open_checked(const char *path, void **addr, size_t *byte
 
 nidus_status nidus_file_map_private(const char *path, int *fd_out, void **addr, size_t *bytes)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NIDUS_ERR_IO;
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        int saved = S_ISREG(sb.st_mode) ? errno : EINVAL;
-        close(fd);
-        errno = saved;
-        return NIDUS_ERR_IO;
-    }
-    if (sb.st_size == 0 || (uint64_t)sb.st_size > SIZE_MAX) {
-        close(fd);
-        return NIDUS_ERR_CORRUPT;
-    }
     /* Private: what is written stays in this process (copy on write) until nidus_file_patch writes it out. */
-    void *p = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-        int saved = errno;
-        close(fd);
-        errno = saved;
-        return NIDUS_ERR_IO;
-    }
-    *fd_out = fd;
-    *addr = p;
-    *bytes = (size_t)sb.st_size;
-    return NIDUS_OK;
+    return map_file(path, true, fd_out, addr, bytes);
 }
