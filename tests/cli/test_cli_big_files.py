@@ -170,3 +170,21 @@ def test_kill_9_during_an_in_place_add_leaves_the_old_or_the_new_file(big, tmp_p
         for n in os.listdir(tmp_path):
             if ".tmp-" in n:
                 os.unlink(os.path.join(tmp_path, n))
+
+
+@pytest.mark.parametrize("kind", ["bloom", "counting-bloom"])
+def test_bloom_kinds_are_patched_in_place_too(tmp_path, kind):
+    f = str(tmp_path / "b.nidus")
+    run("create", f, "--type", kind, "--capacity", 300000, "--error", "0.001", check_rc=0)
+    assert layout(f)[1] >= 3
+    before = str(tmp_path / "before.nidus")
+    shutil.copy(f, before)
+    run("add", f, "x", "y", check_rc=0)
+    body, blocks = layout(f)
+    assert len(changed_blocks(before, f)) <= 1 + 2 + 2  # header, a block a key, the block table
+    assert run("check", f, "x", "y", "z").stdout == b"1\n1\n0\n"
+    assert json.loads(run("info", f, "--json").stdout)["items"] == 2
+    if kind == "counting-bloom":
+        run("del", f, "x", check_rc=0)
+        assert run("check", f, "x", "y").stdout == b"0\n1\n"
+    assert run("verify", f, check_rc=0).returncode == 0
