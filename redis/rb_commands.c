@@ -63,6 +63,28 @@ static int items_at(RedisModuleString **argv, int argc, const char *const *value
     return 0;
 }
 
+/* True when every option value before ITEMS (at `items`) is one the nidus command accepts; otherwise the
+ * nidus command runs and replies its error before it opens the key, as RedisBloom checks before it looks. */
+static bool option_values_valid(RedisModuleString **argv, int items, bool cuckoo)
+{
+    for (int i = 2; i + 1 < items; i++) {
+        long long n;
+        double d;
+        if (nidus_arg_is(argv[i], "CAPACITY")) {
+            long long low = cuckoo ? 2 * (long long)nidus_config.cf_bucket_size : 1;
+            if (!nidus_arg_range(argv[++i], low, (long long)nidus_config.max_capacity, &n))
+                return false;
+        } else if (nidus_arg_is(argv[i], "ERROR")) {
+            if (RedisModule_StringToDouble(argv[++i], &d) != REDISMODULE_OK || !(d > 0 && d < 1))
+                return false;
+        } else if (nidus_arg_is(argv[i], "EXPANSION")) {
+            if (!nidus_arg_range(argv[++i], 0, NIDUS_BLOOM_MAX_EXPANSION, &n))
+                return false;
+        }
+    }
+    return true;
+}
+
 /* ---- cuckoo ---- */
 
 static bool cf_contains(const rb_value *v, const char *s, size_t len)
@@ -116,7 +138,7 @@ static int rb_cf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
 {
     static const char *const valued[] = {"CAPACITY", NULL}, *const flags[] = {"NOCREATE", NULL};
     int first = multi ? items_at(argv, argc, valued, flags) + 1 : 2;
-    if (multi ? first == 1 : argc != 3)
+    if (multi ? first == 1 || !option_values_valid(argv, first - 1, true) : argc != 3)
         return nidus_fn(ctx, argv, argc);
     bool nx = ends_with_nx(argv[0]);
     RedisModuleKey *key;
@@ -364,7 +386,8 @@ static int rb_bf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
     static const char *const valued[] = {"CAPACITY", "ERROR", "EXPANSION", NULL},
                              *const flags[] = {"NOCREATE", "NONSCALING", NULL};
     int at = items_at(argv, argc, valued, flags);
-    return at ? rb_bf_add_items(ctx, argv, argc, at + 1, true) : nidus_bf_insert(ctx, argv, argc);
+    return at && option_values_valid(argv, at, false) ? rb_bf_add_items(ctx, argv, argc, at + 1, true)
+                                                      : nidus_bf_insert(ctx, argv, argc);
 }
 
 /* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION], both parts together. */

@@ -179,6 +179,18 @@ def test_resp3_replies_on_redisbloom_data(rb):
     assert run("CF.INFO", "cf_b4")["Bucket size"] == 4
 
 
+def test_insert_options_checked_on_redisbloom_data(rb):
+    """Option values are checked before the key is looked at, as for every other key."""
+    r = Raw(rb.port)
+    assert r("CF.INSERT", "cf_b4", "CAPACITY", "abc", "ITEMS", "x") == "Bad capacity"
+    assert r("BF.INSERT", "bf_scale", "ERROR", "2", "ITEMS", "x") == "Bad error rate"
+    assert r("BF.INSERT", "bf_scale", "EXPANSION", "-1", "ITEMS", "x") == "Bad expansion"
+    assert r("BF.INSERT", "bf_scale", "CAPACITY", "0", "ITEMS", "x") == "Bad capacity"
+    assert r("CF.INSERT", "cf_b4", "CAPACITY", "1000", "NOCREATE", "ITEMS", "cf_b4:1000") == [1]
+    assert r("BF.INSERT", "bf_scale", "CAPACITY", "10", "ERROR", "0.5", "ITEMS", "bf_scale:1") == [0]
+    assert r("CF.INFO", "cf_b4")[7] == 1401  # RedisBloom's 1400 and this one
+
+
 def test_redisbloom_empty_cuckoo_scandump_gives_no_chunks(rb):
     r = rb.client()
     assert read_chunks("cf_empty") == []
