@@ -283,7 +283,8 @@ int nidus_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return rc;
 }
 
-/* CF.INFO key: RedisBloom's eight fields in its order, then ours. */
+/* CF.INFO key: RedisBloom's eight fields in its order, then ours: the capacity the tables are sized for, bits
+ * per item at that capacity (not per item present), and the load (occupied slots / slots). */
 int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
@@ -296,7 +297,7 @@ int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     nidus_cuckoo_stats s;
     nidus_cuckoo_get_stats(value, &s);
-    nidus_reply_map(ctx, 12);
+    nidus_reply_map(ctx, 13);
     RedisModule_ReplyWithSimpleString(ctx, "Size");
     RedisModule_ReplyWithLongLong(ctx, (long long)s.memory_bytes);
     RedisModule_ReplyWithSimpleString(ctx, "Number of buckets");
@@ -317,6 +318,8 @@ int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_ReplyWithLongLong(ctx, s.fingerprint_bits);
     RedisModule_ReplyWithSimpleString(ctx, "Error rate bound");
     RedisModule_ReplyWithDouble(ctx, s.error_bound);
+    RedisModule_ReplyWithSimpleString(ctx, "Capacity");
+    RedisModule_ReplyWithLongLong(ctx, (long long)s.capacity);
     RedisModule_ReplyWithSimpleString(ctx, "Bits per item");
     RedisModule_ReplyWithDouble(ctx, s.bits_per_item);
     RedisModule_ReplyWithSimpleString(ctx, "Load");

@@ -294,6 +294,7 @@ void nidus_cuckoo_get_stats(const nidus_cuckoo *cf, nidus_cuckoo_stats *s)
         bound += nidus_cuckoo_error_bound(t->shape.bucket_size, t->shape.fp_bits);
     }
     uint64_t memory = sizeof *cf + cf->ntables * sizeof *cf->tables + nidus_cuckoo_tables_memory(cf);
+    uint64_t capacity = (uint64_t)((double)slots * nidus_cuckoo_design_load(t0->shape.bucket_size));
     *s = (nidus_cuckoo_stats){
         .items = items,
         .overflow_items = overflow,
@@ -305,7 +306,8 @@ void nidus_cuckoo_get_stats(const nidus_cuckoo *cf, nidus_cuckoo_stats *s)
         .semi_sort = t0->shape.semi_sort,
         .load = (double)occupied / (double)slots,
         .memory_bytes = memory,
-        .bits_per_item = items ? (double)memory * 8.0 / (double)items : 0.0,
+        .capacity = capacity,
+        .bits_per_item = (double)memory * 8.0 / (double)(capacity ? capacity : 1),
         .error_bound = bound < 1.0 ? bound : 1.0,
         .target_error = nidus_cuckoo_error_bound(cf->base.bucket_size, cf->base.fp_bits),
         .tables = cf->ntables,

@@ -77,7 +77,8 @@ typedef struct nidus_cuckoo_stats {
     bool semi_sort;
     double load;          /* occupied slots / slots */
     uint64_t memory_bytes; /* everything the filter holds through its allocator (a view: its mapped tables too) */
-    double bits_per_item; /* memory bits / items (0 when empty) */
+    uint64_t capacity;    /* items its tables are sized to hold: their slots at the design load of b */
+    double bits_per_item; /* memory bits / capacity: the cost per item of a full filter, whatever it holds now */
     double error_bound;   /* false-positive bound of the whole filter: the sum of its tables' bounds */
     double target_error;  /* the bound of the first table; growth keeps error_bound under twice this */
     unsigned tables;      /* sub-filters; buckets, slots and fingerprint_bits above are the first one's */

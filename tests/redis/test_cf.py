@@ -49,13 +49,30 @@ def info(c, key):
     return {reply[i]: reply[i + 1] for i in range(0, len(reply), 2)}, [reply[i] for i in range(0, len(reply), 2)]
 
 
+def test_info_bits_per_item_at_capacity_and_load(c):
+    """Issue 14.6: bits per item is the cost at capacity, not memory over the few items present."""
+    assert c("CF.RESERVE", "cf", 1000, "BUCKETSIZE", 4) == "OK"
+    c("CF.INSERT", "cf", "ITEMS", "a", "b", "c", "d")
+    fields = info(c, "cf")[0]
+    assert 1000 <= fields["Capacity"] <= 1100
+    bits = float(fields["Bits per item"])
+    assert bits == pytest.approx(fields["Size"] * 8 / fields["Capacity"])
+    assert bits < 20  # it was 4134 (memory / 4 items)
+    slots = fields["Number of buckets"] * 4
+    assert float(fields["Load"]) == pytest.approx(4 / slots)
+    c("CF.INSERT", "cf", "ITEMS", *range(900))
+    fields = info(c, "cf")[0]
+    assert float(fields["Bits per item"]) == pytest.approx(bits, rel=0.01)  # the same filter, the same cost
+    assert float(fields["Load"]) == pytest.approx(904 / slots, rel=0.01)
+
+
 def test_info_fields_in_redisbloom_order_then_ours(c):
     assert c("CF.RESERVE", "cf", 10000, "BUCKETSIZE", 4, "MAXITERATIONS", 30, "EXPANSION", 2) == "OK"
     c("CF.ADD", "cf", "a")
     fields, order = info(c, "cf")
     assert order == ["Size", "Number of buckets", "Number of filters", "Number of items inserted",
                      "Number of items deleted", "Bucket size", "Expansion rate", "Max iterations",
-                     "Fingerprint bits", "Error rate bound", "Bits per item", "Load"]
+                     "Fingerprint bits", "Error rate bound", "Capacity", "Bits per item", "Load"]
     assert fields["Number of filters"] == 1
     assert fields["Number of items inserted"] == 1
     assert fields["Bucket size"] == 4
