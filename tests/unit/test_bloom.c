@@ -6,6 +6,8 @@
 
 #include <nidus/nidus.h>
 
+#include "bloom_fixtures_v1.h"
+
 static uint64_t h_of(const char *ns, uint64_t i)
 {
     char buf[48];
@@ -449,6 +451,49 @@ static void test_chunk_round_trips_and_order(void **state)
     }
 }
 
+/* Encodings written by earlier format versions keep decoding, answering, growing and saving. */
+static void test_old_encodings_still_decode(void **state)
+{
+    (void)state;
+    char key[16];
+    nidus_bloom *bf = NULL;
+    assert_int_equal(nidus_bloom_decode(bloom_v1_bin, bloom_v1_bin_len, NULL, &bf), NIDUS_OK);
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(bf, &s);
+    assert_int_equal(s.layers, 2);
+    assert_int_equal(s.capacity, 40 + 80);
+    assert_true(s.items >= 60 && s.items <= 70);
+    for (int i = 0; i < 70; i++)
+        assert_true(nidus_bloom_contains(bf, key, (size_t)snprintf(key, sizeof key, "k%d", i)));
+    unsigned fp = 0;
+    for (int i = 0; i < 1000; i++)
+        fp += nidus_bloom_contains(bf, key, (size_t)snprintf(key, sizeof key, "x%d", i));
+    assert_true(fp < 100); /* bound 0.05: not a filter that says yes to everything */
+    for (int i = 70; i < 400; i++) /* fills the old layer, then grows in the current layout */
+        assert_int_equal(nidus_bloom_add(bf, key, (size_t)snprintf(key, sizeof key, "k%d", i), NULL), NIDUS_OK);
+    for (int i = 0; i < 400; i++)
+        assert_true(nidus_bloom_contains(bf, key, (size_t)snprintf(key, sizeof key, "k%d", i)));
+    size_t len = (size_t)nidus_bloom_encoded_size(bf), w;
+    uint8_t *buf = malloc(len);
+    assert_int_equal(nidus_bloom_encode(bf, buf, len, &w), NIDUS_OK);
+    nidus_bloom *back = NULL;
+    assert_int_equal(nidus_bloom_decode(buf, w, NULL, &back), NIDUS_OK);
+    for (int i = 0; i < 400; i++)
+        assert_true(nidus_bloom_contains(back, key, (size_t)snprintf(key, sizeof key, "k%d", i)));
+    nidus_bloom_free(back);
+    nidus_bloom_free(bf);
+    free(buf);
+
+    nidus_counting_bloom *cb = NULL;
+    assert_int_equal(nidus_counting_bloom_decode(counting_v1_bin, counting_v1_bin_len, NULL, &cb), NIDUS_OK);
+    for (int i = 0; i < 25; i++)
+        assert_true(nidus_counting_bloom_count(cb, key, (size_t)snprintf(key, sizeof key, "c%d", i)) >= 1);
+    assert_true(nidus_counting_bloom_count(cb, "c0", 2) >= 2);
+    assert_int_equal(nidus_counting_bloom_remove(cb, "c0", 2), NIDUS_OK);
+    assert_true(nidus_counting_bloom_contains(cb, "c0", 2));
+    nidus_counting_bloom_free(cb);
+}
+
 int main(void)
 {
     test_seed();
@@ -463,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_counting_saturates_and_never_wraps),
         cmocka_unit_test(test_codec_round_trips_views_and_files),
         cmocka_unit_test(test_chunk_round_trips_and_order),
+        cmocka_unit_test(test_old_encodings_still_decode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
