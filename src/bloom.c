@@ -1,4 +1,5 @@
-/* The scalable blocked Bloom filter: layers of 64-byte blocks, RedisBloom's BF semantics, a bounded error. */
+/* The scalable Bloom filter: RedisBloom's BF semantics and sizes (plain layers), or one cache line a key (split
+ * blocks), with a bounded error. */
 #include <math.h>
 #include <string.h>
 
@@ -14,37 +15,60 @@ double nidus_bloom_layer_error(double error, unsigned expansion, unsigned i)
     return expansion == 0 ? error : ldexp(error, -(int)(i + 1));
 }
 
-nidus_status nidus_bloom_layer_init(nidus_bloom_layer *l, const nidus_allocator *a, uint64_t capacity,
-                                    double error, unsigned slots)
+nidus_status nidus_bloom_layer_size(nidus_bloom_layer *l, uint64_t capacity, double error, unsigned layout,
+                                    bool counting)
 {
     memset(l, 0, sizeof *l);
-    uint64_t blocks;
+    uint64_t size;
     unsigned k;
-    nidus_status st = nidus_blocked_size(capacity, error, slots, &blocks, &k);
+    nidus_status st = counting                     ? nidus_counting_size(capacity, error, &size, &k)
+                      : layout == NIDUS_LAYER_SPLIT ? nidus_split_size(capacity, error, &size, &k)
+                                                    : NIDUS_ERR_UNSUPPORTED;
+    if (st == NIDUS_ERR_UNSUPPORTED) { /* plain asked for, or an error split blocks cannot reach */
+        layout = NIDUS_LAYER_PLAIN;
+        st = nidus_plain_size(capacity, error, &size, &k);
+    }
     if (st)
         return st;
-    if (blocks > (SIZE_MAX - NIDUS_BLOCK_BYTES) / NIDUS_BLOCK_BYTES)
+    *l = (nidus_bloom_layer){.size = size, .capacity = capacity, .error = error, .k = (uint16_t)k,
+                             .layout = (uint8_t)(counting ? NIDUS_LAYER_COUNTING : layout)};
+    return NIDUS_OK;
+}
+
+uint64_t nidus_bloom_layer_bytes(const nidus_bloom_layer *l)
+{
+    return l->layout == NIDUS_LAYER_PLAIN ? l->size / 8 : l->size * NIDUS_BLOCK_BYTES;
+}
+
+/* Blocked layers are aligned to 64 bytes (one cache line a block) within a slightly larger allocation. */
+static uint64_t layer_slack(const nidus_bloom_layer *l) { return l->layout == NIDUS_LAYER_PLAIN ? 0 : NIDUS_BLOCK_BYTES - 1; }
+
+/* Borrowed bytes (a view) count too: a mapped file's figures are the filter's, as when loaded. */
+uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l)
+{
+    return nidus_bloom_layer_bytes(l) + (l->owned ? layer_slack(l) : 0);
+}
+
+nidus_status nidus_bloom_layer_alloc(nidus_bloom_layer *l, const nidus_allocator *a)
+{
+    uint64_t bytes = nidus_bloom_layer_bytes(l), slack = layer_slack(l);
+    if (bytes > SIZE_MAX - slack)
         return NIDUS_ERR_TOO_LARGE;
-    /* one cache line a block: align the blocks to 64 bytes within a slightly larger allocation */
-    uint8_t *raw = nidus_calloc(a, (size_t)(blocks * NIDUS_BLOCK_BYTES + NIDUS_BLOCK_BYTES - 1), 1);
+    uint8_t *raw = nidus_calloc(a, (size_t)(bytes + slack), 1);
     if (!raw)
         return NIDUS_ERR_NO_MEMORY;
-    *l = (nidus_bloom_layer){.blocks = blocks, .capacity = capacity, .error = error, .k = k, .raw = raw};
-    l->data = raw + ((NIDUS_BLOCK_BYTES - (uintptr_t)raw % NIDUS_BLOCK_BYTES) % NIDUS_BLOCK_BYTES);
+    l->offset = (uint8_t)(slack ? (NIDUS_BLOCK_BYTES - (uintptr_t)raw % NIDUS_BLOCK_BYTES) % NIDUS_BLOCK_BYTES : 0);
+    l->data = raw + l->offset;
+    l->owned = true;
     return NIDUS_OK;
 }
 
 void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a)
 {
-    nidus_free(a, l->raw);
-    l->raw = NULL;
+    if (l->owned)
+        nidus_free(a, l->data - l->offset);
+    l->owned = false;
     l->data = NULL;
-}
-
-uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l)
-{
-    /* Borrowed blocks (a view) count too: a mapped file's figures are the filter's, as when loaded. */
-    return l->blocks * NIDUS_BLOCK_BYTES + (l->raw ? NIDUS_BLOCK_BYTES - 1 : 0);
 }
 
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a)
@@ -58,34 +82,38 @@ void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a
 
 static bool valid_error(double e) { return e > 0.0 && e < 1.0; }
 
+/* The layer layout that a filter layout asks growth for. */
+static unsigned layer_layout(unsigned layout)
+{
+    return layout == NIDUS_BLOOM_LAYOUT_BLOCKED ? NIDUS_LAYER_SPLIT : NIDUS_LAYER_PLAIN;
+}
+
 nidus_status nidus_bloom_new(const nidus_bloom_params *p, nidus_bloom **out)
 {
     if (!p || !out || p->capacity < 1 || !valid_error(p->error_rate) || p->expansion > NIDUS_BLOOM_MAX_EXPANSION ||
-        p->max_layers > NIDUS_BLOOM_MAX_LAYERS)
+        p->max_layers > NIDUS_BLOOM_MAX_LAYERS || p->layout > NIDUS_BLOOM_LAYOUT_BLOCKED)
         return NIDUS_ERR_INVALID_ARGUMENT;
+    /* sized and checked against max_memory before anything is allocated */
+    nidus_bloom_layer first;
+    nidus_status st = nidus_bloom_layer_size(&first, p->capacity, nidus_bloom_layer_error(p->error_rate, p->expansion, 0),
+                                             layer_layout(p->layout), false);
+    if (st)
+        return st;
+    if (p->max_memory && nidus_bloom_layer_bytes(&first) + layer_slack(&first) > p->max_memory)
+        return NIDUS_ERR_LIMIT_MEMORY;
     nidus_allocator alloc;
     nidus_alloc_resolve(p->allocator, &alloc);
     nidus_bloom *bf = nidus_calloc(&alloc, 1, sizeof *bf);
     if (!bf)
         return NIDUS_ERR_NO_MEMORY;
     *bf = (nidus_bloom){.alloc = alloc, .seed = p->seed, .error_rate = p->error_rate, .expansion = p->expansion,
-                        .max_layers = p->max_layers ? p->max_layers : NIDUS_BLOOM_DEFAULT_MAX_LAYERS,
-                        .max_memory = p->max_memory};
-    bf->layers = nidus_malloc(&alloc, sizeof *bf->layers);
-    nidus_status st = bf->layers ? nidus_bloom_layer_init(&bf->layers[0], &alloc, p->capacity,
-                                                          nidus_bloom_layer_error(p->error_rate, p->expansion, 0),
-                                                          NIDUS_BLOCK_BITS)
-                                 : NIDUS_ERR_NO_MEMORY;
-    if (!st && p->max_memory && nidus_bloom_layer_memory(&bf->layers[0]) > p->max_memory) {
-        nidus_bloom_layer_release(&bf->layers[0], &alloc);
-        st = NIDUS_ERR_LIMIT_MEMORY;
-    }
-    if (st) {
-        nidus_free(&alloc, bf->layers);
+                        .max_layers = (uint8_t)(p->max_layers ? p->max_layers : NIDUS_BLOOM_DEFAULT_MAX_LAYERS),
+                        .max_memory = p->max_memory, .layout = (uint8_t)p->layout, .nlayers = 1, .first = first};
+    bf->layers = &bf->first;
+    if ((st = nidus_bloom_layer_alloc(&bf->first, &alloc))) {
         nidus_free(&alloc, bf);
         return st;
     }
-    bf->nlayers = 1;
     *out = bf;
     return NIDUS_OK;
 }
@@ -97,7 +125,8 @@ void nidus_bloom_free(nidus_bloom *bf)
     nidus_allocator alloc = bf->alloc;
     for (unsigned i = 0; i < bf->nlayers; i++)
         nidus_bloom_layer_release(&bf->layers[i], &alloc);
-    nidus_free(&alloc, bf->layers);
+    if (bf->layers != &bf->first)
+        nidus_free(&alloc, bf->layers);
     nidus_chunk_loader_release(&bf->loader, &alloc);
     nidus_file_unmap(bf->mapping, bf->mapping_bytes);
     nidus_free(&alloc, bf);
@@ -113,10 +142,44 @@ bool nidus_bloom_loading(const nidus_bloom *bf) { return bf->loader != NULL; }
 
 static bool layer_has(const nidus_bloom_layer *l, unsigned i, uint64_t hash)
 {
-    nidus_probe p = nidus_probe_of(hash, i, l->blocks);
-    uint64_t mask[8];
-    nidus_bloom_mask(&p, l->k, mask);
-    return nidus_bloom_block_has(l->data + p.block * NIDUS_BLOCK_BYTES, mask);
+    uint64_t x = nidus_layer_hash(hash, i);
+    switch (l->layout) {
+    case NIDUS_LAYER_SPLIT:
+        return nidus_split_has(l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES, x, l->k);
+    case NIDUS_LAYER_PLAIN:
+        NIDUS_FOR_EACH_PLAIN_BIT(x, l->size, l->k, {
+            if (!nidus_plain_get(l->data, bit))
+                return false;
+        });
+        return true;
+    default: {
+        nidus_probe p = nidus_probe_of(hash, i, l->size);
+        uint64_t mask[8];
+        nidus_bloom_mask(&p, l->k, mask);
+        return nidus_bloom_block_has(l->data + p.block * NIDUS_BLOCK_BYTES, mask);
+    }
+    }
+}
+
+/* Sets the key's probes in the layer; returns whether any was unset. */
+static bool layer_set(nidus_bloom_layer *l, unsigned i, uint64_t hash)
+{
+    uint64_t x = nidus_layer_hash(hash, i);
+    switch (l->layout) {
+    case NIDUS_LAYER_SPLIT:
+        return nidus_split_set(l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES, x, l->k);
+    case NIDUS_LAYER_PLAIN: {
+        bool fresh = false;
+        NIDUS_FOR_EACH_PLAIN_BIT(x, l->size, l->k, fresh |= nidus_plain_set(l->data, bit));
+        return fresh;
+    }
+    default: {
+        nidus_probe p = nidus_probe_of(hash, i, l->size);
+        uint64_t mask[8];
+        nidus_bloom_mask(&p, l->k, mask);
+        return nidus_bloom_block_set(l->data + p.block * NIDUS_BLOCK_BYTES, mask);
+    }
+    }
 }
 
 bool nidus_bloom_contains_hash(const nidus_bloom *bf, uint64_t hash)
@@ -151,23 +214,28 @@ static nidus_status grow(nidus_bloom *bf)
     const nidus_bloom_layer *last = &bf->layers[bf->nlayers - 1];
     if (last->capacity > UINT64_MAX / bf->expansion)
         return NIDUS_ERR_TOO_LARGE;
+    /* sized and checked against what max_memory leaves, without wrapping, before anything is allocated */
     nidus_bloom_layer l;
-    nidus_status st = nidus_bloom_layer_init(&l, &bf->alloc, last->capacity * bf->expansion,
+    nidus_status st = nidus_bloom_layer_size(&l, last->capacity * bf->expansion,
                                              nidus_bloom_layer_error(bf->error_rate, bf->expansion, bf->nlayers),
-                                             NIDUS_BLOCK_BITS);
+                                             layer_layout(bf->layout), false);
     if (st)
         return st;
-    if (bf->max_memory && nidus_bloom_layer_memory(&l) > bf->max_memory - layers_memory(bf)) {
-        nidus_bloom_layer_release(&l, &bf->alloc);
+    uint64_t have = layers_memory(bf), need = nidus_bloom_layer_bytes(&l) + layer_slack(&l);
+    if (bf->max_memory && (have > bf->max_memory || need > bf->max_memory - have))
         return NIDUS_ERR_LIMIT_MEMORY;
-    }
-    nidus_bloom_layer *layers = nidus_realloc(&bf->alloc, bf->layers, (bf->nlayers + 1) * sizeof *layers);
-    if (!layers) {
-        nidus_bloom_layer_release(&l, &bf->alloc);
+    /* the first layer lives in the filter itself; a second moves them all to an array */
+    nidus_bloom_layer *layers = bf->layers == &bf->first
+                                    ? nidus_malloc(&bf->alloc, 2 * sizeof *layers)
+                                    : nidus_realloc(&bf->alloc, bf->layers, (bf->nlayers + 1u) * sizeof *layers);
+    if (!layers)
         return NIDUS_ERR_NO_MEMORY;
-    }
-    layers[bf->nlayers++] = l;
+    if (bf->layers == &bf->first)
+        layers[0] = bf->first;
     bf->layers = layers;
+    if ((st = nidus_bloom_layer_alloc(&l, &bf->alloc)))
+        return st;
+    layers[bf->nlayers++] = l;
     return NIDUS_OK;
 }
 
@@ -179,31 +247,25 @@ nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
     *added = false;
     if (bf->read_only || bf->loader)
         return NIDUS_ERR_READ_ONLY;
-    unsigned last = bf->nlayers - 1;
+    unsigned last = bf->nlayers - 1u;
     for (unsigned i = 0; i < last; i++)
         if (layer_has(&bf->layers[i], i, hash))
             return NIDUS_OK;
-    /* The newest layer's probe is computed once: checked, and set if the key is new and the layer has room. */
     nidus_bloom_layer *l = &bf->layers[last];
-    nidus_probe p = nidus_probe_of(hash, last, l->blocks);
-    uint64_t mask[8];
-    nidus_bloom_mask(&p, l->k, mask);
-    uint8_t *block = l->data + p.block * NIDUS_BLOCK_BYTES;
-    if (nidus_bloom_block_has(block, mask))
-        return NIDUS_OK;
     if (l->items >= l->capacity) {
+        if (layer_has(l, last, hash))
+            return NIDUS_OK;
         nidus_status st = grow(bf);
         if (st)
             return st;
-        last = bf->nlayers - 1;
+        last = bf->nlayers - 1u;
         l = &bf->layers[last];
-        p = nidus_probe_of(hash, last, l->blocks);
-        nidus_bloom_mask(&p, l->k, mask);
-        block = l->data + p.block * NIDUS_BLOCK_BYTES;
     }
-    nidus_bloom_block_set(block, mask);
-    l->items++;
-    *added = true;
+    /* setting the newest layer's probes tells whether the key was there: any bit that was unset */
+    if (layer_set(l, last, hash)) {
+        l->items++;
+        *added = true;
+    }
     return NIDUS_OK;
 }
 
@@ -214,6 +276,13 @@ nidus_status nidus_bloom_add(nidus_bloom *bf, const void *key, size_t len, bool 
 
 #define AHEAD 16u
 
+/* The block of a blocked layer that a hash probes. */
+static uint64_t layer_block(const nidus_bloom_layer *l, unsigned i, uint64_t hash)
+{
+    return l->layout == NIDUS_LAYER_SPLIT ? nidus_reduce(nidus_layer_hash(hash, i), l->size)
+                                          : nidus_probe_of(hash, i, l->size).block;
+}
+
 void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *out)
 {
     for (size_t k = 0; k < n; k++)
@@ -222,22 +291,18 @@ void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashe
         return;
     for (unsigned i = 0; i < bf->nlayers; i++) {
         const nidus_bloom_layer *l = &bf->layers[i];
-        nidus_probe ring[AHEAD];
-        for (size_t k = 0; k < n && k < AHEAD; k++) {
-            ring[k] = nidus_probe_of(hashes[k], i, l->blocks);
-            nidus_block_prefetch(l->data, ring[k].block);
+        if (l->layout == NIDUS_LAYER_PLAIN) { /* k lines a key: its own probes overlap already */
+            for (size_t k = 0; k < n; k++)
+                out[k] = out[k] || layer_has(l, i, hashes[k]);
+            continue;
         }
+        /* the blocks of the keys AHEAD places on are requested while this one is checked */
+        for (size_t k = 0; k < n && k < AHEAD; k++)
+            nidus_block_prefetch(l->data, layer_block(l, i, hashes[k]));
         for (size_t k = 0; k < n; k++) {
-            nidus_probe p = ring[k % AHEAD];
-            if (k + AHEAD < n) {
-                ring[k % AHEAD] = nidus_probe_of(hashes[k + AHEAD], i, l->blocks);
-                nidus_block_prefetch(l->data, ring[k % AHEAD].block);
-            }
-            if (!out[k]) {
-                uint64_t mask[8];
-                nidus_bloom_mask(&p, l->k, mask);
-                out[k] = nidus_bloom_block_has(l->data + p.block * NIDUS_BLOCK_BYTES, mask);
-            }
+            if (k + AHEAD < n)
+                nidus_block_prefetch(l->data, layer_block(l, i, hashes[k + AHEAD]));
+            out[k] = out[k] || layer_has(l, i, hashes[k]);
         }
     }
 }
@@ -248,8 +313,13 @@ nidus_status nidus_bloom_clear(nidus_bloom *bf)
         return NIDUS_ERR_READ_ONLY;
     while (bf->nlayers > 1)
         nidus_bloom_layer_release(&bf->layers[--bf->nlayers], &bf->alloc);
-    memset(bf->layers[0].data, 0, (size_t)(bf->layers[0].blocks * NIDUS_BLOCK_BYTES));
-    bf->layers[0].items = 0;
+    if (bf->layers != &bf->first) {
+        bf->first = bf->layers[0];
+        nidus_free(&bf->alloc, bf->layers);
+        bf->layers = &bf->first;
+    }
+    memset(bf->first.data, 0, (size_t)nidus_bloom_layer_bytes(&bf->first));
+    bf->first.items = 0;
     return NIDUS_OK;
 }
 
@@ -262,7 +332,7 @@ void nidus_bloom_get_stats(const nidus_bloom *bf, nidus_bloom_stats *s)
         items += bf->layers[i].items;
         bound += bf->layers[i].error;
     }
-    uint64_t memory = sizeof *bf + bf->nlayers * sizeof *bf->layers + layers_memory(bf);
+    uint64_t memory = sizeof *bf + (bf->layers != &bf->first ? bf->nlayers * sizeof *bf->layers : 0) + layers_memory(bf);
     *s = (nidus_bloom_stats){
         .capacity = capacity,
         .items = items,
@@ -270,6 +340,7 @@ void nidus_bloom_get_stats(const nidus_bloom *bf, nidus_bloom_stats *s)
         .layers = bf->nlayers,
         .expansion = bf->expansion,
         .hashes = bf->layers[0].k,
+        .layout = bf->layout,
         .error_rate = bf->error_rate,
         .error_bound = bound,
         .bits_per_item = (double)memory * 8.0 / (double)capacity,

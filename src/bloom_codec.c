@@ -1,8 +1,12 @@
-/* Encoding of the Bloom kinds, on the common codec (codec.h). Metas:
- *   Bloom:    seed u64 | max_memory u64 | error f64 | expansion u32 | max_layers u8 | layers u8 | 2 zeros
- *             per layer: blocks u64 | capacity u64 | items u64 | error f64 | k u8 | 7 zeros
- *   Counting: seed u64 | items u64 | then one layer as above
- * and the segments are the layers' blocks, 64 bytes each, as in memory. Doubles are IEEE-754 bit patterns. */
+/* Encoding of the Bloom kinds, on the common codec (codec.h). Metas (format version 2):
+ *   Bloom:    seed u64 | max_memory u64 | error f64 | expansion u32 | max_layers u8 | layers u8 | layout u8 | 0
+ *             per layer: size u64 | capacity u64 | items u64 | error f64 | k u16 | layer layout u8 | 5 zeros
+ *   Counting: seed u64 | items u64 | then one layer as above (layer layout 0)
+ * and the segments are the layers' bytes as in memory: `size` 64-byte blocks, or `size` bits for a plain layer
+ * (bloom_filter.h has the layer layouts). Doubles are IEEE-754 bit patterns.
+ * Format version 1 wrote the same bytes with k u8 and zeros after it, where version 2 has k's high byte and
+ * the layer layout (0: legacy blocks), and a zero where the filter's layout is: it reads as a blocked filter of
+ * legacy layers, which grows in split blocks. */
 #include <string.h>
 
 #include "alloc.h"
@@ -32,50 +36,65 @@ static double double_of(uint64_t u)
 
 static void put_layer(nidus_writer *w, const nidus_bloom_layer *l)
 {
-    nidus_put_u64(w, l->blocks);
+    nidus_put_u64(w, l->size);
     nidus_put_u64(w, l->capacity);
     nidus_put_u64(w, l->items);
     nidus_put_u64(w, bits_of(l->error));
-    nidus_put_u8(w, l->k);
-    for (unsigned z = 0; z < 7; z++)
+    nidus_put_u8(w, l->k & 0xff);
+    nidus_put_u8(w, l->k >> 8);
+    nidus_put_u8(w, l->layout);
+    for (unsigned z = 0; z < 5; z++)
         nidus_put_u8(w, 0);
 }
 
-/* Reads a layer's meta into `l` (no data yet) and checks it. */
-static nidus_status get_layer(nidus_reader *r, nidus_bloom_layer *l, unsigned slots)
+/* Whether a layer's size and k are what its layout allows. */
+static bool layer_shape_ok(const nidus_bloom_layer *l, bool counting)
+{
+    if (counting)
+        return l->layout == NIDUS_LAYER_COUNTING && l->size >= 1 && l->size <= NIDUS_BLOCKS_MAX && l->k >= 1 &&
+               l->k <= NIDUS_BLOCK_COUNTERS / 8;
+    switch (l->layout) {
+    case NIDUS_LAYER_LEGACY:
+        return l->size >= 1 && l->size <= NIDUS_BLOCKS_MAX && l->k >= 1 && l->k <= NIDUS_BLOCK_BITS / 8;
+    case NIDUS_LAYER_SPLIT:
+        return l->size >= 1 && l->size <= NIDUS_BLOCKS_MAX && l->k >= 1 && l->k <= NIDUS_SPLIT_K_MAX;
+    case NIDUS_LAYER_PLAIN:
+        return l->size >= 64 && l->size <= NIDUS_PLAIN_BITS_MAX && l->size % 64 == 0 && l->k >= 1 && l->k <= l->size;
+    default:
+        return false;
+    }
+}
+
+/* Reads a layer's meta into `l` (no data yet) and checks it; format 1 had no layouts but the legacy one. */
+static nidus_status get_layer(nidus_reader *r, nidus_bloom_layer *l, bool counting, unsigned version)
 {
     memset(l, 0, sizeof *l);
-    l->blocks = nidus_get_u64(r);
+    l->size = nidus_get_u64(r);
     l->capacity = nidus_get_u64(r);
     l->items = nidus_get_u64(r);
     l->error = double_of(nidus_get_u64(r));
-    l->k = nidus_get_u8(r);
+    l->k = (uint16_t)nidus_get_u8(r);
+    l->k |= (uint16_t)(nidus_get_u8(r) << 8);
+    l->layout = (uint8_t)nidus_get_u8(r);
     unsigned zero = 0;
-    for (unsigned z = 0; z < 7; z++)
+    for (unsigned z = 0; z < 5; z++)
         zero |= nidus_get_u8(r);
-    if (r->bad || zero || l->blocks < 1 || l->blocks > NIDUS_BLOCKS_MAX || l->capacity < 1 ||
-        !(l->error > 0.0 && l->error < 1.0) || l->k < 1 || l->k > slots / 8)
+    if (r->bad || zero || (version < 2 && (l->layout != NIDUS_LAYER_LEGACY || l->k > 255)) || l->capacity < 1 ||
+        !(l->error > 0.0 && l->error < 1.0) || !layer_shape_ok(l, counting))
         return NIDUS_ERR_CORRUPT;
     return NIDUS_OK;
 }
 
-static uint64_t layer_bytes(const nidus_bloom_layer *l) { return l->blocks * NIDUS_BLOCK_BYTES; }
+#define layer_bytes nidus_bloom_layer_bytes
 
-/* Gives layer `l` (whose meta is read) its blocks: a zeroed allocation, or borrowed from `view`. */
+/* Gives layer `l` (whose meta is read) its bytes: a zeroed allocation, or borrowed from `view`. */
 static nidus_status attach(nidus_bloom_layer *l, const nidus_allocator *a, const uint8_t *view)
 {
     if (view) {
         l->data = (uint8_t *)(uintptr_t)view; /* never written: views refuse every write */
         return NIDUS_OK;
     }
-    if (layer_bytes(l) > SIZE_MAX - NIDUS_BLOCK_BYTES)
-        return NIDUS_ERR_TOO_LARGE;
-    uint8_t *raw = nidus_calloc(a, (size_t)(layer_bytes(l) + NIDUS_BLOCK_BYTES - 1), 1);
-    if (!raw)
-        return NIDUS_ERR_NO_MEMORY;
-    l->raw = raw;
-    l->data = raw + ((NIDUS_BLOCK_BYTES - (uintptr_t)raw % NIDUS_BLOCK_BYTES) % NIDUS_BLOCK_BYTES);
-    return NIDUS_OK;
+    return nidus_bloom_layer_alloc(l, a);
 }
 
 /* ==== scalable Bloom ==== */
@@ -90,7 +109,7 @@ static size_t bloom_prefix(const nidus_bloom *bf, uint8_t *out, uint64_t total)
     nidus_put_u32(&w, bf->expansion);
     nidus_put_u8(&w, bf->max_layers);
     nidus_put_u8(&w, bf->nlayers);
-    nidus_put_u8(&w, 0);
+    nidus_put_u8(&w, bf->layout);
     nidus_put_u8(&w, 0);
     for (unsigned i = 0; i < bf->nlayers; i++)
         put_layer(&w, &bf->layers[i]);
@@ -135,11 +154,15 @@ nidus_status nidus_bloom_encode(const nidus_bloom *bf, void *buf, size_t cap, si
 static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook, nidus_bloom **out,
                                     uint64_t *stream)
 {
+    unsigned version = nidus_codec_meta_version(r);
     uint64_t seed = nidus_get_u64(r), max_memory = nidus_get_u64(r);
     double error = double_of(nidus_get_u64(r));
     unsigned expansion = nidus_get_u32(r), max_layers = nidus_get_u8(r), nlayers = nidus_get_u8(r);
-    unsigned zero = nidus_get_u8(r) | nidus_get_u8(r);
-    if (r->bad || zero || !(error > 0.0 && error < 1.0) || expansion > NIDUS_BLOOM_MAX_EXPANSION ||
+    unsigned layout = nidus_get_u8(r), zero = nidus_get_u8(r);
+    if (version < 2) /* format 1 filters were all blocked */
+        zero |= layout, layout = NIDUS_BLOOM_LAYOUT_BLOCKED;
+    if (r->bad || zero || layout > NIDUS_BLOOM_LAYOUT_BLOCKED || !(error > 0.0 && error < 1.0) ||
+        expansion > NIDUS_BLOOM_MAX_EXPANSION ||
         max_layers < 1 || max_layers > NIDUS_BLOOM_MAX_LAYERS || nlayers < 1 || nlayers > max_layers ||
         (expansion == 0 && nlayers != 1) || r->left != (size_t)nlayers * LAYER_META)
         return NIDUS_ERR_CORRUPT;
@@ -147,28 +170,32 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
     uint64_t bytes = NIDUS_CODEC_CHECKSUM_BYTES, memory = 0;
     for (unsigned i = 0; i < nlayers; i++) {
         nidus_bloom_layer *l = &layers[i];
-        if (get_layer(r, l, NIDUS_BLOCK_BITS) || l->error != nidus_bloom_layer_error(error, expansion, i) ||
+        if (get_layer(r, l, false, version) || l->error != nidus_bloom_layer_error(error, expansion, i) ||
             (i > 0 && (layers[i - 1].capacity > UINT64_MAX / expansion ||
                        l->capacity != layers[i - 1].capacity * expansion || layers[i - 1].items < layers[i - 1].capacity)) ||
             l->items > l->capacity)
             return NIDUS_ERR_CORRUPT;
         bytes += layer_bytes(l);
-        memory += layer_bytes(l) + NIDUS_BLOCK_BYTES - 1;
+        l->owned = true; /* for the count only: what growth would have admitted under max_memory */
+        memory += nidus_bloom_layer_memory(l);
+        l->owned = false;
     }
     if (max_memory && memory > max_memory)
         return NIDUS_ERR_CORRUPT;
     nidus_allocator alloc;
     nidus_alloc_resolve(hook, &alloc);
     nidus_bloom *bf = nidus_calloc(&alloc, 1, sizeof *bf);
-    nidus_bloom_layer *copy = nidus_malloc(&alloc, nlayers * sizeof *copy);
-    if (!bf || !copy) {
+    nidus_bloom_layer *copy = nlayers > 1 ? nidus_malloc(&alloc, nlayers * sizeof *copy) : NULL;
+    if (!bf || (nlayers > 1 && !copy)) {
         nidus_free(&alloc, bf);
         nidus_free(&alloc, copy);
         return NIDUS_ERR_NO_MEMORY;
     }
-    memcpy(copy, layers, nlayers * sizeof *copy);
     *bf = (nidus_bloom){.alloc = alloc, .seed = seed, .error_rate = error, .expansion = expansion,
-                        .max_layers = max_layers, .max_memory = max_memory, .nlayers = nlayers, .layers = copy};
+                        .max_layers = (uint8_t)max_layers, .max_memory = max_memory, .nlayers = (uint8_t)nlayers,
+                        .layout = (uint8_t)layout, .first = layers[0]};
+    bf->layers = copy ? copy : &bf->first;
+    memcpy(bf->layers, layers, nlayers * sizeof *copy);
     *out = bf;
     *stream = bytes;
     return NIDUS_OK;
@@ -357,9 +384,10 @@ nidus_status nidus_counting_bloom_encode(const nidus_counting_bloom *cb, void *b
 
 static nidus_status counting_from_meta(nidus_reader *r, const nidus_allocator *hook, nidus_counting_bloom **out)
 {
+    unsigned version = nidus_codec_meta_version(r);
     uint64_t seed = nidus_get_u64(r), items = nidus_get_u64(r);
     nidus_bloom_layer l;
-    if (r->bad || r->left != LAYER_META || get_layer(r, &l, NIDUS_BLOCK_COUNTERS) || l.items != 0)
+    if (r->bad || r->left != LAYER_META || get_layer(r, &l, true, version) || l.items != 0)
         return NIDUS_ERR_CORRUPT;
     nidus_allocator alloc;
     nidus_alloc_resolve(hook, &alloc);

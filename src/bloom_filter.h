@@ -5,30 +5,42 @@
 #include "codec.h"
 #include "nidus/bloom.h"
 
-/* One layer: `blocks` 64-byte blocks built to hold `capacity` keys at `error`. */
+/* How a layer places a key's probes (stored per layer; src/bloom_block_impl.h has the placements). */
+enum {
+    NIDUS_LAYER_LEGACY = 0, /* format 1's blocks: k slots drawn from 512 bits (read, add; never made anew) */
+    NIDUS_LAYER_PLAIN = 1,  /* one array of bits, k probes anywhere (RedisBloom's layout and size) */
+    NIDUS_LAYER_SPLIT = 2,  /* 64-byte blocks, bit i of a key in word i % 8: one cache line a key */
+    NIDUS_LAYER_COUNTING = 0 /* the counting filter's one layer: 128 counters a block, k slots drawn */
+};
+
+/* One layer: `size` 64-byte blocks (blocked) or bits (plain), built to hold `capacity` keys at `error`. */
 typedef struct nidus_bloom_layer {
-    uint64_t blocks;
+    uint64_t size;
     uint64_t capacity;
     uint64_t items; /* keys added to this layer (new ones only) */
     double error;
-    unsigned k;
-    uint8_t *data;  /* blocks * 64 bytes, 64-byte aligned when owned */
-    void *raw;      /* the allocation behind data; NULL when data is borrowed from a view */
+    uint8_t *data;  /* 64-byte aligned when blocked and owned */
+    uint16_t k;
+    uint8_t layout;
+    uint8_t offset; /* data - the allocation behind it */
+    bool owned;     /* false when data is borrowed from a view */
 } nidus_bloom_layer;
 
 struct nidus_bloom {
     nidus_allocator alloc;
     uint64_t seed;
     double error_rate;
-    unsigned expansion; /* 0: never grows */
-    unsigned max_layers;
     uint64_t max_memory;
-    unsigned nlayers;
-    nidus_bloom_layer *layers;
-    bool read_only;
+    nidus_bloom_layer *layers; /* &first while there is one layer, then an allocated array */
+    nidus_chunk_loader *loader;
     void *mapping;
     size_t mapping_bytes;
-    nidus_chunk_loader *loader;
+    unsigned expansion; /* 0: never grows */
+    uint8_t max_layers;
+    uint8_t nlayers;
+    uint8_t layout;     /* nidus_bloom_layout: what growth makes */
+    bool read_only;
+    nidus_bloom_layer first;
 };
 
 struct nidus_counting_bloom {
@@ -46,13 +58,18 @@ struct nidus_counting_bloom {
  * filter never grows. */
 double nidus_bloom_layer_error(double error, unsigned expansion, unsigned i);
 
-/* Sizes and allocates a zeroed layer. `slots` is 512 (bits) or 128 (counters). */
-nidus_status nidus_bloom_layer_init(nidus_bloom_layer *l, const nidus_allocator *a, uint64_t capacity,
-                                    double error, unsigned slots);
-void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a);
+/* Sizes layer `l` (no memory yet) for `capacity` keys at `error` in `layout` (NIDUS_LAYER_SPLIT falls back to
+ * plain below what split blocks reach); `counting` sizes counting blocks instead. */
+nidus_status nidus_bloom_layer_size(nidus_bloom_layer *l, uint64_t capacity, double error, unsigned layout,
+                                    bool counting);
 
-/* The layer's block memory through the allocator, alignment slack included. */
+/* The bytes of the layer's blocks or bits, and what its allocation holds (alignment slack included). */
+uint64_t nidus_bloom_layer_bytes(const nidus_bloom_layer *l);
 uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l);
+
+/* Gives a sized layer zeroed memory (NIDUS_ERR_TOO_LARGE, NIDUS_ERR_NO_MEMORY), or frees it. */
+nidus_status nidus_bloom_layer_alloc(nidus_bloom_layer *l, const nidus_allocator *a);
+void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a);
 
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a);
 

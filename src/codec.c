@@ -131,7 +131,7 @@ nidus_status nidus_codec_peek(const void *buf, size_t len, nidus_kind *kind)
     const uint8_t *p = buf;
     if (!buf || len < 16 || memcmp(p, magic, sizeof magic))
         return NIDUS_ERR_CORRUPT;
-    if (p[5] != NIDUS_FORMAT_VERSION && p[5] != NIDUS_FILE_FORMAT_VERSION)
+    if (p[5] < 1 || p[5] > NIDUS_FILE_FORMAT_VERSION)
         return NIDUS_ERR_VERSION;
     if (kind)
         *kind = (nidus_kind)p[6];
@@ -148,7 +148,7 @@ static nidus_status check_prefix(const uint8_t *buf, size_t len, nidus_kind kind
     unsigned version = nidus_get_u8(&r);
     if (r.bad)
         return NIDUS_ERR_CORRUPT;
-    if (version != want_version)
+    if (version != want_version && version != want_version - 2) /* this one, or the one before Bloom layouts */
         return NIDUS_ERR_VERSION;
     unsigned k = nidus_get_u8(&r), flags = nidus_get_u8(&r);
     uint64_t declared = nidus_get_u64(&r);

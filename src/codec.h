@@ -82,6 +82,14 @@ void nidus_codec_put_prefix(nidus_writer *w, nidus_kind kind, uint64_t total, ui
 nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, uint64_t *total,
                                       nidus_reader *meta);
 
+/* Which metas the encoding or file whose meta `meta` reads has, before anything of the meta is read (the meta
+ * follows the fixed prefix, whose sixth byte is the version): 1 before Bloom layer layouts (versions 1 and 2),
+ * 2 with them (versions 3 and 4). */
+static inline unsigned nidus_codec_meta_version(const nidus_reader *meta)
+{
+    return meta->p[5 - (int)NIDUS_CODEC_PREFIX_FIXED] >= 3 ? 2 : 1;
+}
+
 /* Frames `payload` as chunk `seq` into `out` (NIDUS_CHUNK_OVERHEAD + n bytes); the payload may already be at
  * out + NIDUS_CHUNK_HEADER_BYTES. */
 void nidus_chunk_frame(uint8_t *out, uint32_t seq, uint64_t token, const uint8_t *payload, uint32_t n);

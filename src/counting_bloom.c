@@ -13,13 +13,17 @@ nidus_status nidus_counting_bloom_new(const nidus_counting_bloom_params *p, nidu
         return NIDUS_ERR_INVALID_ARGUMENT;
     nidus_allocator alloc;
     nidus_alloc_resolve(p->allocator, &alloc);
+    nidus_bloom_layer layer;
+    nidus_status st = nidus_bloom_layer_size(&layer, p->capacity, p->error_rate, NIDUS_LAYER_COUNTING, true);
+    if (st)
+        return st;
     nidus_counting_bloom *cb = nidus_calloc(&alloc, 1, sizeof *cb);
     if (!cb)
         return NIDUS_ERR_NO_MEMORY;
     cb->alloc = alloc;
     cb->seed = p->seed;
-    nidus_status st = nidus_bloom_layer_init(&cb->layer, &alloc, p->capacity, p->error_rate, NIDUS_BLOCK_COUNTERS);
-    if (st) {
+    cb->layer = layer;
+    if ((st = nidus_bloom_layer_alloc(&cb->layer, &alloc))) {
         nidus_free(&alloc, cb);
         return st;
     }
@@ -50,7 +54,7 @@ bool nidus_counting_bloom_loading(const nidus_counting_bloom *cb) { return cb->l
 static unsigned min_counter(const nidus_counting_bloom *cb, uint64_t hash)
 {
     const nidus_bloom_layer *l = &cb->layer;
-    nidus_probe p = nidus_probe_of(hash, 0, l->blocks);
+    nidus_probe p = nidus_probe_of(hash, 0, l->size);
     const uint8_t *block = l->data + p.block * NIDUS_BLOCK_BYTES;
     unsigned least = 15;
     NIDUS_FOR_EACH_SLOT(&p, l->k, 7, {
@@ -65,7 +69,7 @@ static unsigned min_counter(const nidus_counting_bloom *cb, uint64_t hash)
 static void step_counters(nidus_counting_bloom *cb, uint64_t hash, int delta)
 {
     nidus_bloom_layer *l = &cb->layer;
-    nidus_probe p = nidus_probe_of(hash, 0, l->blocks);
+    nidus_probe p = nidus_probe_of(hash, 0, l->size);
     uint8_t *block = l->data + p.block * NIDUS_BLOCK_BYTES;
     NIDUS_FOR_EACH_SLOT(&p, l->k, 7, {
         unsigned c = nidus_counter_get(block, slot);
@@ -132,10 +136,10 @@ void nidus_counting_bloom_contains_many_hash(const nidus_counting_bloom *cb, con
     }
     /* the blocks of the keys AHEAD places on are requested while this one is counted */
     for (size_t k = 0; k < n && k < AHEAD; k++)
-        nidus_block_prefetch(cb->layer.data, nidus_probe_of(hashes[k], 0, cb->layer.blocks).block);
+        nidus_block_prefetch(cb->layer.data, nidus_probe_of(hashes[k], 0, cb->layer.size).block);
     for (size_t k = 0; k < n; k++) {
         if (k + AHEAD < n)
-            nidus_block_prefetch(cb->layer.data, nidus_probe_of(hashes[k + AHEAD], 0, cb->layer.blocks).block);
+            nidus_block_prefetch(cb->layer.data, nidus_probe_of(hashes[k + AHEAD], 0, cb->layer.size).block);
         out[k] = min_counter(cb, hashes[k]) != 0;
     }
 }
@@ -149,7 +153,7 @@ nidus_status nidus_counting_bloom_clear(nidus_counting_bloom *cb)
 {
     if (cb->read_only || cb->loader)
         return NIDUS_ERR_READ_ONLY;
-    memset(cb->layer.data, 0, (size_t)(cb->layer.blocks * NIDUS_BLOCK_BYTES));
+    memset(cb->layer.data, 0, (size_t)(cb->layer.size * NIDUS_BLOCK_BYTES));
     cb->items = 0;
     return NIDUS_OK;
 }
@@ -158,7 +162,7 @@ void nidus_counting_bloom_get_stats(const nidus_counting_bloom *cb, nidus_counti
 {
     const nidus_bloom_layer *l = &cb->layer;
     uint64_t saturated = 0;
-    for (uint64_t b = 0; b < l->blocks && !cb->loader; b++)
+    for (uint64_t b = 0; b < l->size && !cb->loader; b++)
         for (unsigned byte = 0; byte < NIDUS_BLOCK_BYTES; byte++) {
             uint8_t v = l->data[b * NIDUS_BLOCK_BYTES + byte];
             saturated += (v & 15) == 15;

@@ -16,11 +16,12 @@
 extern "C" {
 #endif
 
-/* The version of encodings (encode/decode, chunks, the module's RDB): the one this build writes and reads. */
-#define NIDUS_FORMAT_VERSION 1u
-/* The version of filter files (_save_file): the encoding with per-block checksums. Files of version 1 (a
- * whole encoding) are still read. */
-#define NIDUS_FILE_FORMAT_VERSION 2u
+/* The version byte of encodings (encode/decode, chunks, the module's RDB) and of filter files (_save_file: the
+ * encoding with per-block checksums). Version 3 encodings and version 4 files added Bloom layer layouts (plain
+ * and split blocks); the versions before them, 1 (encodings, and whole-encoding files) and 2 (files), are still
+ * read. */
+#define NIDUS_FORMAT_VERSION 3u
+#define NIDUS_FILE_FORMAT_VERSION 4u
 
 /* Data chunks carry at most this many bytes of the encoding, plus NIDUS_CHUNK_OVERHEAD of framing. */
 #define NIDUS_CHUNK_PAYLOAD_MAX (4u << 20)

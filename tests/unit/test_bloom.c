@@ -6,6 +6,7 @@
 
 #include <nidus/nidus.h>
 
+#include "bloom_filter.h"
 #include "bloom_fixtures_v1.h"
 
 static uint64_t h_of(const char *ns, uint64_t i)
@@ -37,29 +38,123 @@ static double measure(bool (*has)(const void *, uint64_t), const void *f, uint64
 static bool bloom_has(const void *f, uint64_t h) { return nidus_bloom_contains_hash(f, h); }
 static bool counting_has(const void *f, uint64_t h) { return nidus_counting_bloom_contains_hash(f, h); }
 
-/* ---- blocked Bloom: error at capacity meets the target ---- */
+/* ---- error at capacity and bytes against RedisBloom's ---- */
 
-static void test_blocked_bloom_error_at_capacity_meets_target(void **state)
+static nidus_bloom *bloom_in(uint64_t capacity, double error, unsigned expansion, unsigned layout)
+{
+    nidus_bloom_params p = {.capacity = capacity, .error_rate = error, .expansion = expansion, .seed = test_seed(),
+                            .layout = layout};
+    nidus_bloom *bf = NULL;
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_OK);
+    return bf;
+}
+
+/* The bytes of the bit array RedisBloom (deps/bloom/bloom.c, BLOOM_OPT_NOROUND, as BF.RESERVE makes it) gives
+ * one layer of n entries at `error`: n * ln(1/error) / ln(2)^2 bits, truncated, rounded up to 64-bit words. */
+static uint64_t redisbloom_bytes(uint64_t n, double error)
+{
+    double bpe = -log(error) / 0.480453013918201;
+    uint64_t bits = (uint64_t)((double)n * bpe);
+    if (bits == 0)
+        bits = 1;
+    return bits % 64 ? (bits / 64 + 1) * 8 : bits / 8;
+}
+
+/* What the filter's one layer holds: its memory less the filter's own structure. */
+static uint64_t layer_bytes_of(const nidus_bloom *bf)
+{
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(bf, &s);
+    return s.memory_bytes - sizeof(struct nidus_bloom);
+}
+
+static void fill(nidus_bloom *bf, const char *ns, uint64_t n)
+{
+    for (uint64_t k = 0; k < n; k++)
+        assert_int_equal(nidus_bloom_add_hash(bf, h_of(ns, k), NULL), NIDUS_OK);
+    for (uint64_t k = 0; k < n; k++)
+        assert_true(nidus_bloom_contains_hash(bf, h_of(ns, k))); /* never a false negative */
+}
+
+/* Compact layers: RedisBloom's bytes exactly, and the error RedisBloom's bits give with the best integer k,
+ * which is within 0.71 % of the target (at 10 %; the integer k costs that much, at RedisBloom's k or ours). */
+static void test_compact_error_and_bytes_at_capacity(void **state)
 {
     (void)state;
     const double targets[] = {0.1, 0.01, 0.001, 0.0001};
     for (size_t t = 0; t < 4; t++) {
         const uint64_t n = 100000, trials = 2000000;
-        nidus_bloom *bf = bloom(n, targets[t], 0);
-        for (uint64_t k = 0; k < n; k++) {
-            bool added;
-            assert_int_equal(nidus_bloom_add_hash(bf, h_of("in", k), &added), NIDUS_OK);
-        }
-        for (uint64_t k = 0; k < n; k++)
-            assert_true(nidus_bloom_contains_hash(bf, h_of("in", k))); /* never a false negative */
+        nidus_bloom *bf = bloom_in(n, targets[t], 0, NIDUS_BLOOM_LAYOUT_COMPACT);
+        fill(bf, "in", n);
         double rate = measure(bloom_has, bf, trials);
         nidus_bloom_stats s;
         nidus_bloom_get_stats(bf, &s);
-        printf("# target %.4f%%: measured %.4f%%, %.2f bits/item, k=%u\n", 100 * targets[t], 100 * rate,
-               s.bits_per_item, s.hashes);
+        uint64_t bytes = layer_bytes_of(bf);
+        double model = pow(1.0 - exp(-(double)s.hashes * n / (8.0 * bytes)), s.hashes);
+        printf("# compact, target %.4f%%: measured %.4f%%, model %.4f%%, %" PRIu64 " bytes (RedisBloom %" PRIu64
+               "), k=%u\n", 100 * targets[t], 100 * rate, 100 * model, bytes, redisbloom_bytes(n, targets[t]),
+               s.hashes);
+        assert_int_equal(bytes, redisbloom_bytes(n, targets[t]));
+        assert_true(model <= targets[t] * 1.0071);
+        assert_true(rate <= test_rate_ceiling(model, (double)trials));
+        nidus_bloom_free(bf);
+        /* scaling (BF.RESERVE's default): the first layer takes half the target, as RedisBloom's */
+        bf = bloom_in(n, targets[t], 2, NIDUS_BLOOM_LAYOUT_COMPACT);
+        fill(bf, "in", n);
+        rate = measure(bloom_has, bf, trials);
+        assert_int_equal(layer_bytes_of(bf), redisbloom_bytes(n, targets[t] / 2));
         assert_true(rate <= test_rate_ceiling(targets[t], (double)trials));
         nidus_bloom_free(bf);
     }
+}
+
+static void test_blocked_error_at_capacity_meets_target(void **state)
+{
+    (void)state;
+    const double targets[] = {0.1, 0.01, 0.001, 0.0001, 0.00001};
+    for (size_t t = 0; t < 5; t++) {
+        const uint64_t n = 100000, trials = t < 4 ? 2000000 : 20000000;
+        nidus_bloom *bf = bloom_in(n, targets[t], 0, NIDUS_BLOOM_LAYOUT_BLOCKED);
+        fill(bf, "in", n);
+        double rate = measure(bloom_has, bf, trials);
+        nidus_bloom_stats s;
+        nidus_bloom_get_stats(bf, &s);
+        printf("# blocked, target %.4f%%: measured %.4f%%, %.2f bits/item (compact %.2f), k=%u\n",
+               100 * targets[t], 100 * rate, s.bits_per_item, 8.0 * redisbloom_bytes(n, targets[t]) / n, s.hashes);
+        assert_true(rate <= test_rate_ceiling(targets[t], (double)trials));
+        assert_int_equal(s.layout, NIDUS_BLOOM_LAYOUT_BLOCKED);
+        nidus_bloom_free(bf);
+    }
+}
+
+/* Never more bytes than RedisBloom for the same capacity and error, from 0.25 down to 1e-300 (RedisBloom takes
+ * any error in (0, 1)), for one item to a billion; the filter's own structure included at a million. */
+static void test_compact_bytes_never_above_redisbloom(void **state)
+{
+    (void)state;
+    const double errors[] = {0.25, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-9, 1e-12, 1e-15, 1e-20, 1e-50,
+                             1e-100, 1e-300};
+    const uint64_t caps[] = {1, 7, 100, 1000, 12345, 1000000};
+    for (size_t e = 0; e < sizeof errors / sizeof *errors; e++)
+        for (size_t c = 0; c < sizeof caps / sizeof *caps; c++)
+            for (unsigned expansion = 0; expansion <= 2; expansion += 2) {
+                nidus_bloom *bf = bloom_in(caps[c], errors[e], expansion, NIDUS_BLOOM_LAYOUT_COMPACT);
+                double layer_error = expansion ? errors[e] / 2 : errors[e];
+                assert_true(layer_bytes_of(bf) <= redisbloom_bytes(caps[c], layer_error));
+                nidus_bloom_free(bf);
+            }
+    /* a layer of a billion items at 1e-20 is 9.6 GB; its size is checked without allocating it */
+    nidus_bloom_params p = {.capacity = 1000000000, .error_rate = 1e-20, .max_memory = 1000};
+    nidus_bloom *bf = NULL;
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_ERR_LIMIT_MEMORY);
+    /* BF.RESERVE b 1e-300 1000: accepted, and works */
+    bf = bloom_in(1000, 1e-300, 2, NIDUS_BLOOM_LAYOUT_COMPACT);
+    fill(bf, "tiny", 1000);
+    assert_false(nidus_bloom_contains_hash(bf, h_of("absent", 1)));
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(bf, &s);
+    assert_true(s.hashes > 900);
+    nidus_bloom_free(bf);
 }
 
 static void test_add_reports_new_keys_and_cardinality(void **state)
@@ -168,6 +263,69 @@ static void test_bloom_limits_and_arguments(void **state)
         st = nidus_bloom_add_hash(bf, h_of("mem", k++), NULL);
     assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
     nidus_bloom_free(bf);
+}
+
+/* ---- limits are checked before the allocation they guard (issue 17) ---- */
+
+/* An allocator that fails the test when asked for more than `limit` bytes at once. */
+typedef struct limit_ctx {
+    size_t limit, biggest;
+} limit_ctx;
+
+static void limit_check(limit_ctx *c, size_t n)
+{
+    if (n > c->biggest)
+        c->biggest = n;
+    if (n > c->limit)
+        fail_msg("asked the allocator for %zu bytes, past the limit of %zu", n, c->limit);
+}
+static void *limit_malloc(void *c, size_t n) { limit_check(c, n); return malloc(n); }
+static void *limit_calloc(void *c, size_t k, size_t n)
+{
+    limit_check(c, k * n);
+    return calloc(k, n);
+}
+static void *limit_realloc(void *c, void *p, size_t n) { limit_check(c, n); return realloc(p, n); }
+static void limit_free(void *c, void *p) { (void)c; free(p); }
+
+static void test_memory_limit_checked_before_allocating(void **state)
+{
+    (void)state;
+    for (unsigned layout = 0; layout <= NIDUS_BLOOM_LAYOUT_BLOCKED; layout++) {
+        limit_ctx ctx = {.limit = 1 << 20};
+        nidus_allocator hook = {limit_malloc, limit_calloc, limit_realloc, limit_free, &ctx};
+        /* a first layer far past max_memory (and past what the allocator allows): refused before asking */
+        nidus_bloom_params p = {.capacity = UINT64_C(1) << 32, .error_rate = 1e-6, .expansion = 2,
+                                .max_memory = ctx.limit, .allocator = &hook, .layout = layout};
+        nidus_bloom *bf = NULL;
+        assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_ERR_LIMIT_MEMORY);
+        assert_null(bf);
+        assert_int_equal(ctx.biggest, 0);
+        /* growth: each step checks what max_memory leaves before asking for the new layer */
+        p.capacity = 1000;
+        p.expansion = 4;
+        assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_OK);
+        nidus_status st = NIDUS_OK;
+        uint64_t k = 0;
+        while (st == NIDUS_OK)
+            st = nidus_bloom_add_hash(bf, h_of("lim", k++), NULL);
+        assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
+        nidus_bloom_stats s;
+        nidus_bloom_get_stats(bf, &s);
+        assert_true(s.layers >= 3);
+        assert_true(s.memory_bytes - sizeof(struct nidus_bloom) - s.layers * sizeof(nidus_bloom_layer) <= ctx.limit);
+        for (uint64_t j = 0; j + 1 < k; j++)
+            assert_true(nidus_bloom_contains_hash(bf, h_of("lim", j)));
+        /* what it saved loads again under the same limit */
+        size_t len = (size_t)nidus_bloom_encoded_size(bf), w;
+        uint8_t *buf = malloc(len);
+        assert_int_equal(nidus_bloom_encode(bf, buf, len, &w), NIDUS_OK);
+        nidus_bloom *back = NULL;
+        assert_int_equal(nidus_bloom_decode(buf, w, &hook, &back), NIDUS_OK);
+        nidus_bloom_free(back);
+        free(buf);
+        nidus_bloom_free(bf);
+    }
 }
 
 /* ---- counting Bloom ---- */
@@ -451,6 +609,55 @@ static void test_chunk_round_trips_and_order(void **state)
     }
 }
 
+/* A blocked filter whose layers tighten past what split blocks reach (1e-8) grows plain layers: every mix of
+ * layouts encodes, decodes, maps, streams in chunks and keeps growing. */
+static void test_mixed_layouts_round_trip(void **state)
+{
+    (void)state;
+    static uint8_t chunk[NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD];
+    nidus_bloom *bf = bloom_in(200, 4e-7, 2, NIDUS_BLOOM_LAYOUT_BLOCKED);
+    fill(bf, "mix", 200 * 63); /* six layers: 2e-7 ... 1.25e-8 split, then 6.25e-9 plain */
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(bf, &s);
+    assert_int_equal(s.layers, 6);
+    assert_int_equal(bf->layers[0].layout, NIDUS_LAYER_SPLIT);
+    assert_int_equal(bf->layers[4].layout, NIDUS_LAYER_SPLIT);
+    assert_int_equal(bf->layers[5].layout, NIDUS_LAYER_PLAIN);
+    size_t len = (size_t)nidus_bloom_encoded_size(bf), w;
+    uint8_t *buf = malloc(len);
+    assert_int_equal(nidus_bloom_encode(bf, buf, len, &w), NIDUS_OK);
+    nidus_bloom *back = NULL, *view = NULL, *streamed = NULL;
+    assert_int_equal(nidus_bloom_decode(buf, w, NULL, &back), NIDUS_OK);
+    assert_int_equal(nidus_bloom_view(buf, w, NULL, &view), NIDUS_OK);
+    uint64_t cursor = 0, next;
+    size_t clen;
+    while (nidus_bloom_dump_chunk(bf, cursor, chunk, sizeof chunk, &clen, &next) == NIDUS_OK && clen) {
+        assert_int_equal(nidus_bloom_load_chunk(&streamed, chunk, clen, 0, NULL), NIDUS_OK);
+        cursor = next;
+    }
+    assert_false(nidus_bloom_loading(streamed));
+    for (uint64_t k = 0; k < 20000; k++) {
+        uint64_t h = h_of(k % 2 ? "mix" : "out", k);
+        bool want = nidus_bloom_contains_hash(bf, h);
+        assert_int_equal(nidus_bloom_contains_hash(back, h), want);
+        assert_int_equal(nidus_bloom_contains_hash(view, h), want);
+        assert_int_equal(nidus_bloom_contains_hash(streamed, h), want);
+    }
+    nidus_bloom_get_stats(back, &s);
+    assert_int_equal(s.layout, NIDUS_BLOOM_LAYOUT_BLOCKED);
+    fill(back, "more", 200 * 64); /* grows on after decoding */
+    nidus_bloom_get_stats(back, &s);
+    assert_int_equal(s.layers, 7);
+    nidus_bloom_free(streamed);
+    nidus_bloom_free(view);
+    nidus_bloom_free(back);
+    nidus_bloom_free(bf);
+    free(buf);
+    /* layouts out of range are refused */
+    nidus_bloom_params p = {.capacity = 10, .error_rate = 0.01, .layout = NIDUS_BLOOM_LAYOUT_BLOCKED + 1};
+    assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_ERR_INVALID_ARGUMENT);
+}
+
 /* Encodings written by earlier format versions keep decoding, answering, growing and saving. */
 static void test_old_encodings_still_decode(void **state)
 {
@@ -498,7 +705,10 @@ int main(void)
 {
     test_seed();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_blocked_bloom_error_at_capacity_meets_target),
+        cmocka_unit_test(test_compact_error_and_bytes_at_capacity),
+        cmocka_unit_test(test_blocked_error_at_capacity_meets_target),
+        cmocka_unit_test(test_compact_bytes_never_above_redisbloom),
+        cmocka_unit_test(test_memory_limit_checked_before_allocating),
         cmocka_unit_test(test_add_reports_new_keys_and_cardinality),
         cmocka_unit_test(test_nonscaling_filter_is_full_at_capacity),
         cmocka_unit_test(test_scalable_error_within_target_after_six_layers),
@@ -509,6 +719,7 @@ int main(void)
         cmocka_unit_test(test_codec_round_trips_views_and_files),
         cmocka_unit_test(test_chunk_round_trips_and_order),
         cmocka_unit_test(test_old_encodings_still_decode),
+        cmocka_unit_test(test_mixed_layouts_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
