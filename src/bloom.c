@@ -6,6 +6,7 @@
 #include "alloc.h"
 #include "bloom_block_impl.h"
 #include "bloom_filter.h"
+#include "bloom_simd.h"
 #include "bloom_sizing.h"
 #include "file_io.h"
 #include "hash_impl.h"
@@ -108,7 +109,8 @@ nidus_status nidus_bloom_new(const nidus_bloom_params *p, nidus_bloom **out)
         return NIDUS_ERR_NO_MEMORY;
     *bf = (nidus_bloom){.alloc = alloc, .seed = p->seed, .error_rate = p->error_rate, .expansion = p->expansion,
                         .max_layers = (uint8_t)(p->max_layers ? p->max_layers : NIDUS_BLOOM_DEFAULT_MAX_LAYERS),
-                        .max_memory = p->max_memory, .layout = (uint8_t)p->layout, .nlayers = 1, .first = first};
+                        .max_memory = p->max_memory, .layout = (uint8_t)p->layout, .nlayers = 1, .first = first,
+                        .simd = nidus_cpu_avx2()};
     bf->layers = &bf->first;
     if ((st = nidus_bloom_layer_alloc(&bf->first, &alloc))) {
         nidus_free(&alloc, bf);
@@ -140,12 +142,48 @@ uint64_t nidus_bloom_hash(const nidus_bloom *bf, const void *key, size_t len)
 bool nidus_bloom_is_read_only(const nidus_bloom *bf) { return bf->read_only; }
 bool nidus_bloom_loading(const nidus_bloom *bf) { return bf->loader != NULL; }
 
-static bool layer_has(const nidus_bloom_layer *l, unsigned i, uint64_t hash)
+/* The portable split probes, out of line like the AVX2 ones: the callers' common path stays a few instructions. */
+__attribute__((noinline)) static bool split_has_portable(const uint8_t *block, uint64_t x, unsigned k)
+{
+    return nidus_split_has(block, x, k);
+}
+
+__attribute__((noinline)) static bool split_set_portable(uint8_t *block, uint64_t x, unsigned k)
+{
+    return nidus_split_set(block, x, k);
+}
+
+/* A split layer's probes, with AVX2 where the filter found the CPU has it. */
+static inline bool split_has(const nidus_bloom *bf, const nidus_bloom_layer *l, uint64_t x)
+{
+    const uint8_t *block = l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES;
+#if NIDUS_HAVE_AVX2_PATH
+    if (bf->simd)
+        return nidus_split_has_avx2(block, x, l->k);
+#else
+    (void)bf;
+#endif
+    return split_has_portable(block, x, l->k);
+}
+
+static inline bool split_set(const nidus_bloom *bf, nidus_bloom_layer *l, uint64_t x)
+{
+    uint8_t *block = l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES;
+#if NIDUS_HAVE_AVX2_PATH
+    if (bf->simd)
+        return nidus_split_set_avx2(block, x, l->k);
+#else
+    (void)bf;
+#endif
+    return split_set_portable(block, x, l->k);
+}
+
+static bool layer_has(const nidus_bloom *bf, const nidus_bloom_layer *l, unsigned i, uint64_t hash)
 {
     uint64_t x = nidus_layer_hash(hash, i);
     switch (l->layout) {
     case NIDUS_LAYER_SPLIT:
-        return nidus_split_has(l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES, x, l->k);
+        return split_has(bf, l, x);
     case NIDUS_LAYER_PLAIN:
         NIDUS_FOR_EACH_PLAIN_BIT(x, l->size, l->k, {
             if (!nidus_plain_get(l->data, bit))
@@ -162,12 +200,12 @@ static bool layer_has(const nidus_bloom_layer *l, unsigned i, uint64_t hash)
 }
 
 /* Sets the key's probes in the layer; returns whether any was unset. */
-static bool layer_set(nidus_bloom_layer *l, unsigned i, uint64_t hash)
+static bool layer_set(const nidus_bloom *bf, nidus_bloom_layer *l, unsigned i, uint64_t hash)
 {
     uint64_t x = nidus_layer_hash(hash, i);
     switch (l->layout) {
     case NIDUS_LAYER_SPLIT:
-        return nidus_split_set(l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES, x, l->k);
+        return split_set(bf, l, x);
     case NIDUS_LAYER_PLAIN: {
         bool fresh = false;
         NIDUS_FOR_EACH_PLAIN_BIT(x, l->size, l->k, fresh |= nidus_plain_set(l->data, bit));
@@ -182,14 +220,23 @@ static bool layer_set(nidus_bloom_layer *l, unsigned i, uint64_t hash)
     }
 }
 
-bool nidus_bloom_contains_hash(const nidus_bloom *bf, uint64_t hash)
+/* Every case but one split layer: kept out of line, so the common case pays no stack frame for it. */
+__attribute__((noinline)) static bool contains_any(const nidus_bloom *bf, uint64_t hash)
 {
     if (bf->loader)
         return false;
     for (unsigned i = 0; i < bf->nlayers; i++)
-        if (layer_has(&bf->layers[i], i, hash))
+        if (layer_has(bf, &bf->layers[i], i, hash))
             return true;
     return false;
+}
+
+bool nidus_bloom_contains_hash(const nidus_bloom *bf, uint64_t hash)
+{
+    const nidus_bloom_layer *l = bf->layers;
+    if (bf->nlayers == 1 && l->layout == NIDUS_LAYER_SPLIT && !bf->loader) /* the common blocked case */
+        return split_has(bf, l, hash);
+    return contains_any(bf, hash);
 }
 
 bool nidus_bloom_contains(const nidus_bloom *bf, const void *key, size_t len)
@@ -239,21 +286,18 @@ static nidus_status grow(nidus_bloom *bf)
     return NIDUS_OK;
 }
 
-nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
+/* Every case but a split first layer with room, out of line as contains_any. */
+__attribute__((noinline)) static nidus_status add_any(nidus_bloom *bf, uint64_t hash, bool *added)
 {
-    bool dummy;
-    if (!added)
-        added = &dummy;
-    *added = false;
     if (bf->read_only || bf->loader)
         return NIDUS_ERR_READ_ONLY;
     unsigned last = bf->nlayers - 1u;
     for (unsigned i = 0; i < last; i++)
-        if (layer_has(&bf->layers[i], i, hash))
+        if (layer_has(bf, &bf->layers[i], i, hash))
             return NIDUS_OK;
     nidus_bloom_layer *l = &bf->layers[last];
     if (l->items >= l->capacity) {
-        if (layer_has(l, last, hash))
+        if (layer_has(bf, l, last, hash))
             return NIDUS_OK;
         nidus_status st = grow(bf);
         if (st)
@@ -262,11 +306,29 @@ nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
         l = &bf->layers[last];
     }
     /* setting the newest layer's probes tells whether the key was there: any bit that was unset */
-    if (layer_set(l, last, hash)) {
+    if (layer_set(bf, l, last, hash)) {
         l->items++;
         *added = true;
     }
     return NIDUS_OK;
+}
+
+nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
+{
+    nidus_bloom_layer *l = bf->layers;
+    if (bf->nlayers == 1 && l->layout == NIDUS_LAYER_SPLIT && l->items < l->capacity && !bf->read_only &&
+        !bf->loader) { /* the common blocked case */
+        bool fresh = split_set(bf, l, hash);
+        l->items += fresh;
+        if (added)
+            *added = fresh;
+        return NIDUS_OK;
+    }
+    bool dummy;
+    if (!added)
+        added = &dummy;
+    *added = false;
+    return add_any(bf, hash, added);
 }
 
 nidus_status nidus_bloom_add(nidus_bloom *bf, const void *key, size_t len, bool *added)
@@ -293,7 +355,7 @@ void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashe
         const nidus_bloom_layer *l = &bf->layers[i];
         if (l->layout == NIDUS_LAYER_PLAIN) { /* k lines a key: its own probes overlap already */
             for (size_t k = 0; k < n; k++)
-                out[k] = out[k] || layer_has(l, i, hashes[k]);
+                out[k] = out[k] || layer_has(bf, l, i, hashes[k]);
             continue;
         }
         /* the blocks of the keys AHEAD places on are requested while this one is checked */
@@ -302,7 +364,7 @@ void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashe
         for (size_t k = 0; k < n; k++) {
             if (k + AHEAD < n)
                 nidus_block_prefetch(l->data, layer_block(l, i, hashes[k + AHEAD]));
-            out[k] = out[k] || layer_has(l, i, hashes[k]);
+            out[k] = out[k] || layer_has(bf, l, i, hashes[k]);
         }
     }
 }

@@ -131,9 +131,15 @@ static inline void nidus_split_mask(uint64_t x, unsigned r, unsigned lanes, uint
 static inline bool nidus_split_has(const uint8_t *block, uint64_t x, unsigned k)
 {
     uint64_t missing = 0;
-    for (unsigned r = 0; r * 8 < k; r++) {
+    unsigned r = 0;
+    for (; k >= 8; k -= 8, r++) { /* whole rounds: no lane to leave out */
+        uint64_t v = nidus_split_round(x, r);
+        for (unsigned w = 0; w < 8; w++)
+            missing |= (UINT64_C(1) << ((v >> (16 + 6 * w)) & 63)) & ~nidus_load_le64(block + 8 * w);
+    }
+    if (k) {
         uint64_t mask[8];
-        nidus_split_mask(x, r, k - r * 8, mask);
+        nidus_split_mask(x, r, k, mask);
         for (unsigned w = 0; w < 8; w++)
             missing |= mask[w] & ~nidus_load_le64(block + 8 * w);
     }

@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "bloom_block_impl.h"
 #include "bloom_filter.h"
+#include "bloom_simd.h"
 #include "bloom_sizing.h"
 #include "file_io.h"
 
@@ -193,7 +194,7 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
     }
     *bf = (nidus_bloom){.alloc = alloc, .seed = seed, .error_rate = error, .expansion = expansion,
                         .max_layers = (uint8_t)max_layers, .max_memory = max_memory, .nlayers = (uint8_t)nlayers,
-                        .layout = (uint8_t)layout, .first = layers[0]};
+                        .layout = (uint8_t)layout, .first = layers[0], .simd = nidus_cpu_avx2()};
     bf->layers = copy ? copy : &bf->first;
     memcpy(bf->layers, layers, nlayers * sizeof *copy);
     *out = bf;

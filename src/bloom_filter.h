@@ -40,6 +40,7 @@ struct nidus_bloom {
     uint8_t nlayers;
     uint8_t layout;     /* nidus_bloom_layout: what growth makes */
     bool read_only;
+    bool simd;          /* the CPU runs the AVX2 probes (bloom_simd.h) */
     nidus_bloom_layer first;
 };
 
