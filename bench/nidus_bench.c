@@ -75,7 +75,8 @@ static void cuckoo_free(void *f) { nidus_cuckoo_free(f); }
 
 static void *bloom_make(const config *c, size_t items)
 {
-    nidus_bloom_params p = {.capacity = items, .error_rate = c->error, .seed = 42};
+    nidus_bloom_params p = {.capacity = items, .error_rate = c->error, .seed = 42,
+                            .layout = NIDUS_BLOOM_LAYOUT_BLOCKED};
     nidus_bloom *bf = NULL;
     return nidus_bloom_new(&p, &bf) ? NULL : bf;
 }

@@ -221,7 +221,7 @@ static bool layer_set(const nidus_bloom *bf, nidus_bloom_layer *l, unsigned i, u
 }
 
 /* Every case but one split layer: kept out of line, so the common case pays no stack frame for it. */
-__attribute__((noinline)) static bool contains_any(const nidus_bloom *bf, uint64_t hash)
+bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash)
 {
     if (bf->loader)
         return false;
@@ -231,12 +231,21 @@ __attribute__((noinline)) static bool contains_any(const nidus_bloom *bf, uint64
     return false;
 }
 
-bool nidus_bloom_contains_hash(const nidus_bloom *bf, uint64_t hash)
+__attribute__((noinline)) static bool contains_portable(const nidus_bloom *bf, uint64_t hash)
 {
     const nidus_bloom_layer *l = bf->layers;
     if (bf->nlayers == 1 && l->layout == NIDUS_LAYER_SPLIT && !bf->loader) /* the common blocked case */
-        return split_has(bf, l, hash);
-    return contains_any(bf, hash);
+        return split_has_portable(l->data + nidus_reduce(hash, l->size) * NIDUS_BLOCK_BYTES, hash, l->k);
+    return nidus_bloom_contains_any(bf, hash);
+}
+
+bool nidus_bloom_contains_hash(const nidus_bloom *bf, uint64_t hash)
+{
+#if NIDUS_HAVE_AVX2_PATH
+    if (bf->simd)
+        return nidus_bloom_contains_hash_avx2(bf, hash);
+#endif
+    return contains_portable(bf, hash);
 }
 
 bool nidus_bloom_contains(const nidus_bloom *bf, const void *key, size_t len)
@@ -286,9 +295,12 @@ static nidus_status grow(nidus_bloom *bf)
     return NIDUS_OK;
 }
 
-/* Every case but a split first layer with room, out of line as contains_any. */
-__attribute__((noinline)) static nidus_status add_any(nidus_bloom *bf, uint64_t hash, bool *added)
+nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added)
 {
+    bool dummy;
+    if (!added)
+        added = &dummy;
+    *added = false;
     if (bf->read_only || bf->loader)
         return NIDUS_ERR_READ_ONLY;
     unsigned last = bf->nlayers - 1u;
@@ -313,22 +325,27 @@ __attribute__((noinline)) static nidus_status add_any(nidus_bloom *bf, uint64_t 
     return NIDUS_OK;
 }
 
-nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
+__attribute__((noinline)) static nidus_status add_portable(nidus_bloom *bf, uint64_t hash, bool *added)
 {
     nidus_bloom_layer *l = bf->layers;
     if (bf->nlayers == 1 && l->layout == NIDUS_LAYER_SPLIT && l->items < l->capacity && !bf->read_only &&
         !bf->loader) { /* the common blocked case */
-        bool fresh = split_set(bf, l, hash);
+        bool fresh = split_set_portable(l->data + nidus_reduce(hash, l->size) * NIDUS_BLOCK_BYTES, hash, l->k);
         l->items += fresh;
         if (added)
             *added = fresh;
         return NIDUS_OK;
     }
-    bool dummy;
-    if (!added)
-        added = &dummy;
-    *added = false;
-    return add_any(bf, hash, added);
+    return nidus_bloom_add_any(bf, hash, added);
+}
+
+nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
+{
+#if NIDUS_HAVE_AVX2_PATH
+    if (bf->simd)
+        return nidus_bloom_add_hash_avx2(bf, hash, added);
+#endif
+    return add_portable(bf, hash, added);
 }
 
 nidus_status nidus_bloom_add(nidus_bloom *bf, const void *key, size_t len, bool *added)

@@ -72,6 +72,10 @@ uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l);
 nidus_status nidus_bloom_layer_alloc(nidus_bloom_layer *l, const nidus_allocator *a);
 void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a);
 
+/* nidus_bloom_contains_hash and _add_hash in every case (the entry points handle one split layer themselves). */
+bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash);
+nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added);
+
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a);
 
 /* Decode (copy, view or borrow) a whole encoding or a file body, as `target` and `mode` say (codec.h). */
