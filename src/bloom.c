@@ -44,6 +44,8 @@ uint64_t nidus_bloom_layer_bytes(const nidus_bloom_layer *l)
 /* Blocked layers are aligned to 64 bytes (one cache line a block) within a slightly larger allocation. */
 static uint64_t layer_slack(const nidus_bloom_layer *l) { return l->layout == NIDUS_LAYER_PLAIN ? 0 : NIDUS_BLOCK_BYTES - 1; }
 
+uint64_t nidus_bloom_layer_budget(const nidus_bloom_layer *l) { return nidus_bloom_layer_bytes(l) + layer_slack(l); }
+
 /* Borrowed bytes (a view) count too: a mapped file's figures are the filter's, as when loaded. */
 uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l)
 {
@@ -100,7 +102,7 @@ nidus_status nidus_bloom_new(const nidus_bloom_params *p, nidus_bloom **out)
                                              layer_layout(p->layout), false);
     if (st)
         return st;
-    if (p->max_memory && nidus_bloom_layer_bytes(&first) + layer_slack(&first) > p->max_memory)
+    if (p->max_memory && nidus_bloom_layer_budget(&first) > p->max_memory)
         return NIDUS_ERR_LIMIT_MEMORY;
     nidus_allocator alloc;
     nidus_alloc_resolve(p->allocator, &alloc);
@@ -277,7 +279,7 @@ static nidus_status grow(nidus_bloom *bf)
                                              layer_layout(bf->layout), false);
     if (st)
         return st;
-    uint64_t have = layers_memory(bf), need = nidus_bloom_layer_bytes(&l) + layer_slack(&l);
+    uint64_t have = layers_memory(bf), need = nidus_bloom_layer_budget(&l);
     if (bf->max_memory && (have > bf->max_memory || need > bf->max_memory - have))
         return NIDUS_ERR_LIMIT_MEMORY;
     /* the first layer lives in the filter itself; a second moves them all to an array */

@@ -177,9 +177,7 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
             l->items > l->capacity)
             return NIDUS_ERR_CORRUPT;
         bytes += layer_bytes(l);
-        l->owned = true; /* for the count only: what growth would have admitted under max_memory */
-        memory += nidus_bloom_layer_memory(l);
-        l->owned = false;
+        memory += nidus_bloom_layer_budget(l); /* what growth would have admitted under max_memory */
     }
     if (max_memory && memory > max_memory)
         return NIDUS_ERR_CORRUPT;
@@ -320,7 +318,7 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
             return st;
         uint64_t memory = 0; /* by the measure creation and growth check against max_memory */
         for (unsigned i = 0; i < bf->nlayers; i++)
-            memory += layer_bytes(&bf->layers[i]) + NIDUS_BLOCK_BYTES - 1;
+            memory += nidus_bloom_layer_budget(&bf->layers[i]);
         st = n + stream != total ? NIDUS_ERR_CORRUPT
              : max_bytes && memory > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
                                                : begin_loader(&bf->loader, &bf->alloc, payload, n, token, stream);

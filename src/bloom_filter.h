@@ -64,8 +64,10 @@ double nidus_bloom_layer_error(double error, unsigned expansion, unsigned i);
 nidus_status nidus_bloom_layer_size(nidus_bloom_layer *l, uint64_t capacity, double error, unsigned layout,
                                     bool counting);
 
-/* The bytes of the layer's blocks or bits, and what its allocation holds (alignment slack included). */
+/* The bytes of the layer's blocks or bits; what its allocation holds (alignment slack included), which is what
+ * max_memory limits; and that allocation's size when the layer owns it, else 0. */
 uint64_t nidus_bloom_layer_bytes(const nidus_bloom_layer *l);
+uint64_t nidus_bloom_layer_budget(const nidus_bloom_layer *l);
 uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l);
 
 /* Gives a sized layer zeroed memory (NIDUS_ERR_TOO_LARGE, NIDUS_ERR_NO_MEMORY), or frees it. */
