@@ -258,7 +258,7 @@ nidus_status nidus_bloom_rewrite_body(const nidus_bloom *bf, uint8_t *body, size
     size_t prefix_bytes = bloom_prefix(bf, prefix, total);
     uint64_t at = prefix_bytes;
     for (unsigned i = 0; i < bf->nlayers; i++) { /* every layer still where it was borrowed from */
-        if (bf->layers[i].raw || bf->layers[i].data != body + at)
+        if (bf->layers[i].owned || bf->layers[i].data != body + at)
             return NIDUS_ERR_UNSUPPORTED;
         at += layer_bytes(&bf->layers[i]);
     }
@@ -450,7 +450,7 @@ nidus_status nidus_counting_bloom_rewrite_body(const nidus_counting_bloom *cb, u
         return NIDUS_ERR_UNSUPPORTED;
     uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = counting_prefix(cb, prefix, total);
-    if (cb->layer.raw || cb->layer.data != body + prefix_bytes)
+    if (cb->layer.owned || cb->layer.data != body + prefix_bytes)
         return NIDUS_ERR_UNSUPPORTED;
     nidus_codec_put_if_changed(body, prefix, prefix_bytes);
     return NIDUS_OK;
