@@ -225,6 +225,15 @@ static void test_scalable_error_within_target_after_six_layers(void **state)
     nidus_bloom_free(bf);
 }
 
+/* Adds keys ns:*k, ns:*k+1, ... until an add is refused; returns why (*k is one past the refused key). */
+static nidus_status add_until_refused(nidus_bloom *bf, const char *ns, uint64_t *k)
+{
+    nidus_status st = NIDUS_OK;
+    while (st == NIDUS_OK)
+        st = nidus_bloom_add_hash(bf, h_of(ns, (*k)++), NULL);
+    return st;
+}
+
 static void test_bloom_limits_and_arguments(void **state)
 {
     (void)state;
@@ -244,11 +253,8 @@ static void test_bloom_limits_and_arguments(void **state)
     /* max_layers: growth stops, nothing lost */
     p = (nidus_bloom_params){.capacity = 100, .error_rate = 0.01, .expansion = 1, .max_layers = 3};
     assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_OK);
-    nidus_status st = NIDUS_OK;
     uint64_t k = 0;
-    while (st == NIDUS_OK)
-        st = nidus_bloom_add_hash(bf, h_of("lim", k++), NULL);
-    assert_int_equal(st, NIDUS_ERR_LIMIT_TABLES);
+    assert_int_equal(add_until_refused(bf, "lim", &k), NIDUS_ERR_LIMIT_TABLES);
     for (uint64_t j = 0; j + 1 < k; j++)
         assert_true(nidus_bloom_contains_hash(bf, h_of("lim", j)));
     assert_int_equal(nidus_bloom_clear(bf), NIDUS_OK);
@@ -260,10 +266,7 @@ static void test_bloom_limits_and_arguments(void **state)
     /* max_memory */
     p = (nidus_bloom_params){.capacity = 1000, .error_rate = 0.01, .expansion = 2, .max_memory = 20000};
     assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_OK);
-    st = NIDUS_OK;
-    while (st == NIDUS_OK)
-        st = nidus_bloom_add_hash(bf, h_of("mem", k++), NULL);
-    assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
+    assert_int_equal(add_until_refused(bf, "mem", &k), NIDUS_ERR_LIMIT_MEMORY);
     nidus_bloom_free(bf);
 }
 
@@ -307,11 +310,8 @@ static void test_memory_limit_checked_before_allocating(void **state)
         p.capacity = 1000;
         p.expansion = 4;
         assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_OK);
-        nidus_status st = NIDUS_OK;
         uint64_t k = 0;
-        while (st == NIDUS_OK)
-            st = nidus_bloom_add_hash(bf, h_of("lim", k++), NULL);
-        assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
+        assert_int_equal(add_until_refused(bf, "lim", &k), NIDUS_ERR_LIMIT_MEMORY);
         nidus_bloom_stats s;
         nidus_bloom_get_stats(bf, &s);
         assert_true(s.layers >= 3);
