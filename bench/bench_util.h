@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the benchmark programs: the key stream, the clock, medians. */
 #ifndef NIDUS_BENCH_UTIL_H
 #define NIDUS_BENCH_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* How long creating a Bloom filter takes (BF.RESERVE's library work, and every growth step's sizing): µs per
  * nidus_bloom_new + nidus_bloom_free at small capacities, and µs per layer sizing at any capacity and error
  * (sizing is what used to cost milliseconds; the allocation after it is the C library's). Prints a table; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Measures the load a cuckoo table reaches before its first failed add, for a given bucket size, fingerprint
  * width, placement reach and kick budget. Used to choose the placement reach and the design loads.
  * usage: nidus_bench_load BUCKETS B F REACH_LOG2 MAX_KICKS RUNS [SEED] */

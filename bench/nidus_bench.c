@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The benchmark: every configuration measured the same way, on the same keys, on this machine.
  *
  * usage: nidus_bench [--sizes N,N,...] [--huge] [--runs R] [--configs LIST] [--json FILE]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # bash completion for nidus (installed as share/bash-completion/completions/nidus).
 _nidus()
 {

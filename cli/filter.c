@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CLI's view of a filter file: one switch per operation over the three kinds. */
 #define _POSIX_C_SOURCE 200809L
 #include "filter.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CLI's view of a filter file: any kind, opened writable (a copy) or read-only (mapped in place). */
 #ifndef NIDUS_CLI_FILTER_H
 #define NIDUS_CLI_FILTER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The help texts of `nidus` and of each command: what `nidus help COMMAND` and `nidus COMMAND --help` print. */
 #include "help.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The help texts of the nidus command-line tool. */
 #ifndef NIDUS_CLI_HELP_H
 #define NIDUS_CLI_HELP_H

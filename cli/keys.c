@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Keys from arguments or from lines of a stream. */
 #define _POSIX_C_SOURCE 200809L
 #include "keys.h"

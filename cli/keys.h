@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where the keys of a command come from: its arguments, or stdin one per line. */
 #ifndef NIDUS_CLI_KEYS_H
 #define NIDUS_CLI_KEYS_H

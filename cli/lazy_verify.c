@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Lazy verification of a mapped version 2 filter file (see lazy_verify.h). One file at a time: the state is
  * the process's, as a signal handler needs. */
 #define _POSIX_C_SOURCE 200809L

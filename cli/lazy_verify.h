@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checks the blocks of a mapped filter file as they are first read, so that `check`, `count` and `info` of a
  * huge file read and hash only what they use. The blocks between the first and the last are mapped without
  * access; the first read of one faults, the handler checks the block's checksum and opens it for reading, or,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus: filters in files, no server. See help.c and ../shared/DESIGN.md.
  * Exit codes: 0 success; 1 a key could not be added, or (del) was not there; 2 usage, I/O or format error,
  * with one line on stderr naming the file and the problem. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The progress line of `nidus build`. */
 #define _POSIX_C_SOURCE 200809L
 #include "progress.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A progress line on stderr for long work: items/s, percent and ETA; silent unless stderr is a terminal. */
 #ifndef NIDUS_CLI_PROGRESS_H
 #define NIDUS_CLI_PROGRESS_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs headers, both libraries, the Redis module (LIBDIR/nidus/nidus.so), the CLI with its man page and
 # bash completion, a pkg-config file and a CMake package (find_package(nidus)).
 include(CMakePackageConfigHelpers)

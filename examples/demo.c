@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A short tour of libnidus: build a filter, add keys, ask about keys, and read its cost. */
 #include <inttypes.h>
 #include <stdio.h>

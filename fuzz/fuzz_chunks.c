@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the chunk loaders (LOADCHUNK) of every kind. The input is a sequence of chunks, each preceded by
  * its length as a little-endian u32; they are loaded in order into one filter of each kind, as a client would
  * send them. */

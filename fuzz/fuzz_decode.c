@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the whole-filter decoders of every kind, copying and in place. Whatever the bytes, decoding
  * returns a status; what it accepts must re-encode to the same bytes and answer lookups. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the filter file format (version 2: header checksum, per-block checksums, body; and version 1)
  * as the library and the CLI open it: framing, every block, then the body of the kind it names, checked and
  * trusted (lazily verified). Whatever the bytes, each step returns a status; nothing it accepts may crash a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: LOADCHUNK of RedisBloom's SCANDUMP stream (and ours after it, for keys that grew). Input: one
  * byte (bit 0: cuckoo or Bloom), then chunks as SCANDUMP's pairs: u64 LE position, u32 LE length, bytes (the
  * fixtures' .chunks format). Whatever loads is probed, and its own chunk stream must load into a second value

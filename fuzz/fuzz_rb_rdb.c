@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: RedisBloom's RDB encodings as the types MBbloomCF / MBbloom-- load them (what RESTORE of a
  * RedisBloom DUMP payload and a RedisBloom dump.rdb run), and our encoding of those types. Input: one byte
  * (bit 0: cuckoo or Bloom; the rest picks the encoding version 0..4 or ours, 512), then the values the loader

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the module's RDB load path (what RESTORE and a replica's full sync run), compiled as a plain
  * function: redis/types.c and friends linked in, the Redis module API replaced by stubs that read the fuzz
  * input. The input: a type byte (even: CF, odd: BF), then length-prefixed strings (u32 LE) as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writes seed corpora for the fuzz targets from real encodings: cuckoo filters of several shapes, grown, with
  * duplicates and removes, and Bloom and counting Bloom filters, whole (decode/) and as length-prefixed chunk
  * streams (chunks/).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the seed corpus of fuzz_rb_rdb and fuzz_rb_chunks from RedisBloom's own data
 (tests/redis/fixtures/redisbloom): DUMP payloads become the loader's token stream (fuzz_rb_rdb.c), SCANDUMP
 streams are already fuzz_rb_chunks's format. With a port of a running redis-server with nidus.so, also seeds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Stubs of the Redis module API shared by the fuzz targets over the module's code (fuzz_rdb, fuzz_rb_rdb,
  * fuzz_rb_chunks): allocation through malloc, the data types captured by name, never loading. Included by one target
  * each. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runs a fuzz target's entry point over files, without libFuzzer: the seed corpus and every input that once
  * crashed (fuzz/regressions/) are replayed by CTest in every build, sanitizers included.
  * usage: replay_TARGET FILE... */

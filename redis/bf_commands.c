@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The BF.* commands: RedisBloom's names, arguments, replies and error strings, over nidus_bloom. */
 #include <stdio.h>
 

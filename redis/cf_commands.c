@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CF.* commands: RedisBloom's names, arguments, replies and error strings, over nidus_cuckoo. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SCANDUMP and LOADCHUNK for both filter types: the library's chunks, one per call. */
 #include "commands.h"
 #include "common.h"

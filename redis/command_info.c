@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The documentation of every command (see command_info.h). The texts are RedisBloom's, so that clients and
  * tools that read COMMAND DOCS see the same interface; where nidus departs, the entry says why. */
 #include <stdbool.h>

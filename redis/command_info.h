@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Registration of the CF.* and BF.* commands with what COMMAND INFO and COMMAND DOCS show of them: flags,
  * arity, key specs, summary, complexity, since, tips and argument trees, as RedisBloom declares them. */
 #ifndef NIDUS_REDIS_COMMAND_INFO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The command handlers, and the chunk transfer (SCANDUMP / LOADCHUNK) both filter types share. */
 #ifndef NIDUS_REDIS_COMMANDS_H
 #define NIDUS_REDIS_COMMANDS_H

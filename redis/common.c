@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared helpers of the module: see common.h. */
 #include <stdarg.h>
 #include <stdio.h>

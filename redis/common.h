@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the module's files: configuration, the allocator, key access, replies, argument parsing. */
 #ifndef NIDUS_REDIS_COMMON_H
 #define NIDUS_REDIS_COMMON_H

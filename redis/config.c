@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Load arguments and module configs (see config.h). */
 #include <limits.h>
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The module's settings: load arguments and module configs (CONFIG GET / SET), both feeding nidus_config.
  *
  * Each setting has today's RedisBloom name (bf-error-rate, bf-initial-size, bf-expansion-factor,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The two filter types as the shared code sees them: one table of functions each. */
 #include "commands.h"
 #include "common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus.so: registration.
  *
  * Load arguments (NAME VALUE pairs) and module configs: see config.h. Command flags and documentation: see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The module API pointers and their fetching (see module_api.h). */
 #include "module_api.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Our declarations of the Redis module API: the subset nidus.so uses, written from the documented ABI of
  * Redis 7.0 (src/redismodule.h), not copied from it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RedisBloom's Bloom layout and probing: see rb_bf.h. */
 #include <math.h>
 #include <string.h>

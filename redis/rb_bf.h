@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RedisBloom part of a Bloom filter loaded from RedisBloom's data: its layers as RedisBloom laid them out,
  * probed as RedisBloom probes them so that every item it held answers as it did. An item's two hashes (a, b)
  * are MurmurHash64A (option FORCE64) or 32-bit MurmurHash2 (older filters); probe i of a layer tests bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RedisBloom's cuckoo layout and placement: see rb_cf.h. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The RedisBloom part of a cuckoo filter loaded from RedisBloom's data (RDB, DUMP, SCANDUMP): its tables as
  * RedisBloom laid them out, read and written with RedisBloom's hashing and placement so that every item it
  * held answers as it did. 8-bit fingerprints hash % 255 + 1 (0 marks an empty slot), bucket h % buckets and

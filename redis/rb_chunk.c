@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RedisBloom's SCANDUMP positions: see rb_chunk.h. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RedisBloom's SCANDUMP positions, shared by its two kinds: after the header chunk, position p >= 1 names byte
  * p-1 of the filter's arrays (sub-filters or layers, oldest first) as if laid end to end; a data chunk never
  * crosses an array, and SCANDUMP returns the position after it, which LOADCHUNK gets back with it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CF.* and BF.* commands on keys loaded from RedisBloom (types MBbloomCF / MBbloom--, rb_types.h), and the
  * routing that sends those keys here and every other key to the nidus commands.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MurmurHash64A and MurmurHash2 as RedisBloom calls them (see rb_hash.h). The length enters the hash as
  * RedisBloom's `int len` does: item lengths are below 2^31 (Redis strings are at most 512 MB). */
 #include "rb_hash.h"

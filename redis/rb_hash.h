@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* RedisBloom's item hashes, for filters loaded from RedisBloom's data: the answers stay RedisBloom's only if
  * the same bits are probed. Both are Austin Appleby's public-domain MurmurHash2 family, written here from the
  * published algorithm; reads are little-endian (the byte order RedisBloom's x86/ARM builds wrote). */

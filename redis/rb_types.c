@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The data types MBbloomCF and MBbloom--: RedisBloom's RDB encodings read (every version its loader still
  * takes: cuckoo 0..4, Bloom 0..4), ours written (RB_NIDUS_ENCVER). See rb_types.h, and docs/DESIGN-NOTES.md
  * for why the types keep RedisBloom's names.

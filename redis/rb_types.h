@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Filters loaded from RedisBloom's data (its RDB, DUMP payloads and SCANDUMP chunks): the data types named as
  * RedisBloom's (MBbloomCF, MBbloom--), so that Redis hands their RDB values to us, and the value they hold:
  * the RedisBloom part (rb_cf.h / rb_bf.h: RedisBloom's tables, hashing and placement, so every item it held

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The two data types: persistence (RDB, AOF), DUMP/RESTORE, COPY, MEMORY USAGE, DEBUG DIGEST.
  *
  * RDB: the filter's chunks (the same ones SCANDUMP gives), each one string, then an empty string. Loading

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The module's data types. */
 #ifndef NIDUS_REDIS_TYPES_H
 #define NIDUS_REDIS_TYPES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the allocator hook, resolved once per object so every allocation goes through one place. */
 #ifndef NIDUS_SRC_ALLOC_H
 #define NIDUS_SRC_ALLOC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: reading and writing bit fields packed back to back in a little-endian byte array.
  *
  * Field k of width w occupies bits [k*w, (k+1)*w) of the array, bit 0 being the lowest bit of byte 0, on every

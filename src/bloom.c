@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The scalable Bloom filter: RedisBloom's BF semantics and sizes (plain layers), or one cache line a key (split
  * blocks), with a bounded error. */
 #include <math.h>

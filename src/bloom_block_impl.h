@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the 64-byte blocks of the Bloom family, and where a key's probes fall in them and in plain layers.
  *
  * Legacy blocks (format 1) and counting blocks: a key's hash picks one block per layer (multiply-shift: no consistency between sizes is needed here, unlike

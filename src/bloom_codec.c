@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Encoding of the Bloom kinds, on the common codec (codec.h). Metas (format version 2):
  *   Bloom:    seed u64 | max_memory u64 | error f64 | expansion u32 | max_layers u8 | layers u8 | layout u8 | 0
  *             per layer: size u64 | capacity u64 | items u64 | error f64 | k u16 | layer layout u8 | 5 zeros

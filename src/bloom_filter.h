@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the objects behind nidus_bloom and nidus_counting_bloom. */
 #ifndef NIDUS_SRC_BLOOM_FILTER_H
 #define NIDUS_SRC_BLOOM_FILTER_H

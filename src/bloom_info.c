@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Per-layer figures of a Bloom filter (for `nidus info` and other reporting). */
 #include "bloom_filter.h"
 

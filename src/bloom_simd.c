@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Split-block probes with AVX2 (see bloom_simd.h): a round's eight bits are one 256-bit shift of the round's
  * value by eight field offsets, then one shift of 1 by the fields, against the block's two 256-bit halves. */
 #include "bloom_simd.h"

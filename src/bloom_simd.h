@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: split-block probes with AVX2, chosen at run time (per filter, from the CPU it was made or loaded
  * on) where the CPU has it; the portable versions are in bloom_block_impl.h and answer the same. */
 #ifndef NIDUS_SRC_BLOOM_SIMD_H

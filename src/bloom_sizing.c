@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Sizing Bloom layers without a search: a closed form for plain layers, a table read for blocked ones (the
  * tables and the model behind them: src/gen/bloom_sizing_tables.c). Every call costs well under a
  * microsecond, so BF.RESERVE and every growth step are cheap. */

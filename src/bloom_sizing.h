@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: sizing Bloom layers so the error measured at capacity meets the target, in constant time. */
 #ifndef NIDUS_SRC_BLOOM_SIZING_H
 #define NIDUS_SRC_BLOOM_SIZING_H

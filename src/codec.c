@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The byte-level pieces of the encoding: see codec.h for the layout. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the byte-level pieces of the encoding shared by every filter kind.
  *
  * An encoding is a prefix, a sequence of segments, and a checksum:

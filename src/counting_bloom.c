@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The counting Bloom filter: blocks of 128 four-bit saturating counters, one block a key. */
 #include <string.h>
 

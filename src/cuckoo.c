@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public cuckoo filter: hashing once, then the tables from the newest to the oldest. */
 #include <math.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Batched cuckoo filter calls: hash ahead, prefetch ahead, then probe.
  *
  * A lookup is two dependent-free memory reads; one at a time, each waits for its own cache misses. Here the

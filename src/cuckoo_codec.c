@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Encoding and decoding of cuckoo filters: whole, viewed in place, and in chunks. Layout in codec.h; the
  * cuckoo meta is
  *     seed u64 | max_memory u64 | deleted u64 | max_kicks u32 | expansion u32 |

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Cuckoo filters in files: the generic file I/O behind the cuckoo type. */
 #include "cuckoo_filter.h"
 #include "file_io.h"

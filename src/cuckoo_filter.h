@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the cuckoo filter object behind the public handle — a list of tables that grows.
  *
  * Table k (0 the oldest) has buckets(0) * expansion^k buckets (each table's a multiple of the one before) and

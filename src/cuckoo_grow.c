@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Growth and compaction of a cuckoo filter: the shape of each new table, and moving fingerprints back down. */
 #include <math.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: one fixed-size cuckoo table of bit-packed fingerprints.
  *
  * The table knows buckets and fingerprints, not keys: callers derive (bucket, fingerprint) from a key's hash

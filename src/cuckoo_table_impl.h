@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the hot paths of a cuckoo table, inline so that lookups compile to straight-line code.
  *
  * Placement. The primary bucket of a hash is `hash mod buckets`. The alternate bucket of bucket i for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: exact 64-bit modulo by a run-time constant without a hardware divide.
  *
  * Granlund and Montgomery, "Division by invariant integers using multiplication" (PLDI 1994), figure 4.1:

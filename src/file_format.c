@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The file format around encodings: per-block checksums (see file_format.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the file format (version 2) around a filter's encoding, for every kind.
  *
  * A filter file is the kind's encoding (codec.h) without its whole-encoding checksum, with version byte 2 and

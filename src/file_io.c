@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Filter files, for every kind: written whole and atomically, mapped read-only. */
 #define _GNU_SOURCE /* copy_file_range */
 #include <errno.h>

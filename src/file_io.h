@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: filter files — atomic whole-file writes and read-only mappings, for every kind. */
 #ifndef NIDUS_SRC_FILE_IO_H
 #define NIDUS_SRC_FILE_IO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: key hashing and what is derived from the one 64-bit hash of a key.
  *
  * The bucket index is `hash mod buckets` (exact modulo, so an index reduces consistently to any table whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _DEFAULT_SOURCE /* madvise and MADV_HUGEPAGE */
 #include "hugepage.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: asking for huge pages under large tables. */
 #ifndef NIDUS_SRC_HUGEPAGE_H
 #define NIDUS_SRC_HUGEPAGE_H

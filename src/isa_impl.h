@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: run-time choice of instruction set for the lookup kernels.
  *
  * The library is built for the baseline of its target (any x86-64, any arm64). On x86-64 the lookup kernels

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the duplicate overflow table of a cuckoo table.
  *
  * A key added more times than its two buckets can hold copies of would start a kick storm that cannot succeed:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: how a cuckoo filter's parameters resolve into a table shape. */
 #ifndef NIDUS_SRC_PARAMS_H
 #define NIDUS_SRC_PARAMS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: semi-sorted bucket encoding (b = 4), from Fan et al., "Cuckoo Filter: Practically Better Than
  * Bloom", section 5.2.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "nidus/nidus.h"
 
 const char *nidus_strerror(nidus_status status)

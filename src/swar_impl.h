@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: SWAR (SIMD within a register) matching of fingerprint fields packed in a 64-bit word.
  *
  * A word holds up to 64/f fields of f bits. To find the fields equal to x, XOR the word with x repeated in every

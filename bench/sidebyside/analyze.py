@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Summarises sidebyside TSV output (library) and run_redis.sh output (module) as markdown tables.
 
 usage: analyze.py lib FILE.tsv [FILE.tsv ...]      medians, min-max, per-repetition ratios nidus/peer

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds ./sidebyside (or $SBS_BIN). Every input comes from the environment (defaults are relative paths):
 #   NIDUS_SRC    nidus checkout (its include/)                       default: nidus
 #   NIDUS_BUILD  nidus Release build dir holding libnidus.a           default: $NIDUS_SRC/build-release

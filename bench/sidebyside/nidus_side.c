@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus through its public API (libnidus.a), four ways for the cuckoo filter:
  *   key   nidus_cuckoo_add / nidus_cuckoo_contains on the 8 key bytes (the library hashes them with XXH3)
  *   hash  nidus_cuckoo_add_hash / _contains_hash on a cheap mixer of the key (murmur3's fmix64 of key+seed,

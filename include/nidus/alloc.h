@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus — the allocator hook through which the library gets all of its memory. */
 #ifndef NIDUS_ALLOC_H
 #define NIDUS_ALLOC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus — symbol export for the shared library (everything not marked NIDUS_API stays private to it). */
 #ifndef NIDUS_API_H
 #define NIDUS_API_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus — the Bloom family: a scalable Bloom filter (RedisBloom's BF semantics) and a counting Bloom filter with
  * 4-bit counters.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus — what every encoded filter has in common: its kind, and the limits of its chunks.
  *
  * Every filter kind encodes to one little-endian format: the magic "NIDUS", a format version, the kind, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus — the cuckoo filter: approximate set membership with delete and count.
  *
  * A filter answers "maybe present" or "certainly absent". It never gives a false negative for an item that was

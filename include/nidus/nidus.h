@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus — cuckoo and Bloom filters. Include this header; it includes the rest. */
 #ifndef NIDUS_H
 #define NIDUS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus — status codes shared by every call of the library. */
 #ifndef NIDUS_STATUS_H
 #define NIDUS_STATUS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Build-time generator of the blocked Bloom sizing tables (run by CMake; writes a C source on stdout).
  *
  * A blocked filter's error depends only on the keys per block, lambda = n / blocks, and k: keys fall into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Build-time generator of the semi-sorting tables (run by CMake; writes a C source on stdout).
  *
  * A semi-sorted bucket of four fingerprints keeps them ordered by their low 4 bits, so the four nibbles form a

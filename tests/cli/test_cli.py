@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The nidus command-line tool: every command and option, stdin, errors and exit codes, damaged files,
 interrupted writes, and a 1M-key round trip."""
 import json

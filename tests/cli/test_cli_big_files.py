@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Files of many blocks (format version 2): check/count/info read and verify only the blocks they touch, a
 damaged block is reported before any answer it could falsify, `verify` checks everything, and version 1 files
 are still read (issue 16 "Big files"). Timings and memory on a 1 GB file: docs/BENCHMARKS.md."""

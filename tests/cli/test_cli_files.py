@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Writing filter files as careful Unix tools do: modes, owners, symbolic links, non-regular files, and a key
 source that fails (issue 16 "Writing filter files", issue 17 CLI)."""
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The command line as documented: version, help of every command, build sizing itself, errors that name the
 right file, and `info --json` of one shape for every kind (issue 16 "The command line")."""
 import json

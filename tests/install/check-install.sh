@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # usage: check-install.sh BUILD_DIR SCRATCH_DIR
 # Installs BUILD_DIR into SCRATCH_DIR/prefix, then builds and runs the consumer program against the installed
 # files only: with pkg-config (shared and static) and with CMake's find_package(nidus) (both targets).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # usage: check-subproject.sh SOURCE_DIR SCRATCH_DIR
 # Configures a parent project that uses add_subdirectory(nidus): nidus's tests, fuzzing and benchmarks must be
 # off, its paths must resolve from its own directory, and a program linked to nidus::nidus must build and run.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared by the Redis tests: real redis-server processes with nidus.so loaded, each on its own free port."""
 import os
 import random

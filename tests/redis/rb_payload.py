@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """DUMP payloads of module types, read and written byte by byte (Redis 7.0's RDB encoding, written from its
 documented format): the fixture script uses it to make RedisBloom payloads of older encoding versions, the
 migration tests to make corrupt ones with a valid checksum. Standard library only."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A minimal RESP2/RESP3 client for exact replies: errors keep their full text ("-ERR item exists"), booleans
 stay booleans. redis-py strips "ERR " and has no RESP3 in Debian's version."""
 import socket

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """BF.* commands: replies and errors as RedisBloom gives them."""
 import pytest
 

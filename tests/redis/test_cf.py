@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """CF.* commands: replies and errors as RedisBloom gives them, and our extensions."""
 import pytest
 

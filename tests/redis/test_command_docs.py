@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """COMMAND DOCS and COMMAND INFO of every CF./BF. command: the texts, argument trees, arity, flags and key specs
 RedisBloom declares (what its tests/flow/test_docs_help.py checks), and what the server does with them: arity
 checked before the module runs, key specs that let a read-only ACL user read and not write."""

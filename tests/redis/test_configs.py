@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Load arguments in every spelling (RedisBloom's today, its older ones, nidus's own), refusal of unknown ones,
 and the module configs: CONFIG GET / SET with RedisBloom's ranges and messages, and their effect on the filters
 created afterwards. On Redis 7 module configs carry the module's prefix: "nidus.bf-error-rate"."""

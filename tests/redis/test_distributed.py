@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Replication and Redis Cluster: the engine's own machinery carries our writes."""
 import subprocess
 import time

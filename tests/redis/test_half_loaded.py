@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A key left half-loaded by an interrupted SCANDUMP/LOADCHUNK copy (after the header chunk only, or after some
 of several data chunks) is never lost: DEBUG RELOAD, DUMP/RESTORE, COPY, a restart from RDB, a restart from a
 rewritten AOF and a replica all keep it in the same state, and the copy then completes on every one of them

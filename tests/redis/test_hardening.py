@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Hardening: memory pressure, SIGKILL with an fsync-always AOF, and limits on RESTORE."""
 import os
 import random

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Migration from RedisBloom: nidus.so loads RedisBloom's own data (fixtures/redisbloom, made with RedisBloom
 b28c2945 by make_fixtures.py) from an RDB file, DUMP payloads (every encoding version RedisBloom still loads)
 and SCANDUMP chunk streams, answers exactly as RedisBloom did for every item it was asked about, keeps

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Persistence: DEBUG RELOAD, RDB restarts, AOF rewrite restarts, DUMP/RESTORE, COPY, MEMORY USAGE,
 DEBUG DIGEST, and hostile RESTORE payloads."""
 import random

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Replies RedisBloom's own flow tests check (test_cuckoo.py, test_overall.py, test_resp3.py), guarded here so CI
 needs no network: CF.DEBUG/BF.DEBUG shapes, BF EXPANSION 0, RESP3 reply types, SCANDUMP positions."""
 import re

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """No argument or byte string crashes or hangs the server."""
 import random
 

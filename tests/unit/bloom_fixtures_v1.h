@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Encodings made by the format-version-1 code (commit 6889bab) before the Bloom layouts changed: a scalable
  * Bloom filter (capacity 40, error 0.05, expansion 2, seed 7, keys "k0".."k69": two layers) and a counting
  * Bloom filter (capacity 30, error 0.05, seed 9, keys "c0".."c24" once, "c0" twice). Old encodings must keep

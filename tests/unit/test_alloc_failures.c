@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Allocation failures: every public call that allocates is run with its n-th allocation failing, for every n
  * until it succeeds. Each failure must return a status, leave the object as it was (byte for byte, as its
  * encoding shows) and usable, and leak nothing (the hook counts live blocks). */

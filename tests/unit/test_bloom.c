@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Bloom family: blocked and scalable Bloom filters, the counting Bloom filter, and their encodings. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"

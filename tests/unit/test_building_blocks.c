@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bit packing, SWAR matching, fast modulo, semi-sort coding and the overflow map: the pieces the table trusts. */
 #include "test_util.h"
 

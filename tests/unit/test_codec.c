@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Encoding and decoding of cuckoo filters: identity, views, files, chunks, and refusal of bad input. */
 #define _POSIX_C_SOURCE 200809L
 #include "test_util.h"

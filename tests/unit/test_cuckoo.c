@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The public cuckoo filter, tested as a user sees it. */
 #include "test_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Batched calls answer exactly as one-at-a-time calls do. */
 #include "test_util.h"
 

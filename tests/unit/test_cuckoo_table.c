@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The internal cuckoo table: placement, atomic failure, and very large tables. */
 #include "test_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Filter files (format version 2): per-block checksums, the header checksum, reading version 1 files, and
  * damage found in whichever block it is. */
 #include "test_util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The scalable cuckoo filter: growth, its limits, the error bound across growth, compaction. */
 #include "test_util.h"
 

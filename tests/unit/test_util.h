@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the unit tests: cmocka, a seeded PRNG whose seed is printed and settable, and key helpers. */
 #ifndef NIDUS_TEST_UTIL_H
 #define NIDUS_TEST_UTIL_H

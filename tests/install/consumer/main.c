@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A program that uses only the installed library: add a key, find it, miss another. */
 #include <stdio.h>
 
