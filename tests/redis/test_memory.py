@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Bytes per key of small filters (issue 14.3), as the server counts them (used_memory), and MEMORY USAGE true
 to what a key holds. RedisBloom's figures on the same redis-server 7.0.15 (docs/BENCHMARKS.md): CF.RESERVE k 100
 279 B/key, CF.RESERVE k 4 157, BF.RESERVE k 0.01 100 344. The ceilings below are where nidus stands (the goal is
