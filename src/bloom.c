@@ -110,7 +110,7 @@ nidus_status nidus_bloom_new(const nidus_bloom_params *p, nidus_bloom **out)
     nidus_bloom *bf = nidus_calloc(&alloc, 1, sizeof *bf);
     if (!bf)
         return NIDUS_ERR_NO_MEMORY;
-    *bf = (nidus_bloom){.alloc = alloc, .seed = p->seed, .error_rate = p->error_rate, .expansion = p->expansion,
+    *bf = (nidus_bloom){.alloc = alloc, .seed = p->seed, .error_rate = p->error_rate, .expansion = (uint16_t)p->expansion,
                         .max_layers = (uint8_t)(p->max_layers ? p->max_layers : NIDUS_BLOOM_DEFAULT_MAX_LAYERS),
                         .max_memory = p->max_memory, .layout = (uint8_t)p->layout, .nlayers = 1, .first = first,
                         .simd = nidus_cpu_avx2()};

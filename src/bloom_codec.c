@@ -191,7 +191,7 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
         nidus_free(&alloc, copy);
         return NIDUS_ERR_NO_MEMORY;
     }
-    *bf = (nidus_bloom){.alloc = alloc, .seed = seed, .error_rate = error, .expansion = expansion,
+    *bf = (nidus_bloom){.alloc = alloc, .seed = seed, .error_rate = error, .expansion = (uint16_t)expansion,
                         .max_layers = (uint8_t)max_layers, .max_memory = max_memory, .nlayers = (uint8_t)nlayers,
                         .layout = (uint8_t)layout, .first = layers[0], .simd = nidus_cpu_avx2()};
     bf->layers = copy ? copy : &bf->first;

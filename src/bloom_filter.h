@@ -36,7 +36,7 @@ struct nidus_bloom {
     nidus_chunk_loader *loader;
     void *mapping;
     size_t mapping_bytes;
-    unsigned expansion; /* 0: never grows */
+    uint16_t expansion; /* 0: never grows; at most NIDUS_BLOOM_MAX_EXPANSION */
     uint8_t max_layers;
     uint8_t nlayers;
     uint8_t layout;     /* nidus_bloom_layout: what growth makes */
