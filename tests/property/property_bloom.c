@@ -84,7 +84,7 @@ static void check_state(run *R, bool unchanged, uint64_t touched)
     free_filter(R, copy);
     if (touched != UINT64_MAX)
         PROP_CHECK(!R->model[touched] || contains(R, filter(R), touched));
-    if (R->universe <= 256 || R->step % 64 == 0)
+    if (R->universe <= 64 || R->step % 32 == 0)
         for (uint64_t id = 0; id < R->universe; id++) {
             if (!R->model[id])
                 continue;

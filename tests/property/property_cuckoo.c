@@ -1,8 +1,8 @@
 /* Property episodes for the cuckoo filter: a random configuration, then random operations against an exact
  * multiset of the keys added and not removed. After every step: the encoding decodes and re-encodes to the
- * same bytes (encodings past 8 KiB: every 16th step and after structural changes), items equal the model's
+ * same bytes (encodings past 2 KiB: every 16th step and after structural changes), items equal the model's
  * total, no key of the model is missing and none counts fewer copies than it has (every key on universes up
- * to 256 keys; on larger ones the touched keys, and all of them every 64th step); a failed write leaves the
+ * to 64 keys; on larger ones the touched keys, and all of them every 32nd step); a failed write leaves the
  * encoding byte-identical; nothing leaks when the episode ends. */
 #include "property.h"
 
@@ -69,8 +69,9 @@ static void encode_into(run *R, const nidus_cuckoo *cf, prop_bytes *out)
 static void check_key(run *R, uint64_t id)
 {
     key k = key_of(R, id);
-    uint64_t c = nidus_cuckoo_count(R->cf, k.b, k.n);
-    bool in = nidus_cuckoo_contains(R->cf, k.b, k.n);
+    uint64_t h = nidus_cuckoo_hash(R->cf, k.b, k.n); /* the key calls equal the _hash ones: op_lookup checks */
+    uint64_t c = nidus_cuckoo_count_hash(R->cf, h);
+    bool in = nidus_cuckoo_contains_hash(R->cf, h);
     PROP_CHECK(c >= R->model[id]);      /* count never below the true count */
     PROP_CHECK(in || R->model[id] == 0); /* no false negative */
     PROP_CHECK(in == (c > 0));           /* contains and count agree */
@@ -83,8 +84,8 @@ static void check_state(run *R, bool unchanged, const uint64_t *touched, size_t 
     if (unchanged)
         PROP_CHECK(R->scratch.n == R->enc.n && memcmp(R->scratch.p, R->enc.p, R->enc.n) == 0);
     /* the filter's own encoding always decodes, and re-encodes to the same bytes (decoding validates every
-     * bucket: on encodings past 8 KiB, every 16th step and after every structural change) */
-    if (R->scratch.n <= 8192 || R->step % 16 == 0 || R->sweep) {
+     * bucket: on encodings past 2 KiB, every 16th step and after every structural change) */
+    if (R->scratch.n <= 2048 || R->step % 16 == 0 || R->sweep) {
         R->alloc.armed = false;
         nidus_cuckoo *copy = NULL;
         PROP_CHECK(nidus_cuckoo_decode(R->scratch.p, R->scratch.n, &R->alloc.hook, &copy) == NIDUS_OK);
@@ -99,7 +100,7 @@ static void check_state(run *R, bool unchanged, const uint64_t *touched, size_t 
     PROP_CHECK(s.tables == 1 || R->params.expansion > 0);
     for (size_t k = 0; k < ntouched; k++)
         check_key(R, touched[k]);
-    if (R->universe <= 256 || R->step % 64 == 0 || R->sweep)
+    if (R->universe <= 64 || R->step % 32 == 0 || R->sweep)
         for (uint64_t id = 0; id < R->universe; id++)
             if (R->model[id])
                 check_key(R, id);
@@ -386,7 +387,7 @@ static void random_params(run *R, nidus_cuckoo_params *p)
     else
         p->error_rate = 1.0 / (double)prop_range(r, 2, 1000000000);
     unsigned size = (unsigned)prop_range(r, 0, 99);
-    p->capacity = size < 75 ? prop_range(r, 1, 64) : size < 98 ? prop_range(r, 65, 1000) : prop_range(r, 1001, 20000);
+    p->capacity = size < 84 ? prop_range(r, 1, 64) : size < 99 ? prop_range(r, 65, 1000) : prop_range(r, 1001, 20000);
     unsigned kicks = (unsigned)prop_range(r, 0, 39); /* the longest walks cost 65535 steps a failed add: rarely */
     p->max_kicks = kicks < 4 ? 0 : kicks < 8 ? 1 : kicks == 8 ? NIDUS_CUCKOO_MAX_KICKS : (unsigned)prop_range(r, 1, 500);
     p->expansion = (unsigned)prop_range(r, 0, 4);
