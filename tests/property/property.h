@@ -87,15 +87,22 @@ uint64_t prop_counting_episode(uint64_t seed, uint64_t ops);
 uint8_t *prop_chunk_buffer(unsigned k);
 void prop_release_buffers(void);
 
-/* The key bytes of model key `id` (< 2^32): its 4 bytes, then 0 to 8 bytes of the episode's salt, so lengths
- * vary and distinct ids are distinct keys. */
-static inline size_t prop_key(uint8_t out[12], uint64_t salt, uint64_t id)
+/* The key of model id `id` (< 2^32): its 4 bytes, then 0 to 8 bytes of the episode's salt, so lengths vary
+ * and distinct ids are distinct keys. */
+typedef struct prop_keybuf {
+    uint8_t b[12];
+    size_t n;
+} prop_keybuf;
+
+static inline prop_keybuf prop_key(uint64_t salt, uint64_t id)
 {
-    for (size_t k = 0; k < 4; k++)
-        out[k] = (uint8_t)(id >> (8 * k));
-    for (size_t k = 0; k < 8; k++)
-        out[4 + k] = (uint8_t)(salt >> (8 * k));
-    return 4 + (size_t)((salt ^ id) % 9);
+    prop_keybuf k;
+    for (size_t i = 0; i < 4; i++)
+        k.b[i] = (uint8_t)(id >> (8 * i));
+    for (size_t i = 0; i < 8; i++)
+        k.b[4 + i] = (uint8_t)(salt >> (8 * i));
+    k.n = 4 + (size_t)((salt ^ id) % 9);
+    return k;
 }
 
 #endif

@@ -23,18 +23,6 @@ typedef struct run {
     prop_bytes enc, scratch, scratch2;
 } run;
 
-typedef struct key {
-    uint8_t b[12];
-    size_t n;
-} key;
-
-static key key_of(const run *R, uint64_t id)
-{
-    key k;
-    k.n = prop_key(k.b, R->salt, id);
-    return k;
-}
-
 static void encode_into(run *R, prop_bytes *out, const void *filter)
 {
     bool armed = R->alloc.armed;
@@ -53,7 +41,7 @@ static const void *filter(const run *R) { return R->kind == SCALABLE ? (const vo
 
 static bool contains(const run *R, const void *f, uint64_t id)
 {
-    key k = key_of(R, id);
+    prop_keybuf k = prop_key(R->salt, id);
     return R->kind == SCALABLE ? nidus_bloom_contains(f, k.b, k.n) : nidus_counting_bloom_contains(f, k.b, k.n);
 }
 
@@ -90,7 +78,7 @@ static void check_state(run *R, bool unchanged, uint64_t touched)
                 continue;
             PROP_CHECK(contains(R, filter(R), id)); /* no false negative */
             if (R->kind == COUNTING) {
-                key k = key_of(R, id);
+                prop_keybuf k = prop_key(R->salt, id);
                 unsigned c = nidus_counting_bloom_count(R->cb, k.b, k.n);
                 PROP_CHECK(c >= (R->model[id] < 15 ? R->model[id] : 15));
             }
@@ -104,7 +92,7 @@ static void op_add(run *R)
 {
     prop_at.op = "add";
     uint64_t id = prop_range(&R->r, 0, R->universe - 1);
-    key k = key_of(R, id);
+    prop_keybuf k = prop_key(R->salt, id);
     bool added = false;
     R->alloc.armed = true;
     nidus_status st = R->kind == SCALABLE ? nidus_bloom_add(R->bf, k.b, k.n, &added)
@@ -133,7 +121,7 @@ static void op_remove(run *R)
             id = (start + k) % R->universe;
     if (id == UINT64_MAX)
         return;
-    key k = key_of(R, id);
+    prop_keybuf k = prop_key(R->salt, id);
     PROP_CHECK(nidus_counting_bloom_remove(R->cb, k.b, k.n) == NIDUS_OK);
     R->model[id]--;
     check_state(R, false, UINT64_MAX);
@@ -147,7 +135,7 @@ static void op_contains_many(run *R)
     size_t n = (size_t)prop_range(&R->r, 1, 32);
     for (size_t k = 0; k < n; k++) {
         ids[k] = prop_range(&R->r, 0, R->universe - 1);
-        key kk = key_of(R, ids[k]);
+        prop_keybuf kk = prop_key(R->salt, ids[k]);
         hashes[k] = R->kind == SCALABLE ? nidus_bloom_hash(R->bf, kk.b, kk.n)
                                         : nidus_counting_bloom_hash(R->cb, kk.b, kk.n);
     }

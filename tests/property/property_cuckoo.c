@@ -24,18 +24,6 @@ typedef struct run {
     prop_bytes scratch2; /* its re-encoding */
 } run;
 
-typedef struct key {
-    uint8_t b[12];
-    size_t n;
-} key;
-
-static key key_of(const run *R, uint64_t id)
-{
-    key k;
-    k.n = prop_key(k.b, R->salt, id);
-    return k;
-}
-
 static uint64_t any_id(run *R) { return prop_range(&R->r, 0, R->universe - 1); }
 
 /* A key with copies in the model, or UINT64_MAX when there is none. */
@@ -68,7 +56,7 @@ static void encode_into(run *R, const nidus_cuckoo *cf, prop_bytes *out)
 
 static void check_key(run *R, uint64_t id)
 {
-    key k = key_of(R, id);
+    prop_keybuf k = prop_key(R->salt, id);
     uint64_t h = nidus_cuckoo_hash(R->cf, k.b, k.n); /* the key calls equal the _hash ones: op_lookup checks */
     uint64_t c = nidus_cuckoo_count_hash(R->cf, h);
     bool in = nidus_cuckoo_contains_hash(R->cf, h);
@@ -125,7 +113,7 @@ static void op_add(run *R, bool unique)
 {
     prop_at.op = unique ? "add_unique" : "add";
     uint64_t id = any_id(R);
-    key k = key_of(R, id);
+    prop_keybuf k = prop_key(R->salt, id);
     bool by_hash = prop_chance(&R->r, 1, 4), added = false;
     nidus_status st;
     R->alloc.armed = true;
@@ -152,7 +140,7 @@ static void op_remove(run *R)
     uint64_t id = present_id(R);
     if (id == UINT64_MAX)
         return;
-    key k = key_of(R, id);
+    prop_keybuf k = prop_key(R->salt, id);
     nidus_status st = prop_chance(&R->r, 1, 4) ? nidus_cuckoo_remove_hash(R->cf, nidus_cuckoo_hash(R->cf, k.b, k.n))
                                                : nidus_cuckoo_remove(R->cf, k.b, k.n);
     PROP_CHECK(st == NIDUS_OK); /* a key with copies is found */
@@ -165,7 +153,7 @@ static void op_lookup(run *R)
 {
     prop_at.op = "contains/count";
     uint64_t id = any_id(R);
-    key k = key_of(R, id);
+    prop_keybuf k = prop_key(R->salt, id);
     uint64_t h = nidus_cuckoo_hash(R->cf, k.b, k.n);
     PROP_CHECK(nidus_cuckoo_contains_hash(R->cf, h) == nidus_cuckoo_contains(R->cf, k.b, k.n));
     PROP_CHECK(nidus_cuckoo_count_hash(R->cf, h) == nidus_cuckoo_count(R->cf, k.b, k.n));
@@ -180,12 +168,12 @@ static void op_add_many(run *R)
     prop_at.op = "add_many";
     size_t n = (size_t)prop_range(&R->r, 1, 16);
     uint64_t ids[BATCH_MAX], hashes[BATCH_MAX];
-    key keys[BATCH_MAX];
+    prop_keybuf keys[BATCH_MAX];
     const void *ptrs[BATCH_MAX];
     size_t lens[BATCH_MAX];
     for (size_t k = 0; k < n; k++) {
         ids[k] = any_id(R);
-        keys[k] = key_of(R, ids[k]);
+        keys[k] = prop_key(R->salt, ids[k]);
         ptrs[k] = keys[k].b;
         lens[k] = keys[k].n;
         hashes[k] = nidus_cuckoo_hash(R->cf, keys[k].b, keys[k].n);
@@ -215,13 +203,13 @@ static void op_contains_many(run *R)
     prop_at.op = "contains_many";
     size_t n = (size_t)prop_range(&R->r, 1, BATCH_MAX);
     uint64_t ids[BATCH_MAX], hashes[BATCH_MAX];
-    key keys[BATCH_MAX];
+    prop_keybuf keys[BATCH_MAX];
     const void *ptrs[BATCH_MAX];
     size_t lens[BATCH_MAX];
     bool out[BATCH_MAX], out2[BATCH_MAX];
     for (size_t k = 0; k < n; k++) {
         ids[k] = prop_chance(&R->r, 1, 2) && R->total ? present_id(R) : any_id(R);
-        keys[k] = key_of(R, ids[k]);
+        keys[k] = prop_key(R->salt, ids[k]);
         ptrs[k] = keys[k].b;
         lens[k] = keys[k].n;
         hashes[k] = nidus_cuckoo_hash(R->cf, keys[k].b, keys[k].n);
@@ -275,10 +263,10 @@ static void op_view(run *R)
     PROP_CHECK(nidus_cuckoo_view(R->enc.p, R->enc.n, &R->alloc.hook, &v) == NIDUS_OK);
     PROP_CHECK(nidus_cuckoo_is_read_only(v));
     for (int k = 0; k < 8; k++) {
-        key kk = key_of(R, any_id(R));
+        prop_keybuf kk = prop_key(R->salt, any_id(R));
         PROP_CHECK(nidus_cuckoo_count(v, kk.b, kk.n) == nidus_cuckoo_count(R->cf, kk.b, kk.n));
     }
-    key kk = key_of(R, any_id(R));
+    prop_keybuf kk = prop_key(R->salt, any_id(R));
     PROP_CHECK(nidus_cuckoo_add(v, kk.b, kk.n) == NIDUS_ERR_READ_ONLY);
     nidus_cuckoo_free(v);
 }
@@ -333,7 +321,7 @@ static void op_chunks(run *R)
         PROP_CHECK(nidus_cuckoo_loading(nf));
         uint64_t id = present_id(R);
         if (id != UINT64_MAX) { /* a filter still loading answers nothing and takes no write */
-            key k = key_of(R, id);
+            prop_keybuf k = prop_key(R->salt, id);
             PROP_CHECK(!nidus_cuckoo_contains(nf, k.b, k.n));
             PROP_CHECK(nidus_cuckoo_add(nf, k.b, k.n) == NIDUS_ERR_READ_ONLY);
         }

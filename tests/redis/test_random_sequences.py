@@ -366,8 +366,7 @@ def test_random_sequences_survive_every_reload(tmp_path, config):
     run(tmp_path, config, partial_chunks=False)
 
 
-@pytest.mark.xfail(reason="issue 14 §1: a key cut off after some LOADCHUNKs does not survive DEBUG RELOAD / "
-                          "RESTORE / restart (module-behaviour is fixing it)", strict=False)
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_random_sequences_with_half_loaded_keys(tmp_path, config):
+    """Copies cut off after some LOADCHUNKs leave keys that must survive every reload too (issue 14 section 1)."""
     run(tmp_path, config, partial_chunks=True)
