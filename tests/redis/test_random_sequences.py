@@ -135,7 +135,7 @@ class Driver:
 
     def cf_reserve(self):
         r, k = self.rng, self.cf_key()
-        args = ["CF.RESERVE", k, r.choice([1, 2, 4, 8, 16, 50, 100, 1000, 20000, 10 ** 7])]
+        args = ["CF.RESERVE", k, r.choice([1, 2, 4, 8, 16, 50, 100, 1000, 20000, 10 ** 6])]
         if r.random() < 0.6:
             args += ["BUCKETSIZE", r.choice([1, 2, 3, 4, 8])]
         if r.random() < 0.6:
@@ -193,7 +193,7 @@ class Driver:
     def bf_reserve(self):
         r, k = self.rng, self.bf_key()
         args = ["BF.RESERVE", k, r.choice(["0.1", "0.01", "0.001", "0.00001"]),
-                r.choice([1, 10, 100, 1000, 10 ** 6, 10 ** 8])]
+                r.choice([1, 10, 100, 1000, 10 ** 5, 10 ** 6])]
         if r.random() < 0.3:
             args += ["NONSCALING"]
         elif r.random() < 0.5:
