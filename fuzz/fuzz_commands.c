@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the module's state machine. The input is a program of CF.* / BF.* commands run against the
  * module's own command functions (redis/cf_commands.c, bf_commands.c, chunks.c, types.c linked in) over a
  * stubbed module API: a keyspace of four keys, replies checked for shape, and after every command the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A stubbed Redis module API for fuzzing the module's command code in-process: a keyspace of a few keys, a
  * reply recorder that checks every reply's shape, RDB/AOF/digest IO into memory, and allocation through libc
  * (libFuzzer's leak check sees everything). See keyspace_stubs.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The stubbed module API of fuzz_commands (keyspace_stubs.c): what the harness sees of the keyspace, the replies
  * and the IO. Installing the stubs registers the module's two types against them. */
 #ifndef NIDUS_FUZZ_KEYSPACE_STUBS_H

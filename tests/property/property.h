@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The property checker's shared parts: a seeded PRNG, a counting allocator that can fail on purpose, the
  * failure report, and encoding helpers. Each filter family (property_cuckoo.c, property_bloom.c) runs
  * episodes: a random configuration, then a random sequence of operations checked against an exact model. */

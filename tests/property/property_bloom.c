@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Property episodes for the Bloom family. Scalable Bloom: a set of the keys added; after every step no key of
  * the set is missing, the encoding decodes and re-encodes to the same bytes, a failed add leaves it
  * byte-identical, chunks and views agree. Counting Bloom: a multiset, remove only what was added, count never

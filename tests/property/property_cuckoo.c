@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Property episodes for the cuckoo filter: a random configuration, then random operations against an exact
  * multiset of the keys added and not removed. After every step: the encoding decodes and re-encodes to the
  * same bytes (encodings past 2 KiB: every 16th step and after structural changes), items equal the model's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus_property: random operation sequences on random filters, checked after every step against an exact
  * model (see docs/RELIABILITY.md for the properties).
  *   usage: nidus_property [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|all]

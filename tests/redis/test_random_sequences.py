@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Random CF/BF command sequences against a model of what the server acknowledged; after every batch the
 dataset goes through DEBUG RELOAD, DUMP/RESTORE of every key, a restart from the AOF and a restart from an RDB
 copy, and every acknowledged item must still be there (and the server alive).
