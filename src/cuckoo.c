@@ -30,7 +30,7 @@ nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **
     st = nidus_cuckoo_check_limits(params->expansion, max_tables, max_kicks);
     if (st)
         return st;
-    if (!nidus_cuckoo_fits(params->max_memory, 0, nidus_cuckoo_table_cost(&shape, max_kicks)))
+    if (!nidus_cuckoo_fits(params->max_memory, 0, nidus_cuckoo_table_cost(&shape)))
         return NIDUS_ERR_LIMIT_MEMORY;
     nidus_allocator alloc;
     nidus_alloc_resolve(params->allocator, &alloc);
@@ -92,7 +92,7 @@ nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
     }
     nidus_table *newest = &cf->tables[cf->ntables - 1];
     nidus_table_locate(newest, hash, &i, &fp);
-    nidus_status st = nidus_table_add(newest, &cf->alloc, i, fp);
+    nidus_status st = nidus_table_add_full(newest, &cf->alloc, i, fp);
     if (st != NIDUS_ERR_FULL || cf->expansion == 0)
         return st;
     if ((st = nidus_cuckoo_grow(cf)))

@@ -210,7 +210,7 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
         if (add > UINT64_MAX / 4 - stream)
             return NIDUS_ERR_CORRUPT;
         stream += add;
-        memory += nidus_cuckoo_table_cost(&s, m->max_kicks);
+        memory += nidus_cuckoo_table_cost(&s);
         m->shapes[k] = s;
     }
     /* Growth never lets the tables' own cost pass max_memory (it counts the overflow maps too, which a load

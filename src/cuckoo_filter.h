@@ -46,9 +46,9 @@ double nidus_cuckoo_table_budget(double base_bound, unsigned k);
 nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_t prev_buckets,
                                      nidus_table_shape *out);
 
-/* What a table of `shape` costs when created: its slots and its kick log, not yet any overflow map. New, growth
- * and decoders all measure against max_memory with this one figure. */
-uint64_t nidus_cuckoo_table_cost(const nidus_table_shape *shape, unsigned max_kicks);
+/* What a table of `shape` costs when created: its slots, not yet any overflow map. New, growth and decoders
+ * all measure against max_memory with this one figure. */
+uint64_t nidus_cuckoo_table_cost(const nidus_table_shape *shape);
 
 /* True when `need` more bytes fit beside `held` under `max_memory` (0: no limit). Never wraps: `held` may
  * already be past the limit (overflow maps grow without asking), and then nothing more fits. */
@@ -59,7 +59,7 @@ bool nidus_cuckoo_fits(uint64_t max_memory, uint64_t held, uint64_t need);
  * memory test counts everything the tables hold now, overflow maps included, plus the new table's cost. */
 nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf);
 
-/* Sum of the tables' memory through the allocator (data, kick logs, overflow maps). */
+/* Sum of the tables' memory through the allocator (data, overflow maps). */
 uint64_t nidus_cuckoo_tables_memory(const nidus_cuckoo *cf);
 
 /* Checks the filter-level parameters shared by new and decoded filters. */

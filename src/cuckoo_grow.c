@@ -38,9 +38,9 @@ nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_
     return nidus_table_check_shape(&s);
 }
 
-uint64_t nidus_cuckoo_table_cost(const nidus_table_shape *shape, unsigned max_kicks)
+uint64_t nidus_cuckoo_table_cost(const nidus_table_shape *shape)
 {
-    return nidus_table_data_bytes(shape) + (uint64_t)max_kicks * sizeof(uint64_t);
+    return nidus_table_data_bytes(shape);
 }
 
 bool nidus_cuckoo_fits(uint64_t max_memory, uint64_t held, uint64_t need)
@@ -56,7 +56,7 @@ nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf)
     nidus_status st = nidus_cuckoo_next_shape(cf, cf->ntables, cf->tables[cf->ntables - 1].shape.buckets, &shape);
     if (st)
         return st;
-    uint64_t need = nidus_cuckoo_table_cost(&shape, cf->max_kicks);
+    uint64_t need = nidus_cuckoo_table_cost(&shape);
     if (!nidus_cuckoo_fits(cf->max_memory, nidus_cuckoo_tables_memory(cf), need))
         return NIDUS_ERR_LIMIT_MEMORY;
     nidus_table *tables = nidus_realloc(&cf->alloc, cf->tables, (cf->ntables + 1) * sizeof *tables);

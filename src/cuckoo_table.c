@@ -88,8 +88,7 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
     if (st)
         return st;
     t->data = nidus_calloc(a, (size_t)t->data_bytes, 1);
-    t->kick_log = nidus_malloc(a, max_kicks * sizeof *t->kick_log);
-    if (!t->data || !t->kick_log) {
+    if (!t->data) {
         nidus_table_release(t, a);
         return NIDUS_ERR_NO_MEMORY;
     }
@@ -111,25 +110,23 @@ nidus_status nidus_table_borrow_writable(nidus_table *t, unsigned max_kicks, con
 {
     if (max_kicks < 1 || max_kicks > 65535)
         return NIDUS_ERR_INVALID_ARGUMENT;
+    (void)a; /* nothing to allocate: adds keep no kick log */
     t->max_kicks = max_kicks;
-    t->kick_log = nidus_malloc(a, max_kicks * sizeof *t->kick_log);
-    return t->kick_log ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
+    return NIDUS_OK;
 }
 
 void nidus_table_release(nidus_table *t, const nidus_allocator *a)
 {
     if (!t->borrowed)
         nidus_free(a, t->data);
-    nidus_free(a, t->kick_log);
     nidus_overflow_release(&t->overflow, a);
     t->data = NULL;
-    t->kick_log = NULL;
 }
 
 uint64_t nidus_table_memory(const nidus_table *t)
 {
     /* A borrowed table's bytes count too (a mapped file's figures are the filter's, as when loaded). */
-    uint64_t own = t->data_bytes + (t->borrowed ? 0 : t->max_kicks * sizeof *t->kick_log);
+    uint64_t own = t->data_bytes;
     return own + nidus_overflow_memory(&t->overflow);
 }
 
@@ -199,61 +196,106 @@ static bool bucket_replace(nidus_table *t, uint64_t i, uint32_t from, uint32_t t
     return false;
 }
 
-/* Puts `fp` in slot `slot` of a full bucket i and returns what was there. */
-static uint32_t bucket_swap(nidus_table *t, uint64_t i, unsigned slot, uint32_t fp)
+/* Has bucket i a free slot? */
+static bool bucket_has_free(const nidus_table *t, uint64_t i)
 {
-    if (!t->shape.semi_sort) {
-        uint64_t pos = slot_pos(t, i, slot);
-        uint32_t old = (uint32_t)nidus_bits_read(t->data, pos, t->shape.fp_bits);
-        nidus_bits_write(t->data, pos, t->shape.fp_bits, fp);
-        return old;
+    return t->shape.semi_sort ? nidus_table_semi_has_free(t, i) : plain_find(t, i, 0) >= 0;
+}
+
+/* One bucket the search reached, named by the fingerprint it would receive from its parent's bucket (where that
+ * fingerprint lies now): its bucket is alt(parent's bucket, fp), and since alt is an involution the parent's
+ * bucket is alt(its bucket, fp) again, so no node stores a bucket and a node is 8 bytes. Roots (depth 0) are
+ * the two buckets of the item. */
+typedef struct search_node {
+    uint32_t fp;
+    uint16_t parent;
+    uint16_t depth;
+} search_node;
+
+/* Is `bucket` the bucket of node n (at bucket `at`) or of one of its ancestors? A path through the same
+ * bucket twice could take out a copy it had already put in, so the search never extends a path into itself. */
+static bool on_path(const nidus_table *t, const search_node *nodes, unsigned n, uint64_t at, uint64_t bucket)
+{
+    for (;;) {
+        if (at == bucket)
+            return true;
+        if (nodes[n].depth == 0)
+            return false;
+        at = nidus_table_alt(t, at, nodes[n].fp);
+        n = nodes[n].parent;
     }
-    uint32_t have[4];
-    nidus_table_semi_decode(t, i, have);
-    uint32_t old = have[slot];
-    have[slot] = fp;
-    semi_encode(t, i, have);
-    return old;
 }
 
-static uint64_t rng_next(nidus_table *t)
+/* The bucket of node n: up to its root (whose bucket the caller knows), then back down is not needed, since
+ * walking up from a known bucket is what alt gives; so this walks the queue's path from the root. */
+static uint64_t node_bucket(const nidus_table *t, const search_node *nodes, unsigned n, const uint64_t roots[2])
 {
-    uint64_t x = t->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    t->rng = x;
-    return x * UINT64_C(0x2545F4914F6CDD1D);
+    unsigned path[NIDUS_TABLE_SEARCH_NODES];
+    unsigned len = 0;
+    while (nodes[n].depth) {
+        path[len++] = n;
+        n = nodes[n].parent;
+    }
+    uint64_t at = roots[n];
+    while (len--)
+        at = nidus_table_alt(t, at, nodes[path[len]].fp);
+    return at;
 }
 
-/* The random walk of cuckoo hashing: put the carried fingerprint in a random slot of a full bucket, carry the
- * one it displaces to that one's alternate bucket, and repeat until a free slot turns up or max_kicks steps are
- * spent. Giving up must not lose the fingerprint carried at that moment, so the walk is undone step by step:
- * the log holds what each step put down and where, and the involution alt() leads back along the same buckets.
- * Plain buckets are restored slot by slot. A semi-sorted bucket reorders itself on every write, so there the
- * undo replaces by value; its encoding is canonical, so either way the table ends bit-for-bit as it began. */
-static nidus_status kick(nidus_table *t, uint64_t i, uint32_t fp)
+/* Carries out the path ending at node n, at bucket `at` with a free slot: from the free end back to the root,
+ * each bucket takes its parent's fingerprint in place of the one it passed on, and the root takes fp. Every
+ * bucket on the path is distinct and unchanged since the search read it, so each replace finds its value. */
+static void apply_path(nidus_table *t, const search_node *nodes, unsigned n, uint64_t at, uint32_t fp)
 {
-    uint32_t carried = fp;
-    unsigned steps = 0;
-    while (steps < t->max_kicks) {
-        unsigned slot = (unsigned)(rng_next(t) >> 61) & (t->shape.bucket_size - 1);
-        t->kick_log[steps++] = (uint64_t)slot << 32 | carried;
-        carried = bucket_swap(t, i, slot, carried);
-        i = nidus_table_alt(t, i, carried);
-        if (bucket_replace(t, i, 0, carried)) {
-            t->occupied++;
-            return NIDUS_OK;
+    uint32_t out = 0; /* what the bucket gives up: nothing at the free end */
+    while (nodes[n].depth) {
+        bucket_replace(t, at, out, nodes[n].fp);
+        out = nodes[n].fp;
+        at = nidus_table_alt(t, at, out);
+        n = nodes[n].parent;
+    }
+    bucket_replace(t, at, out, fp);
+    t->occupied++;
+}
+
+/* Both buckets of fp are full: look for the shortest way to free a slot in one of them, breadth first over
+ * the buckets the fingerprints held there could move to, at most max_kicks moves deep and
+ * NIDUS_TABLE_SEARCH_NODES buckets wide. Nothing moves until a path is found, so giving up changes nothing
+ * and needs no undo log; and the search depends only on the table and the item, so replicas applying the
+ * same adds end byte for byte equal. The children of a bucket are prefetched together: at high load their
+ * reads overlap instead of following each other as the steps of a random walk do. */
+static nidus_status search_and_move(nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
+{
+    search_node nodes[NIDUS_TABLE_SEARCH_NODES];
+    const uint64_t roots[2] = {i, j};
+    unsigned b = t->shape.bucket_size, count = 2;
+    unsigned max_depth = t->max_kicks < NIDUS_TABLE_SEARCH_NODES ? t->max_kicks : NIDUS_TABLE_SEARCH_NODES;
+    nodes[0] = (search_node){0, 0, 0};
+    nodes[1] = (search_node){0, 1, 0};
+    uint32_t fps[8];
+    uint64_t child[8];
+    for (unsigned n = 0; n < count; n++) {
+        if (nodes[n].depth >= max_depth)
+            break; /* breadth first: every node after this one is as deep */
+        uint64_t at = n < 2 ? roots[n] : node_bucket(t, nodes, n, roots);
+        nidus_table_read_bucket(t, at, fps);
+        for (unsigned s = 0; s < b; s++) {
+            child[s] = nidus_table_alt(t, at, fps[s]);
+            nidus_table_prefetch(t, child[s]);
         }
-    }
-    while (steps--) {
-        i = nidus_table_alt(t, i, carried); /* back to the bucket `carried` was displaced from */
-        uint32_t put = (uint32_t)t->kick_log[steps];
-        if (t->shape.semi_sort)
-            bucket_replace(t, i, put, carried);
-        else
-            bucket_swap(t, i, (unsigned)(t->kick_log[steps] >> 32), carried);
-        carried = put;
+        for (unsigned s = 0; s < b; s++) {
+            if (s && fps[s] == fps[s - 1])
+                continue; /* a second copy leads where the first did (semi-sorted buckets keep copies adjacent) */
+            if (count == NIDUS_TABLE_SEARCH_NODES)
+                return NIDUS_ERR_FULL;
+            nodes[count] = (search_node){fps[s], (uint16_t)n, (uint16_t)(nodes[n].depth + 1)};
+            if (bucket_has_free(t, child[s])) {
+                apply_path(t, nodes, count, child[s], fp);
+                return NIDUS_OK;
+            }
+            if (!on_path(t, nodes, n, at, child[s]))
+                count++;
+        }
     }
     return NIDUS_ERR_FULL;
 }
@@ -265,16 +307,18 @@ nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t 
         t->occupied++;
         return NIDUS_OK;
     }
-    /* Both buckets are full. When fp already fills its share of the pair, a kick walk would mostly shuffle
-     * its own copies between the two buckets: count the copy on the side instead. */
+    return nidus_table_add_full(t, a, i, fp);
+}
+
+nidus_status nidus_table_add_full(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp)
+{
+    uint64_t j = nidus_table_alt(t, i, fp);
+    /* When fp already fills its share of the pair, moving things would mostly shuffle its own copies between
+     * the two buckets: count the copy on the side instead. */
     unsigned copies = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
     if (copies >= t->shape.bucket_size)
         return nidus_overflow_add(&t->overflow, a, i < j ? i : j, fp);
-    /* The walk's randomness comes from the item, not from history: the same add on the same table makes the
-     * same moves, so a replica (or an AOF replay) that applies the same commands ends byte for byte equal. */
-    t->rng = (((uint64_t)i ^ ((uint64_t)fp << 40)) * UINT64_C(0x9E3779B97F4A7C15) ^ UINT64_C(0x6a09e667f3bcc909)) | 1;
-    rng_next(t);
-    return kick(t, (rng_next(t) >> 63) ? j : i, fp);
+    return search_and_move(t, i, j, fp);
 }
 
 /* Overflow copies go first, so a pair keeps at least bucket_size copies in its slots while it has any counted

@@ -17,6 +17,11 @@
 
 #define NIDUS_TABLE_MAX_CHUNKS 4u
 
+/* Buckets one add's search may reach (a bound on its stack frame and its time, whatever max_kicks is). */
+#ifndef NIDUS_TABLE_SEARCH_NODES
+#define NIDUS_TABLE_SEARCH_NODES 1024u
+#endif
+
 /* Shape of a table: everything that decides where a fingerprint goes, and so must be saved with it. */
 typedef struct nidus_table_shape {
     uint64_t buckets;      /* even, >= 2 */
@@ -52,9 +57,7 @@ typedef struct nidus_table {
     unsigned char isa;       /* NIDUS_ISA_*: which compiled copy of the lookup kernels (isa_impl.h) */
     uint64_t occupied;       /* fingerprints in slots */
     nidus_overflow overflow; /* duplicate copies beyond their bucket pair */
-    unsigned max_kicks;
-    uint64_t *kick_log;      /* max_kicks entries: slot << 32 | fingerprint each kick step put down, for the undo */
-    uint64_t rng;            /* xorshift state of the current kick walk, seeded from the item it places */
+    unsigned max_kicks;      /* the most fingerprints one add may move */
 } nidus_table;
 
 /* Checks a shape; NIDUS_ERR_INVALID_ARGUMENT or NIDUS_ERR_TOO_LARGE when it cannot be built. */
@@ -71,8 +74,8 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
  * outlive it. Allocates nothing; check the contents with nidus_table_validate before probing. */
 nidus_status nidus_table_init_borrowed(nidus_table *t, const nidus_table_shape *shape, const uint8_t *data);
 
-/* Makes a borrowed table writable in place (its owner's memory is writable: a private file mapping): gives it
- * a kick log for `max_kicks`. Its data is still never freed. */
+/* Makes a borrowed table writable in place (its owner's memory is writable: a private file mapping): sets the
+ * moves an add may make to `max_kicks` (1..65535). Allocates nothing; its data is still never freed. */
 nidus_status nidus_table_borrow_writable(nidus_table *t, unsigned max_kicks, const nidus_allocator *a);
 
 void nidus_table_release(nidus_table *t, const nidus_allocator *a);
@@ -103,6 +106,10 @@ uint64_t nidus_table_overflow_count(const nidus_table *t, uint64_t i, uint32_t f
 /* Adds fingerprint fp (nonzero, < 2^fp_bits) whose primary bucket is i. NIDUS_ERR_FULL leaves the table as it
  * was; NIDUS_ERR_NO_MEMORY only when the overflow map could not grow. */
 nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp);
+
+/* nidus_table_add for a caller that already found both buckets of fp full (nidus_table_place_free): counts
+ * the copy on the side or moves other fingerprints out of the way, as nidus_table_add would. */
+nidus_status nidus_table_add_full(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp);
 
 /* Removes one copy; false when there is none. */
 bool nidus_table_remove(nidus_table *t, uint64_t i, uint32_t fp);

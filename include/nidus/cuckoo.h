@@ -39,7 +39,7 @@ typedef struct nidus_cuckoo_params {
     double error_rate;         /* target false-positive rate in (0, 1); ignored when fingerprint_bits is set */
     unsigned fingerprint_bits; /* f in [4, 32]; 0: the smallest f that meets error_rate */
     unsigned bucket_size;      /* b in {1, 2, 4, 8}; 0: the b that costs the fewest bits per item */
-    unsigned max_kicks;        /* relocations tried before an add gives up, [1, 65535]; 0: 500 */
+    unsigned max_kicks;        /* fingerprints one add may move to make room, [1, 65535]; 0: 500 */
     bool semi_sort;            /* b = 4 only: store each slot in f-1 bits at the error rate of f */
     uint64_t seed;             /* hash seed; filters must share it to share pre-computed hashes */
     const nidus_allocator *allocator; /* NULL: the C library's malloc/calloc/realloc/free */
@@ -50,7 +50,7 @@ typedef struct nidus_cuckoo_params {
     /* Bytes the tables may hold in all, 0: no limit. Creation and growth fail rather than pass it; growth counts
      * everything held, duplicate overflow maps included. Those maps themselves are never refused (a duplicate
      * add must not fail for memory while its key's count stays exact), so memory_bytes may pass the limit by
-     * them; then the filter no longer grows. Slots and kick logs always stay within it, and loads check that. */
+     * them; then the filter no longer grows. Slots always stay within it, and loads check that. */
     uint64_t max_memory;
 } nidus_cuckoo_params;
 

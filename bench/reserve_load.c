@@ -1,0 +1,111 @@
+/* How full a cuckoo table gets before its first failed add, per bucket size and MAXITERATIONS (max_kicks), over
+ * many seeds, and whether filters sized by nidus_cuckoo_plan_params hold their capacity every time. The
+ * numbers behind the design loads in src/params.c (docs/DESIGN-NOTES.md, "Sizing").
+ *
+ * usage: nidus_bench_cuckoo_load load SLOTS RUNS [F]       worst and mean load at the first failure, every (b, kicks)
+ *        nidus_bench_cuckoo_load hold N RUNS B KICKS       filters of capacity N: how many of RUNS seeds fail to
+ *                                                      take N distinct keys in their first table */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "cuckoo_filter.h"
+#include "cuckoo_table_impl.h"
+
+static uint64_t splitmix(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static const unsigned kicks_list[] = {1, 2, 5, 10, 20, 50, 100, 500};
+
+/* Load at the first failed add of one table of `buckets` buckets, keys from `seed`. */
+static double first_failure(uint64_t buckets, unsigned b, unsigned f, unsigned kicks, uint64_t seed)
+{
+    nidus_table_shape shape = {.buckets = buckets, .bucket_size = b, .fp_bits = f, .offset_bits = f,
+                               .reach_log2 = 16};
+    nidus_allocator a;
+    nidus_alloc_resolve(NULL, &a);
+    nidus_table t;
+    if (nidus_table_init(&t, &shape, kicks, &a))
+        return -1;
+    uint64_t s = seed;
+    for (;;) {
+        uint64_t i;
+        uint32_t fp;
+        nidus_table_locate(&t, splitmix(&s), &i, &fp);
+        if (nidus_table_add(&t, &a, i, fp))
+            break;
+    }
+    double load = (double)t.occupied / (double)(buckets * b);
+    nidus_table_release(&t, &a);
+    return load;
+}
+
+static int run_load(uint64_t slots, unsigned runs, unsigned f)
+{
+    printf("slots=%" PRIu64 " f=%u runs=%u: worst / mean load at the first failed add\n", slots, f, runs);
+    printf("b\\kicks");
+    for (size_t k = 0; k < sizeof kicks_list / sizeof *kicks_list; k++)
+        printf("\t%u", kicks_list[k]);
+    printf("\n");
+    for (unsigned b = 1; b <= 8; b *= 2) {
+        uint64_t buckets = (slots / b + 1) & ~UINT64_C(1);
+        printf("%u", b);
+        for (size_t k = 0; k < sizeof kicks_list / sizeof *kicks_list; k++) {
+            double lo = 1, sum = 0;
+            for (unsigned r = 0; r < runs; r++) {
+                double l = first_failure(buckets, b, f, kicks_list[k], UINT64_C(1000003) * (r + 1));
+                sum += l;
+                lo = l < lo ? l : lo;
+            }
+            printf("\t%.4f/%.4f", lo, sum / runs);
+        }
+        printf("\n");
+        fflush(stdout);
+    }
+    return 0;
+}
+
+static int run_hold(uint64_t n, unsigned runs, unsigned b, unsigned kicks)
+{
+    unsigned failed = 0;
+    nidus_cuckoo_plan plan = {0};
+    for (unsigned r = 0; r < runs; r++) {
+        nidus_cuckoo_params p = {.capacity = n, .bucket_size = b, .max_kicks = kicks, .expansion = 1,
+                                 .seed = r};
+        nidus_cuckoo *cf;
+        if (nidus_cuckoo_new(&p, &cf) || nidus_cuckoo_plan_params(&p, &plan))
+            return 2;
+        uint64_t s = UINT64_C(7777777) * (r + 1);
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t key = splitmix(&s);
+            if (nidus_cuckoo_add(cf, &key, sizeof key))
+                break;
+        }
+        nidus_cuckoo_stats st;
+        nidus_cuckoo_get_stats(cf, &st);
+        failed += st.tables > 1;
+        nidus_cuckoo_free(cf);
+    }
+    printf("N=%" PRIu64 " b=%u kicks=%u slots=%" PRIu64 " (load %.4f): %u of %u runs grew\n", n, b, kicks,
+           plan.slots, (double)n / (double)plan.slots, failed, runs);
+    return failed != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 4 && !strcmp(argv[1], "load"))
+        return run_load(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]),
+                        argc > 4 ? (unsigned)atoi(argv[4]) : 12);
+    if (argc >= 6 && !strcmp(argv[1], "hold"))
+        return run_hold(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]),
+                        (unsigned)atoi(argv[5]));
+    fprintf(stderr, "usage: %s load SLOTS RUNS [F] | hold N RUNS B KICKS\n", argv[0]);
+    return 2;
+}
