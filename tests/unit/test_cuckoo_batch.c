@@ -136,7 +136,7 @@ static void test_every_instruction_set_copy_answers_alike(void **state)
     }
 }
 
-/* add_many makes the very same table as adding one by one (same seed, same kick walks), and on a full filter
+/* add_many makes the very same table as adding one by one (same seed, same moves), and on a full filter
  * stops at the first key that does not fit, reporting how many went in. */
 static void test_add_many_equals_sequential_adds(void **state)
 {
