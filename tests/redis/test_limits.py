@@ -92,15 +92,20 @@ def test_growth_up_to_the_limit_reloads(c, kind):
 
 def test_loadchunk_obeys_the_limit_writes_obey(make_server, c):
     """A filter copied in from a server without the limit: refused if a write here could not have made it
-    (its kick log alone passes the limit, though its encoding is small); else it grows here only within
-    the limit, so it reloads."""
+    (its slots pass the limit: refused at the header chunk); else it grows here only within the limit, so it
+    reloads. MAXITERATIONS costs no memory (tables keep no kick log), so 65535 of them load."""
     big = Raw(make_server("unlimited").port)
     big("CF.RESERVE", "kicks", 1000, "MAXITERATIONS", 65535)
     big("CF.ADD", "kicks", "a")
     chunks = scandump(big, "CF", "kicks")
     assert sum(len(d) for _, d in chunks) < 8192
-    assert c("CF.LOADCHUNK", "kicks", *chunks[0]) == TOO_BIG
-    assert c("EXISTS", "kicks") == 0
+    for it, data in chunks:
+        assert c("CF.LOADCHUNK", "kicks", it, data) == "OK"
+    assert c("CF.EXISTS", "kicks", "a") == 1
+    big("CF.RESERVE", "large", 200000)
+    big("CF.ADD", "large", "a")
+    assert c("CF.LOADCHUNK", "large", *scandump(big, "CF", "large")[0]) == TOO_BIG
+    assert c("EXISTS", "large") == 0
     big("CF.RESERVE", "g", 1000, "EXPANSION", 1)
     big("CF.ADD", "g", "a")
     for it, data in scandump(big, "CF", "g"):
