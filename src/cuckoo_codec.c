@@ -69,7 +69,7 @@ static uint64_t stream_bytes(const nidus_cuckoo *cf)
 {
     uint64_t n = NIDUS_CODEC_CHECKSUM_BYTES;
     for (unsigned k = 0; k < cf->ntables; k++)
-        n += cf->tables[k].overflow.used * OV_ENTRY_BYTES + cf->tables[k].data_bytes;
+        n += (uint64_t)cf->tables[k].overflow.used * OV_ENTRY_BYTES + nidus_table_bytes(&cf->tables[k]);
     return n;
 }
 
@@ -115,7 +115,7 @@ static nidus_status build_segments(const nidus_cuckoo *cf, nidus_segment *segs, 
     for (unsigned k = 0; k < cf->ntables; k++) {
         const nidus_table *t = &cf->tables[k];
         uint8_t *ov = NULL;
-        uint64_t ov_bytes = t->overflow.used * OV_ENTRY_BYTES;
+        uint64_t ov_bytes = (uint64_t)t->overflow.used * OV_ENTRY_BYTES;
         if (ov_bytes) {
             ov = nidus_malloc(&cf->alloc, (size_t)ov_bytes);
             if (!ov) {
@@ -125,7 +125,7 @@ static nidus_status build_segments(const nidus_cuckoo *cf, nidus_segment *segs, 
             write_overflow(&t->overflow, ov);
         }
         segs[n++] = (nidus_segment){ov, ov_bytes};
-        segs[n++] = (nidus_segment){t->data, t->data_bytes};
+        segs[n++] = (nidus_segment){t->data, nidus_table_bytes(t)};
     }
     *count = n;
     return NIDUS_OK;
@@ -301,7 +301,7 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
             if (!st && target == NIDUS_DECODE_BORROW) /* written in place: it needs its kick log */
                 st = nidus_table_borrow_writable(t, m.max_kicks, &cf->alloc);
         } else if (!(st = nidus_table_init(t, &m.shapes[k], m.max_kicks, &cf->alloc))) {
-            memcpy(t->data, data, (size_t)t->data_bytes);
+            memcpy(t->data, data, (size_t)nidus_table_bytes(t));
         }
         if (st)
             break;
@@ -316,7 +316,7 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
                 st = NIDUS_ERR_CORRUPT;
             }
         }
-        p = data + t->data_bytes;
+        p = data + nidus_table_bytes(t);
     }
     if (st) {
         nidus_cuckoo_free(cf);
@@ -353,15 +353,15 @@ nidus_status nidus_cuckoo_rewrite_body(const nidus_cuckoo *cf, uint8_t *body, si
     uint64_t at = prefix_bytes;
     for (unsigned k = 0; k < cf->ntables; k++) {
         const nidus_table *t = &cf->tables[k];
-        at += t->overflow.used * OV_ENTRY_BYTES;
+        at += (uint64_t)t->overflow.used * OV_ENTRY_BYTES;
         if (!t->borrowed || t->data != body + at)
             return NIDUS_ERR_UNSUPPORTED;
-        at += t->data_bytes;
+        at += nidus_table_bytes(t);
     }
     at = prefix_bytes;
     for (unsigned k = 0; k < cf->ntables; k++) {
         const nidus_table *t = &cf->tables[k];
-        uint64_t ov_bytes = t->overflow.used * OV_ENTRY_BYTES;
+        uint64_t ov_bytes = (uint64_t)t->overflow.used * OV_ENTRY_BYTES;
         if (ov_bytes) {
             uint8_t *ov = nidus_malloc(&cf->alloc, (size_t)ov_bytes);
             if (!ov)
@@ -370,7 +370,7 @@ nidus_status nidus_cuckoo_rewrite_body(const nidus_cuckoo *cf, uint8_t *body, si
             nidus_codec_put_if_changed(body + at, ov, (size_t)ov_bytes);
             nidus_free(&cf->alloc, ov);
         }
-        at += ov_bytes + t->data_bytes;
+        at += ov_bytes + nidus_table_bytes(t);
     }
     nidus_codec_put_if_changed(body, prefix, prefix_bytes);
     return NIDUS_OK;
@@ -406,7 +406,7 @@ static unsigned loader_segments(const nidus_cuckoo *cf, nidus_segment *segs)
     unsigned n = 0;
     for (unsigned k = 0; k < cf->ntables; k++) {
         segs[n++] = (nidus_segment){l->stage[k], l->overflow[k] * OV_ENTRY_BYTES};
-        segs[n++] = (nidus_segment){cf->tables[k].data, cf->tables[k].data_bytes};
+        segs[n++] = (nidus_segment){cf->tables[k].data, nidus_table_bytes(&cf->tables[k])};
     }
     return n;
 }

@@ -19,18 +19,23 @@ struct nidus_cuckoo {
     nidus_allocator alloc;
     uint64_t seed;
     nidus_table_shape base; /* table 0's shape: bucket size, f0, offset bits, reach, semi-sorting */
-    unsigned max_kicks;
-    unsigned expansion;     /* 0: never grow */
-    unsigned max_tables;
     uint64_t max_memory;    /* 0: no limit */
     uint64_t deleted;       /* removes since creation or the last compaction */
-    unsigned ntables;
     nidus_table *tables;    /* ntables of them, allocated to exactly that many */
-    bool read_only;         /* a view: tables borrow their data */
     void *mapping;          /* the mapped file of nidus_cuckoo_map_file, unmapped by free */
     size_t mapping_bytes;
     nidus_cuckoo_loader *loader; /* while chunks are being loaded: the tables are incomplete */
+    /* Narrow fields last, packed (every filter pays for this struct): each holds its checked range. */
+    uint16_t max_kicks;     /* 1..NIDUS_CUCKOO_MAX_KICKS */
+    uint16_t expansion;     /* 0: never grow; at most NIDUS_CUCKOO_MAX_EXPANSION */
+    uint8_t max_tables;     /* 1..NIDUS_CUCKOO_MAX_TABLES */
+    uint8_t ntables;
+    bool read_only;         /* a view: tables borrow their data */
 };
+
+_Static_assert(NIDUS_CUCKOO_MAX_KICKS <= UINT16_MAX && NIDUS_CUCKOO_MAX_EXPANSION <= UINT16_MAX &&
+                   NIDUS_CUCKOO_MAX_TABLES <= UINT8_MAX,
+               "the narrow fields of struct nidus_cuckoo hold every accepted value");
 
 /* Writes are refused on views and on filters still loading; lookups on the latter. */
 static inline bool nidus_cuckoo_writable(const nidus_cuckoo *cf) { return !cf->read_only && !cf->loader; }

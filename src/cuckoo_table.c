@@ -16,7 +16,7 @@ nidus_status nidus_table_check_shape(const nidus_table_shape *s)
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (s->buckets < 2 || s->buckets % 2)
         return NIDUS_ERR_INVALID_ARGUMENT;
-    unsigned bucket_bits = s->semi_sort ? 4 * s->fp_bits - 4 : b * s->fp_bits;
+    unsigned bucket_bits = s->semi_sort ? 4u * s->fp_bits - 4 : b * s->fp_bits;
     if (s->buckets > (UINT64_MAX - 7) / bucket_bits)
         return NIDUS_ERR_TOO_LARGE;
     uint64_t bytes = nidus_table_shape_bytes(s);
@@ -63,8 +63,7 @@ static nidus_status setup(nidus_table *t, const nidus_table_shape *shape, unsign
         return NIDUS_ERR_INVALID_ARGUMENT;
     t->shape = *shape;
     t->bucket_bits = shape->semi_sort ? 4 * shape->fp_bits - 4 : shape->bucket_size * shape->fp_bits;
-    t->data_bytes = nidus_table_data_bytes(shape);
-    t->bucket_mod = nidus_fastmod_make(shape->buckets);
+        t->bucket_mod = nidus_fastmod_make(shape->buckets);
     t->fp_mask = (uint32_t)nidus_low_mask(shape->fp_bits);
     t->offset_mask = (uint32_t)nidus_low_mask(shape->offset_bits);
     t->slot_of_bit = (65536 + shape->fp_bits - 1) / shape->fp_bits;
@@ -87,12 +86,12 @@ nidus_status nidus_table_init(nidus_table *t, const nidus_table_shape *shape, un
     nidus_status st = setup(t, shape, max_kicks);
     if (st)
         return st;
-    t->data = nidus_calloc(a, (size_t)t->data_bytes, 1);
+    t->data = nidus_calloc(a, (size_t)nidus_table_bytes(t), 1);
     if (!t->data) {
         nidus_table_release(t, a);
         return NIDUS_ERR_NO_MEMORY;
     }
-    nidus_hugepage_advise(t->data, (size_t)t->data_bytes);
+    nidus_hugepage_advise(t->data, (size_t)nidus_table_bytes(t));
     return NIDUS_OK;
 }
 
@@ -126,13 +125,13 @@ void nidus_table_release(nidus_table *t, const nidus_allocator *a)
 uint64_t nidus_table_memory(const nidus_table *t)
 {
     /* A borrowed table's bytes count too (a mapped file's figures are the filter's, as when loaded). */
-    uint64_t own = t->data_bytes;
+    uint64_t own = nidus_table_bytes(t);
     return own + nidus_overflow_memory(&t->overflow);
 }
 
 void nidus_table_clear(nidus_table *t)
 {
-    memset(t->data, 0, (size_t)t->data_bytes);
+    memset(t->data, 0, (size_t)nidus_table_bytes(t));
     t->occupied = 0;
     nidus_overflow_clear(&t->overflow);
 }
@@ -406,7 +405,7 @@ nidus_status nidus_table_validate(nidus_table *t)
     uint64_t used_bits = m * t->bucket_bits, bytes = nidus_table_shape_bytes(&t->shape);
     if (used_bits % 8 && (t->data[bytes - 1] >> (used_bits % 8)))
         return NIDUS_ERR_CORRUPT;
-    for (uint64_t k = bytes; k < t->data_bytes; k++)
+    for (uint64_t k = bytes; k < nidus_table_bytes(t); k++)
         if (t->data[k])
             return NIDUS_ERR_CORRUPT;
     nidus_status st = nidus_table_validate_overflow(t);

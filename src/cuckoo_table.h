@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bits_impl.h"
 #include "fastmod_impl.h"
 #include "nidus/alloc.h"
 #include "nidus/status.h"
@@ -25,39 +26,40 @@
 /* Shape of a table: everything that decides where a fingerprint goes, and so must be saved with it. */
 typedef struct nidus_table_shape {
     uint64_t buckets;      /* even, >= 2 */
-    unsigned bucket_size;  /* 1, 2, 4 or 8 */
-    unsigned fp_bits;      /* 4..32 (5..32 when semi-sorted) */
-    unsigned offset_bits;  /* low fingerprint bits that choose the alternate bucket's offset, <= fp_bits */
-    unsigned reach_log2;   /* the alternate bucket lies less than 2^reach_log2 buckets away, 1..32 */
+    uint8_t bucket_size;   /* 1, 2, 4 or 8 */
+    uint8_t fp_bits;       /* 4..32 (5..32 when semi-sorted) */
+    uint8_t offset_bits;   /* low fingerprint bits that choose the alternate bucket's offset, <= fp_bits */
+    uint8_t reach_log2;    /* the alternate bucket lies less than 2^reach_log2 buckets away, 1..32 */
     bool semi_sort;        /* bucket_size 4 only */
 } nidus_table_shape;
 
+/* Every filter holds one of these per table, so it is kept small (240 bytes on x86-64, the narrow fields
+ * packed together; it was 320 bytes and a kick log). */
 typedef struct nidus_table {
     nidus_table_shape shape;
-    uint8_t *data;           /* buckets * bucket_bits bits, then NIDUS_BITS_SLACK zero bytes */
-    bool borrowed;           /* data belongs to someone else (a mapped file): read-only, never freed */
-    uint64_t data_bytes;
+    uint8_t *data;           /* buckets * bucket_bits bits, then NIDUS_BITS_SLACK zero bytes: nidus_table_bytes */
     nidus_fastmod bucket_mod;
     unsigned bucket_bits;    /* b*f, or 4f-4 when semi-sorted */
     uint32_t fp_mask;
     uint32_t offset_mask;
+    uint32_t slot_of_bit;    /* ceil(2^16 / f): (bit * slot_of_bit) >> 16 == bit / f for bit < 64 */
     /* SWAR view of a plain bucket: `chunks` words of up to `fields_per_chunk` fields each. */
-    unsigned chunks;
-    unsigned fields_per_chunk;
-    unsigned chunk_bits[NIDUS_TABLE_MAX_CHUNKS];
+    uint8_t chunks;
+    uint8_t fields_per_chunk;
+    uint8_t chunk_bits[NIDUS_TABLE_MAX_CHUNKS];
+    uint16_t max_kicks;      /* the most fingerprints one add may move (NIDUS_CUCKOO_MAX_KICKS fits) */
     nidus_swar chunk_swar[NIDUS_TABLE_MAX_CHUNKS];
     nidus_swar semi_swar;    /* the four (f-4)-bit high parts of a semi-sorted bucket */
     uint64_t semi_gather;    /* multiplier gathering their match bits into a slot mask; 0 when f < 8 */
-    uint32_t slot_of_bit;    /* ceil(2^16 / f): (bit * slot_of_bit) >> 16 == bit / f for bit < 64 */
+    uint64_t occupied;       /* fingerprints in slots */
+    nidus_overflow overflow; /* duplicate copies beyond their bucket pair */
+    uint8_t bucket_bytes;    /* bucket_bits / 8 when buckets are whole bytes (NIDUS_PROBE_*_WORD), <= 8 */
+    uint8_t offset_shift;    /* 32 - reach_log2 */
     unsigned char probe;     /* how lookups read a bucket: NIDUS_PROBE_* in cuckoo_table_impl.h */
-    unsigned bucket_bytes;   /* bucket_bits / 8 when buckets are whole bytes (NIDUS_PROBE_*_WORD) */
-    unsigned offset_shift;   /* 32 - reach_log2 */
     unsigned char fast;      /* NIDUS_FAST_*: which lookup kernel (cuckoo_table_impl.h) */
     bool offset_wraps;       /* buckets < 2^reach_log2: an offset may need reducing modulo buckets */
     unsigned char isa;       /* NIDUS_ISA_*: which compiled copy of the lookup kernels (isa_impl.h) */
-    uint64_t occupied;       /* fingerprints in slots */
-    nidus_overflow overflow; /* duplicate copies beyond their bucket pair */
-    unsigned max_kicks;      /* the most fingerprints one add may move */
+    bool borrowed;           /* data belongs to someone else (a mapped file): read-only, never freed */
 } nidus_table;
 
 /* Checks a shape; NIDUS_ERR_INVALID_ARGUMENT or NIDUS_ERR_TOO_LARGE when it cannot be built. */
@@ -121,6 +123,12 @@ void nidus_table_clear(nidus_table *t);
 
 /* Bytes held through the allocator, the table's own struct excluded. */
 uint64_t nidus_table_memory(const nidus_table *t);
+
+/* Bytes of t->data: nidus_table_data_bytes of its shape. */
+static inline uint64_t nidus_table_bytes(const nidus_table *t)
+{
+    return (t->shape.buckets * t->bucket_bits + 7) / 8 + NIDUS_BITS_SLACK;
+}
 
 /* Items stored: fingerprints in slots plus overflow copies. */
 static inline uint64_t nidus_table_items(const nidus_table *t) { return t->occupied + t->overflow.total; }

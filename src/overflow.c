@@ -27,7 +27,9 @@ static uint64_t find(const nidus_overflow *ov, uint64_t bucket, uint32_t fp)
 
 static nidus_status grow(nidus_overflow *ov, const nidus_allocator *a)
 {
-    uint64_t capacity = ov->capacity ? ov->capacity * 2 : 8;
+    if (ov->capacity > UINT32_MAX / 2)
+        return NIDUS_ERR_NO_MEMORY; /* 2^31 entries (48 GiB): the 32-bit capacity stops here */
+    uint32_t capacity = ov->capacity ? ov->capacity * 2 : 8;
     nidus_overflow_entry *entries = nidus_calloc(a, (size_t)capacity, sizeof *entries);
     if (!entries)
         return NIDUS_ERR_NO_MEMORY;
@@ -50,7 +52,7 @@ nidus_status nidus_overflow_set(nidus_overflow *ov, const nidus_allocator *a, ui
     uint64_t have = nidus_overflow_get(ov, bucket, fp);
     if (count == have)
         return NIDUS_OK;
-    if (have == 0 && 2 * (ov->used + 1) > ov->capacity) {
+    if (have == 0 && 2 * ((uint64_t)ov->used + 1) > ov->capacity) {
         nidus_status st = grow(ov, a);
         if (st)
             return st;
@@ -134,4 +136,4 @@ void nidus_overflow_release(nidus_overflow *ov, const nidus_allocator *a)
     *ov = (nidus_overflow){NULL, 0, 0, 0};
 }
 
-uint64_t nidus_overflow_memory(const nidus_overflow *ov) { return ov->capacity * sizeof(nidus_overflow_entry); }
+uint64_t nidus_overflow_memory(const nidus_overflow *ov) { return (uint64_t)ov->capacity * sizeof(nidus_overflow_entry); }

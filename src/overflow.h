@@ -22,8 +22,8 @@ typedef struct nidus_overflow_entry {
 
 typedef struct nidus_overflow {
     nidus_overflow_entry *entries; /* NULL until the first duplicate overflows */
-    uint64_t capacity;             /* a power of two, or 0 */
-    uint64_t used;                 /* entries with a nonzero count */
+    uint32_t capacity;             /* a power of two, or 0 (2^31 entries would be 48 GiB: never reached) */
+    uint32_t used;                 /* entries with a nonzero count */
     uint64_t total;                /* sum of the counts */
 } nidus_overflow;
 

@@ -155,7 +155,7 @@ static void test_add_many_equals_sequential_adds(void **state)
         nidus_status st = nidus_cuckoo_add_many_hash(many, hashes, 20000, &added);
         assert_int_equal(st, sequential < 20000 ? NIDUS_ERR_FULL : NIDUS_OK);
         assert_int_equal(added, sequential);
-        assert_memory_equal(one->tables[0].data, many->tables[0].data, (size_t)one->tables[0].data_bytes);
+        assert_memory_equal(one->tables[0].data, many->tables[0].data, (size_t)nidus_table_bytes(&one->tables[0]));
         nidus_cuckoo_free(one);
         nidus_cuckoo_free(many);
     }

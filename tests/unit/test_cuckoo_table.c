@@ -111,12 +111,12 @@ static void test_failed_add_leaves_table_bit_for_bit_unchanged(void **state)
         uint64_t hashes[1024];
         size_t n = 0;
         int failures = 0;
-        uint8_t *snapshot = malloc((size_t)t.data_bytes);
+        uint8_t *snapshot = malloc((size_t)nidus_table_bytes(&t));
         while (failures < 20 && n < 1024) {
             uint64_t h = test_splitmix(&rng), i;
             uint32_t fp;
             nidus_table_locate(&t, h, &i, &fp);
-            memcpy(snapshot, t.data, (size_t)t.data_bytes);
+            memcpy(snapshot, t.data, (size_t)nidus_table_bytes(&t));
             uint64_t occupied = t.occupied;
             nidus_status st = nidus_table_add(&t, &libc, i, fp);
             if (st == NIDUS_OK) {
@@ -125,7 +125,7 @@ static void test_failed_add_leaves_table_bit_for_bit_unchanged(void **state)
             }
             assert_int_equal(st, NIDUS_ERR_FULL);
             failures++;
-            assert_memory_equal(snapshot, t.data, (size_t)t.data_bytes);
+            assert_memory_equal(snapshot, t.data, (size_t)nidus_table_bytes(&t));
             assert_int_equal(occupied, t.occupied);
             for (size_t k = 0; k < n; k++) {
                 nidus_table_locate(&t, hashes[k], &i, &fp);
