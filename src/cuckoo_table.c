@@ -201,99 +201,87 @@ static bool bucket_has_free(const nidus_table *t, uint64_t i)
     return t->shape.semi_sort ? nidus_table_semi_has_free(t, i) : plain_find(t, i, 0) >= 0;
 }
 
-/* One bucket the search reached, named by the fingerprint it would receive from its parent's bucket (where that
- * fingerprint lies now): its bucket is alt(parent's bucket, fp), and since alt is an involution the parent's
- * bucket is alt(its bucket, fp) again, so no node stores a bucket and a node is 8 bytes. Roots (depth 0) are
- * the two buckets of the item. */
+/* One bucket the search reached: the fingerprint it would receive from its parent's bucket (where that
+ * fingerprint lies now), the parent's index and the number of moves from a root (the item's two buckets). */
 typedef struct search_node {
+    uint64_t bucket;
     uint32_t fp;
     uint16_t parent;
     uint16_t depth;
 } search_node;
 
-/* Is `bucket` the bucket of node n (at bucket `at`) or of one of its ancestors? A path through the same
- * bucket twice could take out a copy it had already put in, so the search never extends a path into itself. */
-static bool on_path(const nidus_table *t, const search_node *nodes, unsigned n, uint64_t at, uint64_t bucket)
+/* Buckets already reached, as node index + 1 (0: empty), open addressing: the search is over buckets, not paths,
+ * so each is examined once. Half full at most. */
+#define SEARCH_SEEN_SLOTS (2 * NIDUS_TABLE_SEARCH_NODES)
+
+/* Marks `bucket` as node `n` unless it was reached before; true when it is new. */
+static bool first_visit(uint16_t *seen, const search_node *nodes, uint64_t bucket, unsigned n)
 {
-    for (;;) {
-        if (at == bucket)
-            return true;
-        if (nodes[n].depth == 0)
+    unsigned h = (unsigned)((bucket * UINT64_C(0x9E3779B97F4A7C15)) >> 40) & (SEARCH_SEEN_SLOTS - 1);
+    while (seen[h]) {
+        if (nodes[seen[h] - 1].bucket == bucket)
             return false;
-        at = nidus_table_alt(t, at, nodes[n].fp);
-        n = nodes[n].parent;
+        h = (h + 1) & (SEARCH_SEEN_SLOTS - 1);
     }
+    seen[h] = (uint16_t)(n + 1);
+    return true;
 }
 
-/* The bucket of node n: up to its root (whose bucket the caller knows), then back down is not needed, since
- * walking up from a known bucket is what alt gives; so this walks the queue's path from the root. */
-static uint64_t node_bucket(const nidus_table *t, const search_node *nodes, unsigned n, const uint64_t roots[2])
-{
-    unsigned path[NIDUS_TABLE_SEARCH_NODES];
-    unsigned len = 0;
-    while (nodes[n].depth) {
-        path[len++] = n;
-        n = nodes[n].parent;
-    }
-    uint64_t at = roots[n];
-    while (len--)
-        at = nidus_table_alt(t, at, nodes[path[len]].fp);
-    return at;
-}
-
-/* Carries out the path ending at node n, at bucket `at` with a free slot: from the free end back to the root,
- * each bucket takes its parent's fingerprint in place of the one it passed on, and the root takes fp. Every
- * bucket on the path is distinct and unchanged since the search read it, so each replace finds its value. */
-static void apply_path(nidus_table *t, const search_node *nodes, unsigned n, uint64_t at, uint32_t fp)
+/* Carries out the path ending at node n, whose bucket has a free slot: from the free end back to the root,
+ * each bucket takes its parent's fingerprint in place of the one it passed on, and the root takes fp. The
+ * buckets of a path are distinct (each bucket is reached once, by a shortest path) and unchanged since the
+ * search read them, so each replace finds its value. */
+static void apply_path(nidus_table *t, const search_node *nodes, unsigned n, uint32_t fp)
 {
     uint32_t out = 0; /* what the bucket gives up: nothing at the free end */
     while (nodes[n].depth) {
-        bucket_replace(t, at, out, nodes[n].fp);
+        bucket_replace(t, nodes[n].bucket, out, nodes[n].fp);
         out = nodes[n].fp;
-        at = nidus_table_alt(t, at, out);
         n = nodes[n].parent;
     }
-    bucket_replace(t, at, out, fp);
+    bucket_replace(t, nodes[n].bucket, out, fp);
     t->occupied++;
 }
 
 /* Both buckets of fp are full: look for the shortest way to free a slot in one of them, breadth first over
  * the buckets the fingerprints held there could move to, at most max_kicks moves deep and
- * NIDUS_TABLE_SEARCH_NODES buckets wide. Nothing moves until a path is found, so giving up changes nothing
- * and needs no undo log; and the search depends only on the table and the item, so replicas applying the
- * same adds end byte for byte equal. The children of a bucket are prefetched together: at high load their
- * reads overlap instead of following each other as the steps of a random walk do. */
+ * NIDUS_TABLE_SEARCH_NODES distinct buckets wide. Nothing moves until a path is found, so giving up changes
+ * nothing and needs no undo log; and the search depends only on the table and the item, so replicas applying
+ * the same adds end byte for byte equal. The children of a bucket are prefetched together: at high load their
+ * reads overlap instead of following each other as the steps of a random walk do. 20 KiB of stack. */
 static nidus_status search_and_move(nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
     search_node nodes[NIDUS_TABLE_SEARCH_NODES];
-    const uint64_t roots[2] = {i, j};
+    uint16_t seen[SEARCH_SEEN_SLOTS];
+    memset(seen, 0, sizeof seen);
     unsigned b = t->shape.bucket_size, count = 2;
-    unsigned max_depth = t->max_kicks < NIDUS_TABLE_SEARCH_NODES ? t->max_kicks : NIDUS_TABLE_SEARCH_NODES;
-    nodes[0] = (search_node){0, 0, 0};
-    nodes[1] = (search_node){0, 1, 0};
+    unsigned max_depth = t->max_kicks;
+    nodes[0] = (search_node){i, 0, 0, 0};
+    nodes[1] = (search_node){j, 0, 1, 0};
+    first_visit(seen, nodes, i, 0);
+    first_visit(seen, nodes, j, 1);
     uint32_t fps[8];
     uint64_t child[8];
     for (unsigned n = 0; n < count; n++) {
         if (nodes[n].depth >= max_depth)
             break; /* breadth first: every node after this one is as deep */
-        uint64_t at = n < 2 ? roots[n] : node_bucket(t, nodes, n, roots);
+        uint64_t at = nodes[n].bucket;
         nidus_table_read_bucket(t, at, fps);
         for (unsigned s = 0; s < b; s++) {
             child[s] = nidus_table_alt(t, at, fps[s]);
             nidus_table_prefetch(t, child[s]);
         }
         for (unsigned s = 0; s < b; s++) {
-            if (s && fps[s] == fps[s - 1])
-                continue; /* a second copy leads where the first did (semi-sorted buckets keep copies adjacent) */
             if (count == NIDUS_TABLE_SEARCH_NODES)
                 return NIDUS_ERR_FULL;
-            nodes[count] = (search_node){fps[s], (uint16_t)n, (uint16_t)(nodes[n].depth + 1)};
+            nodes[count] = (search_node){child[s], fps[s], (uint16_t)n, (uint16_t)(nodes[n].depth + 1)};
+            if (!first_visit(seen, nodes, child[s], count))
+                continue;
             if (bucket_has_free(t, child[s])) {
-                apply_path(t, nodes, count, child[s], fp);
+                apply_path(t, nodes, count, fp);
                 return NIDUS_OK;
             }
-            if (!on_path(t, nodes, n, at, child[s]))
-                count++;
+            count++;
         }
     }
     return NIDUS_ERR_FULL;
