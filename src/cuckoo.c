@@ -79,17 +79,12 @@ uint64_t nidus_cuckoo_hash(const nidus_cuckoo *cf, const void *key, size_t len)
 
 bool nidus_cuckoo_is_read_only(const nidus_cuckoo *cf) { return cf->read_only; }
 
-nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
+/* Every bucket pair of the key is full: make room in the newest table, or grow. Out of line, so that the common
+ * add needs no stack frame for it. */
+static __attribute__((noinline)) nidus_status add_slow(nidus_cuckoo *cf, uint64_t hash)
 {
-    if (!nidus_cuckoo_writable(cf))
-        return NIDUS_ERR_READ_ONLY;
     uint64_t i;
     uint32_t fp;
-    for (unsigned k = cf->ntables; k-- > 0;) {
-        nidus_table_locate(&cf->tables[k], hash, &i, &fp);
-        if (nidus_table_place_free(&cf->tables[k], i, fp))
-            return NIDUS_OK;
-    }
     nidus_table *newest = &cf->tables[cf->ntables - 1];
     nidus_table_locate(newest, hash, &i, &fp);
     nidus_status st = nidus_table_add_full(newest, &cf->alloc, i, fp);
@@ -102,9 +97,36 @@ nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
     return nidus_table_add(newest, &cf->alloc, i, fp); /* an empty table: a free slot */
 }
 
+nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
+{
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
+    uint64_t i;
+    uint32_t fp;
+    nidus_table *t = cf->tables;
+    if (cf->ntables == 1 && t->fast == NIDUS_FAST_PLAIN) {
+        /* One table of one-word buckets (the common case): both buckets asked for at once, a free slot put
+         * with one load and one store. */
+        uint64_t j;
+        fp = nidus_table_fast_locate(t, hash, &i, &j);
+        nidus_table_prefetch(t, j);
+        if (nidus_table_word_put(t, i, fp) || nidus_table_word_put(t, j, fp)) {
+            t->occupied++;
+            return NIDUS_OK;
+        }
+    } else {
+        for (unsigned k = cf->ntables; k-- > 0;) {
+            nidus_table_locate(&cf->tables[k], hash, &i, &fp);
+            if (nidus_table_place_free(&cf->tables[k], i, fp))
+                return NIDUS_OK;
+        }
+    }
+    return add_slow(cf, hash);
+}
+
 nidus_status nidus_cuckoo_add(nidus_cuckoo *cf, const void *key, size_t len)
 {
-    return nidus_cuckoo_add_hash(cf, nidus_cuckoo_hash(cf, key, len));
+    return nidus_cuckoo_add_hash(cf, nidus_hash_bytes(key, len, cf->seed));
 }
 
 nidus_status nidus_cuckoo_add_unique_hash(nidus_cuckoo *cf, uint64_t hash, bool *added)

@@ -198,6 +198,8 @@ static bool bucket_replace(nidus_table *t, uint64_t i, uint32_t from, uint32_t t
 /* Has bucket i a free slot? */
 static bool bucket_has_free(const nidus_table *t, uint64_t i)
 {
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD)
+        return nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, i)) != 0;
     return t->shape.semi_sort ? nidus_table_semi_has_free(t, i) : plain_find(t, i, 0) >= 0;
 }
 
@@ -225,6 +227,16 @@ static bool first_visit(uint16_t *seen, const search_node *nodes, uint64_t bucke
     }
     seen[h] = (uint16_t)(n + 1);
     return true;
+}
+
+/* Asks for the buckets that bucket i's fingerprints could move to, as soon as the search finds i full: by the
+ * time the search expands i (after the rest of its level), their reads have overlapped with other work. */
+static void prefetch_children(const nidus_table *t, uint64_t i)
+{
+    uint32_t fps[8];
+    nidus_table_read_bucket(t, i, fps);
+    for (unsigned s = 0; s < t->shape.bucket_size; s++)
+        nidus_table_prefetch(t, nidus_table_alt(t, i, fps[s]));
 }
 
 /* Carries out the path ending at node n, whose bucket has a free slot: from the free end back to the root,
@@ -275,13 +287,15 @@ static nidus_status search_and_move(nidus_table *t, uint64_t i, uint64_t j, uint
             if (count == NIDUS_TABLE_SEARCH_NODES)
                 return NIDUS_ERR_FULL;
             nodes[count] = (search_node){child[s], fps[s], (uint16_t)n, (uint16_t)(nodes[n].depth + 1)};
-            if (!first_visit(seen, nodes, child[s], count))
-                continue;
-            if (bucket_has_free(t, child[s])) {
+            if (bucket_has_free(t, child[s])) { /* never one reached before: those are all full */
                 apply_path(t, nodes, count, fp);
                 return NIDUS_OK;
             }
-            count++;
+            if (first_visit(seen, nodes, child[s], count)) {
+                if (nodes[count].depth < max_depth)
+                    prefetch_children(t, child[s]);
+                count++;
+            }
         }
     }
     return NIDUS_ERR_FULL;
@@ -330,6 +344,15 @@ uint64_t nidus_table_count(const nidus_table *t, uint64_t i, uint32_t fp)
 
 bool nidus_table_place_free(nidus_table *t, uint64_t i, uint32_t fp)
 {
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD) {
+        uint64_t j = nidus_table_alt(t, i, fp);
+        nidus_table_prefetch(t, j);
+        if (nidus_table_word_put(t, i, fp) || nidus_table_word_put(t, j, fp)) {
+            t->occupied++;
+            return true;
+        }
+        return false;
+    }
     if (bucket_replace(t, i, 0, fp) || bucket_replace(t, nidus_table_alt(t, i, fp), 0, fp)) {
         t->occupied++;
         return true;
@@ -341,6 +364,12 @@ void nidus_table_read_bucket(const nidus_table *t, uint64_t i, uint32_t *fps)
 {
     if (t->shape.semi_sort) {
         nidus_table_semi_decode(t, i, fps);
+        return;
+    }
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD) {
+        uint64_t w = nidus_table_word(t, i);
+        for (unsigned s = 0; s < t->shape.bucket_size; s++, w >>= t->shape.fp_bits)
+            fps[s] = (uint32_t)w & t->fp_mask;
         return;
     }
     for (unsigned s = 0; s < t->shape.bucket_size; s++)

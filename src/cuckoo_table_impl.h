@@ -299,6 +299,23 @@ static inline uint64_t nidus_table_count_pair(const nidus_table *t, uint64_t i, 
     return n;
 }
 
+/* ---- adds: a free slot in a bucket that is one word (NIDUS_PROBE_PLAIN_WORD) */
+
+/* Puts fp into the lowest free slot of plain one-word bucket i (the slot the general path would choose, so
+ * the bytes are the same either way); false when the bucket is full. The 8-byte store rewrites the bytes of
+ * the next bucket that the load read, unchanged; the slack keeps it inside the table. */
+static inline bool nidus_table_word_put(nidus_table *t, uint64_t i, uint32_t fp)
+{
+    uint8_t *p = t->data + i * t->bucket_bytes;
+    uint64_t w = nidus_load_le64(p);
+    uint64_t free_high = nidus_swar_zero_fields(&t->chunk_swar[0], w);
+    if (!free_high)
+        return false;
+    unsigned shift = (unsigned)__builtin_ctzll(free_high) - (t->shape.fp_bits - 1u);
+    nidus_store_le64(p, w | ((uint64_t)fp << shift));
+    return true;
+}
+
 /* Asks for the cache line(s) of bucket i ahead of a probe: the first byte and the last one a read touches. */
 static inline void nidus_table_prefetch(const nidus_table *t, uint64_t i)
 {
