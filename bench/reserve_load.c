@@ -4,7 +4,9 @@
  *
  * usage: nidus_bench_cuckoo_load load SLOTS RUNS [F]       worst and mean load at the first failure, every (b, kicks)
  *        nidus_bench_cuckoo_load hold N RUNS B KICKS       filters of capacity N: how many of RUNS seeds fail to
- *                                                      take N distinct keys in their first table */
+ *                                                      take N distinct keys in their first table
+ *        nidus_bench_cuckoo_load need N RUNS B KICKS       the fewest slots (even buckets) a table needs to hold N keys
+ *                                                      in every one of RUNS seeds (the small-table margin) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "alloc.h"
 #include "cuckoo_filter.h"
 #include "cuckoo_table_impl.h"
+#include "params.h"
 
 static uint64_t splitmix(uint64_t *s)
 {
@@ -90,12 +93,61 @@ static int run_hold(uint64_t n, unsigned runs, unsigned b, unsigned kicks)
         }
         nidus_cuckoo_stats st;
         nidus_cuckoo_get_stats(cf, &st);
-        failed += st.tables > 1;
+        if (st.tables > 1) {
+            failed++;
+            printf("  seed %u grew at item %" PRIu64 "\n", r, st.items);
+        }
         nidus_cuckoo_free(cf);
     }
     printf("N=%" PRIu64 " b=%u kicks=%u slots=%" PRIu64 " (load %.4f): %u of %u runs grew\n", n, b, kicks,
            plan.slots, (double)n / (double)plan.slots, failed, runs);
     return failed != 0;
+}
+
+/* Does a table of `buckets` buckets take n keys from every one of `runs` seeds? */
+static bool holds(uint64_t n, unsigned runs, unsigned b, unsigned kicks, uint64_t buckets)
+{
+    nidus_table_shape shape = {.buckets = buckets, .bucket_size = b, .fp_bits = 12, .offset_bits = 12,
+                               .reach_log2 = 16};
+    nidus_allocator a;
+    nidus_alloc_resolve(NULL, &a);
+    for (unsigned r = 0; r < runs; r++) {
+        nidus_table t;
+        if (nidus_table_init(&t, &shape, kicks, &a))
+            return false;
+        uint64_t s = UINT64_C(7777777) * (r + 1), k = 0;
+        for (; k < n; k++) {
+            uint64_t i;
+            uint32_t fp;
+            nidus_table_locate(&t, splitmix(&s), &i, &fp);
+            if (nidus_table_add(&t, &a, i, fp))
+                break;
+        }
+        nidus_table_release(&t, &a);
+        if (k < n)
+            return false;
+    }
+    return true;
+}
+
+static int run_need(uint64_t n, unsigned runs, unsigned b, unsigned kicks)
+{
+    uint64_t lo = (n / b + 1) & ~UINT64_C(1), hi = lo < 2 ? 2 : lo; /* buckets: lo fails or is the minimum */
+    while (!holds(n, runs, b, kicks, hi))
+        hi *= 2;
+    while (hi - lo > 2) { /* even bucket counts only */
+        uint64_t mid = (lo + (hi - lo) / 2) & ~UINT64_C(1);
+        if (mid <= lo)
+            mid = lo + 2;
+        if (holds(n, runs, b, kicks, mid))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    printf("N=%" PRIu64 " b=%u kicks=%u: %" PRIu64 " slots hold it in all %u runs (load %.4f, extra over N/L %.1f)\n",
+           n, b, kicks, hi * b, runs, (double)n / (double)(hi * b),
+           (double)(hi * b) - (double)n / nidus_cuckoo_design_load(b, 12, kicks));
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -106,6 +158,9 @@ int main(int argc, char **argv)
     if (argc >= 6 && !strcmp(argv[1], "hold"))
         return run_hold(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]),
                         (unsigned)atoi(argv[5]));
-    fprintf(stderr, "usage: %s load SLOTS RUNS [F] | hold N RUNS B KICKS\n", argv[0]);
+    if (argc >= 6 && !strcmp(argv[1], "need"))
+        return run_need(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]),
+                        (unsigned)atoi(argv[5]));
+    fprintf(stderr, "usage: %s load SLOTS RUNS [F] | hold N RUNS B KICKS | need N RUNS B KICKS\n", argv[0]);
     return 2;
 }

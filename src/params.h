@@ -9,8 +9,9 @@
 /* Bucket offsets reach at most 2^NIDUS_REACH_LOG2 buckets: see nidus_table_alt and docs/DESIGN-NOTES.md. */
 #define NIDUS_REACH_LOG2 16u
 
-/* The load factor a table of bucket size b is sized for: below what the kick walk reliably reaches. */
-double nidus_cuckoo_design_load(unsigned bucket_size);
+/* The load factor a large table of bucket size b and f-bit fingerprints is sized for when an add may move up to
+ * max_kicks fingerprints: below what the add's search reliably reaches. */
+double nidus_cuckoo_design_load(unsigned bucket_size, unsigned fp_bits, unsigned max_kicks);
 
 /* Probability that a lookup of an absent key matches some fingerprint when all 2b slots of its buckets are
  * occupied: 2b times the chance that two fingerprints drawn as nidus_fingerprint draws them are equal,

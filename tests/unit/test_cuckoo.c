@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The public cuckoo filter, tested as a user sees it. */
+#include <inttypes.h>
+
 #include "test_util.h"
 
 #include <nidus/nidus.h>
@@ -298,6 +300,39 @@ static void test_any_capacity_holds_its_items_without_power_of_two_waste(void **
     }
 }
 
+/* A reservation holds: a filter of capacity N takes N distinct keys in its first table, at every bucket size
+ * and every max_kicks (the module's MAXITERATIONS), small N included, where the load reached varies most.
+ * The table is sized for the load the add's search reaches with that many moves (src/params.c). */
+static void test_reserved_capacity_holds_in_the_first_table(void **state)
+{
+    (void)state;
+    const uint64_t capacities[] = {1, 2, 3, 4, 5, 8, 9, 16, 17, 33, 60, 100, 257, 1000, 4099};
+    const unsigned kicks[] = {1, 2, 3, 5, 20, 500};
+    uint64_t rng = test_seed() + 14;
+    for (unsigned b = 1; b <= 8; b *= 2)
+        for (size_t k = 0; k < sizeof kicks / sizeof *kicks; k++)
+            for (size_t c = 0; c < sizeof capacities / sizeof *capacities; c++)
+                for (int run = 0; run < 8; run++) {
+                    nidus_cuckoo_params p = {.capacity = capacities[c], .bucket_size = b, .max_kicks = kicks[k],
+                                             .expansion = 2, .seed = test_splitmix(&rng)};
+                    nidus_cuckoo *cf = NULL;
+                    assert_int_equal(nidus_cuckoo_new(&p, &cf), NIDUS_OK);
+                    uint64_t base = test_splitmix(&rng);
+                    for (uint64_t i = 0; i < capacities[c]; i++) {
+                        uint64_t key = base + i; /* distinct */
+                        assert_int_equal(nidus_cuckoo_add(cf, &key, sizeof key), NIDUS_OK);
+                    }
+                    nidus_cuckoo_stats s;
+                    nidus_cuckoo_get_stats(cf, &s);
+                    if (s.tables != 1)
+                        printf("# b=%u max_kicks=%u capacity %" PRIu64 " grew (load %.3f)\n", b, kicks[k],
+                               capacities[c], s.load);
+                    assert_int_equal(s.tables, 1);
+                    assert_int_equal(s.items, capacities[c]);
+                    nidus_cuckoo_free(cf);
+                }
+}
+
 static void test_plan_reports_choice_and_cost(void **state)
 {
     (void)state;
@@ -415,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_load_before_first_failure),
         cmocka_unit_test(test_any_capacity_holds_its_items_without_power_of_two_waste),
         cmocka_unit_test(test_plan_reports_choice_and_cost),
+        cmocka_unit_test(test_reserved_capacity_holds_in_the_first_table),
         cmocka_unit_test(test_invalid_parameters_are_refused),
         cmocka_unit_test(test_clear_empties_and_keeps_working),
         cmocka_unit_test(test_allocator_hook_sees_all_memory),
