@@ -2,20 +2,13 @@
 /* Measures the load a cuckoo table reaches before its first failed add, for a given bucket size, fingerprint
  * width, placement reach and kick budget. Used to choose the placement reach and the design loads.
  * usage: nidus_bench_load BUCKETS B F REACH_LOG2 MAX_KICKS RUNS [SEED] */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_util.h */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "alloc.h"
-#include "cuckoo_table_impl.h"
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
+#include "table_fill.h"
 
 int main(int argc, char **argv)
 {
@@ -42,13 +35,7 @@ int main(int argc, char **argv)
             return 2;
         }
         uint64_t s = seed * 1000003 + r;
-        for (;;) {
-            uint64_t i;
-            uint32_t fp;
-            nidus_table_locate(&t, splitmix(&s), &i, &fp);
-            if (nidus_table_add(&t, &a, i, fp))
-                break;
-        }
+        bench_fill_table(&t, &a, &s, 0);
         double load = (double)t.occupied / (double)(shape.buckets * shape.bucket_size);
         sum += load;
         lo = load < lo ? load : lo;

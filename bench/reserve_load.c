@@ -7,6 +7,7 @@
  *                                                      take N distinct keys in their first table
  *        nidus_bench_cuckoo_load need N RUNS B KICKS       the fewest slots (even buckets) a table needs to hold N keys
  *                                                      in every one of RUNS seeds (the small-table margin) */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_util.h */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,16 +15,8 @@
 
 #include "alloc.h"
 #include "cuckoo_filter.h"
-#include "cuckoo_table_impl.h"
+#include "table_fill.h"
 #include "params.h"
-
-static uint64_t splitmix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
 
 static const unsigned kicks_list[] = {1, 2, 5, 10, 20, 50, 100, 500};
 
@@ -38,13 +31,7 @@ static double first_failure(uint64_t buckets, unsigned b, unsigned f, unsigned k
     if (nidus_table_init(&t, &shape, kicks, &a))
         return -1;
     uint64_t s = seed;
-    for (;;) {
-        uint64_t i;
-        uint32_t fp;
-        nidus_table_locate(&t, splitmix(&s), &i, &fp);
-        if (nidus_table_add(&t, &a, i, fp))
-            break;
-    }
+    bench_fill_table(&t, &a, &s, 0);
     double load = (double)t.occupied / (double)(buckets * b);
     nidus_table_release(&t, &a);
     return load;
@@ -87,7 +74,7 @@ static int run_hold(uint64_t n, unsigned runs, unsigned b, unsigned kicks)
             return 2;
         uint64_t s = UINT64_C(7777777) * (r + 1);
         for (uint64_t k = 0; k < n; k++) {
-            uint64_t key = splitmix(&s);
+            uint64_t key = bench_splitmix(&s);
             if (nidus_cuckoo_add(cf, &key, sizeof key))
                 break;
         }
@@ -115,14 +102,8 @@ static bool holds(uint64_t n, unsigned runs, unsigned b, unsigned kicks, uint64_
         nidus_table t;
         if (nidus_table_init(&t, &shape, kicks, &a))
             return false;
-        uint64_t s = UINT64_C(7777777) * (r + 1), k = 0;
-        for (; k < n; k++) {
-            uint64_t i;
-            uint32_t fp;
-            nidus_table_locate(&t, splitmix(&s), &i, &fp);
-            if (nidus_table_add(&t, &a, i, fp))
-                break;
-        }
+        uint64_t s = UINT64_C(7777777) * (r + 1);
+        uint64_t k = bench_fill_table(&t, &a, &s, n);
         nidus_table_release(&t, &a);
         if (k < n)
             return false;
