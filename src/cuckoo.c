@@ -317,7 +317,9 @@ void nidus_cuckoo_get_stats(const nidus_cuckoo *cf, nidus_cuckoo_stats *s)
         bound += nidus_cuckoo_error_bound(t->shape.bucket_size, t->shape.fp_bits);
     }
     uint64_t memory = sizeof *cf + cf->ntables * sizeof *cf->tables + nidus_cuckoo_tables_memory(cf);
-    uint64_t capacity = (uint64_t)((double)slots * nidus_cuckoo_design_load(t0->shape.bucket_size));
+    uint64_t capacity = 0; /* what each table was sized to hold */
+    for (unsigned k = 0; k < cf->ntables; k++)
+        capacity += nidus_cuckoo_capacity_of(&cf->tables[k].shape, cf->max_kicks);
     *s = (nidus_cuckoo_stats){
         .items = items,
         .overflow_items = overflow,

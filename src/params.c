@@ -91,6 +91,23 @@ static uint64_t buckets_for(uint64_t capacity, unsigned b, unsigned f, unsigned 
     return m < 2 ? 2 : m;
 }
 
+uint64_t nidus_cuckoo_capacity_of(const nidus_table_shape *shape, unsigned max_kicks)
+{
+    unsigned b = shape->bucket_size;
+    if (shape->buckets <= 2)
+        return 2 * (uint64_t)b;
+    /* Invert slots = N / load + per_root * sqrt(N) + fixed for N, then step down until buckets_for agrees. */
+    sizing z = sizing_for(b, shape->fp_bits, max_kicks);
+    double slots = (double)shape->buckets * b - z.fixed;
+    if (slots <= 0)
+        return 2 * (uint64_t)b;
+    double root = (-z.per_root + sqrt(z.per_root * z.per_root + 4.0 * slots / z.load)) * z.load / 2.0;
+    uint64_t n = (uint64_t)(root * root);
+    while (n > 2 * (uint64_t)b && buckets_for(n, b, shape->fp_bits, max_kicks) > shape->buckets)
+        n--;
+    return n > 2 * (uint64_t)b ? n : 2 * (uint64_t)b;
+}
+
 nidus_status nidus_cuckoo_resolve(const nidus_cuckoo_params *p, nidus_cuckoo_plan *plan,
                                   nidus_table_shape *shape, unsigned *max_kicks)
 {

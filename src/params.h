@@ -18,6 +18,10 @@ double nidus_cuckoo_design_load(unsigned bucket_size, unsigned fp_bits, unsigned
  * (2^f + 2) / 4^f (the value 1 is twice as likely as the others). */
 double nidus_cuckoo_error_bound(unsigned bucket_size, unsigned fp_bits);
 
+/* The most items a table of `shape` holds every time, as sized above: the capacity it was sized for (or more,
+ * when its bucket count was rounded up). */
+uint64_t nidus_cuckoo_capacity_of(const nidus_table_shape *shape, unsigned max_kicks);
+
 /* Resolves params into a plan and the table shape that realises it. */
 nidus_status nidus_cuckoo_resolve(const nidus_cuckoo_params *params, nidus_cuckoo_plan *plan,
                                   nidus_table_shape *shape, unsigned *max_kicks);

@@ -300,7 +300,7 @@ static void op_chunks(run *R)
      * load); one byte under the tables' cost (refused); exactly that cost (loads, and keeps it as max_memory) */
     uint64_t cost = 0, max_bytes = 0;
     for (unsigned k = 0; k < R->cf->ntables; k++)
-        cost += nidus_cuckoo_table_cost(&R->cf->tables[k].shape, R->cf->max_kicks);
+        cost += nidus_cuckoo_table_cost(&R->cf->tables[k].shape);
     unsigned limit = (unsigned)prop_range(&R->r, 0, 3);
     if (limit == 1)
         max_bytes = R->cf->max_memory;
