@@ -46,8 +46,9 @@ void nidus_cuckoo_loader_free(nidus_cuckoo *cf);
 /* The error bound a table at position k may have: see above. */
 double nidus_cuckoo_table_budget(double base_bound, unsigned k);
 
-/* The shape of table k (k >= 1) given the newest table's bucket count: NIDUS_ERR_LIMIT_TABLES when no f up to
- * 32 meets the budget, NIDUS_ERR_TOO_LARGE when the size overflows. */
+/* The shape of table k (k >= 1) given the newest table's bucket count, with no fewer fingerprint bits than the
+ * newest table (compaction moves fingerprints only down to tables with no more bits): NIDUS_ERR_LIMIT_TABLES
+ * when no f up to 32 meets the budget, NIDUS_ERR_TOO_LARGE when the size overflows. */
 nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_t prev_buckets,
                                      nidus_table_shape *out);
 

@@ -25,7 +25,11 @@ nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_
     nidus_table_shape s = cf->base;
     unsigned b = s.bucket_size;
     double budget = nidus_cuckoo_table_budget(nidus_cuckoo_error_bound(b, cf->base.fp_bits), k);
-    unsigned f = cf->base.fp_bits;
+    /* Never fewer bits than the newest table: after a compaction frees tables, k is a lower position than the
+     * newest table once had, and its budget alone could give fewer bits. Compaction moves fingerprints only
+     * into tables with no more bits than they have (a truncation), so fewer bits here would strand them. */
+    unsigned f = k > 0 && cf->tables[k - 1].shape.fp_bits > cf->base.fp_bits ? cf->tables[k - 1].shape.fp_bits
+                                                                            : cf->base.fp_bits;
     while (f <= NIDUS_CUCKOO_MAX_FINGERPRINT_BITS && nidus_cuckoo_error_bound(b, f) > budget)
         f++;
     if (f > NIDUS_CUCKOO_MAX_FINGERPRINT_BITS)
@@ -86,6 +90,10 @@ static void compact_table(nidus_cuckoo *cf, unsigned k)
                 continue;
             for (unsigned j = 0; j < k; j++) {
                 nidus_table *older = &cf->tables[j];
+                /* Only a truncation is exact: an older table with more bits (a filter grown again after a
+                 * compaction by code before that was prevented) cannot rebuild the bits this one lacks. */
+                if (older->shape.fp_bits > t->shape.fp_bits)
+                    continue;
                 uint64_t to = nidus_fastmod_reduce(&older->bucket_mod, i);
                 if (nidus_table_place_free(older, to, nidus_fingerprint(fp, older->fp_mask))) {
                     nidus_table_take(t, i, fp);
