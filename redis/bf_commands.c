@@ -51,6 +51,36 @@ const char *nidus_bf_add_error(nidus_status st)
     }
 }
 
+void nidus_bf_add_and_reply(RedisModuleCtx *ctx, RedisModuleString **items, int n, bool multi, bool changed,
+                            nidus_bf_add_fn add, void *filter)
+{
+    if (multi)
+        RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
+    long replies = 0;
+    for (int i = 0; i < n; i++, replies++) {
+        size_t len;
+        const char *s = RedisModule_StringPtrLen(items[i], &len);
+        bool added = false;
+        nidus_status st = add(filter, s, len, &added);
+        if (st) {
+            RedisModule_ReplyWithError(ctx, nidus_bf_add_error(st));
+            replies++;
+            break;
+        }
+        changed |= added;
+        nidus_reply_bool(ctx, added);
+    }
+    if (multi)
+        RedisModule_ReplySetArrayLength(ctx, replies);
+    if (changed)
+        RedisModule_ReplicateVerbatim(ctx);
+}
+
+static nidus_status add_to_bloom(void *filter, const char *s, size_t len, bool *added)
+{
+    return nidus_bloom_add(filter, s, len, added);
+}
+
 /* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] */
 int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
@@ -104,27 +134,7 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
-    if (multi)
-        RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
-    bool changed = ks == KEY_EMPTY;
-    long replies = 0;
-    for (int i = 0; i < n; i++, replies++) {
-        size_t len;
-        const char *s = RedisModule_StringPtrLen(items[i], &len);
-        bool added = false;
-        nidus_status st = nidus_bloom_add(bf, s, len, &added);
-        if (st) {
-            RedisModule_ReplyWithError(ctx, nidus_bf_add_error(st));
-            replies++;
-            break;
-        }
-        changed |= added;
-        nidus_reply_bool(ctx, added);
-    }
-    if (multi)
-        RedisModule_ReplySetArrayLength(ctx, replies);
-    if (changed)
-        RedisModule_ReplicateVerbatim(ctx);
+    nidus_bf_add_and_reply(ctx, items, n, multi, ks == KEY_EMPTY, add_to_bloom, bf);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }

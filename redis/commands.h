@@ -44,6 +44,15 @@ void nidus_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool n
 /* The error text of a failed Bloom add. */
 const char *nidus_bf_add_error(nidus_status st);
 
+/* Adds one Bloom item to `filter` (a nidus_bloom or a RedisBloom-format key), setting *added. */
+typedef nidus_status (*nidus_bf_add_fn)(void *filter, const char *s, size_t len, bool *added);
+
+/* The items of BF.ADD / MADD / INSERT added one by one through `add`, each answered 1/0 (booleans in RESP3) in
+ * an array when `multi`; the first failure is answered with its error and ends the reply. Replicates the
+ * command verbatim when an item was added or `changed` is already true (a key the command created). */
+void nidus_bf_add_and_reply(RedisModuleCtx *ctx, RedisModuleString **items, int n, bool multi, bool changed,
+                            nidus_bf_add_fn add, void *filter);
+
 /* BF.DEBUG's line for each layer of `bf` ("bytes:... ratio:..."). */
 void nidus_bf_reply_debug_layers(RedisModuleCtx *ctx, const nidus_bloom *bf);
 int nidus_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);

@@ -315,8 +315,9 @@ static nidus_status bf_grow(rb_value *v)
 
 /* Adds one item as RedisBloom does: nothing when some layer holds it, else into the newest layer, growing
  * when that is at capacity. */
-static nidus_status bf_add(rb_value *v, const char *s, size_t len, bool *added)
+static nidus_status bf_add(void *filter, const char *s, size_t len, bool *added)
 {
+    rb_value *v = filter;
     rb_bf *bf = v->rb;
     rb_bf_hash h = rb_bf_hash_of(bf, s, len);
     *added = false;
@@ -343,27 +344,7 @@ static int rb_bf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     RedisModuleKey *key;
     rb_value *v;
     open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, rb_bf_type, &key, &v);
-    if (multi)
-        RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
-    long replies = 0;
-    bool changed = false;
-    for (int i = first; i < argc; i++, replies++) {
-        size_t len;
-        const char *s = RedisModule_StringPtrLen(argv[i], &len);
-        bool added;
-        nidus_status st = bf_add(v, s, len, &added);
-        if (st) {
-            RedisModule_ReplyWithError(ctx, nidus_bf_add_error(st));
-            replies++;
-            break;
-        }
-        changed |= added;
-        nidus_reply_bool(ctx, added);
-    }
-    if (multi)
-        RedisModule_ReplySetArrayLength(ctx, replies);
-    if (changed)
-        RedisModule_ReplicateVerbatim(ctx);
+    nidus_bf_add_and_reply(ctx, argv + first, argc - first, multi, false, bf_add, v);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
