@@ -2,7 +2,7 @@
 /* Fuzz target: the filter file format (version 2: header checksum, per-block checksums, body; and version 1)
  * as the library and the CLI open it: framing, every block, then the body of the kind it names, checked and
  * trusted (lazily verified). Whatever the bytes, each step returns a status; nothing it accepts may crash a
- * lookup. */
+ * lookup, nor (a trusted copy, as `nidus add` / `nidus del` write a file) an add, a remove or a compaction. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,16 @@ static void probe(nidus_kind kind, const nidus_file_layout *l, nidus_decode_mode
                 (void)nidus_cuckoo_count_hash(cf, k * UINT64_C(0x9E3779B97F4A7C15));
             nidus_cuckoo_stats s;
             nidus_cuckoo_get_stats(cf, &s);
+            /* Writes over slots no scan validated (semi-sorted ranks out of range, buckets out of order); small
+             * filters only, so that growth stays small too. */
+            if (!view && mode == NIDUS_DECODE_BODY_TRUSTED && s.memory_bytes < (1u << 20) && s.expansion <= 4) {
+                for (uint64_t k = 0; k < 32; k++) {
+                    uint64_t h = k * UINT64_C(0xD6E8FEB86659FD93);
+                    (void)nidus_cuckoo_add_hash(cf, h);
+                    (void)nidus_cuckoo_remove_hash(cf, k % 3 ? h : ~h);
+                }
+                (void)nidus_cuckoo_compact(cf, NULL);
+            }
             nidus_cuckoo_free(cf);
         } else if (kind == NIDUS_KIND_BLOOM) {
             nidus_bloom *bf;

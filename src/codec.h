@@ -113,7 +113,8 @@ nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind k
 /* What a decoder is given: a whole encoding (checksum at its end), or the body of a version 2 file
  * (file_format.h), whose block checksums the caller checks: all of them before (BODY), or each block before it
  * is first read (BODY_TRUSTED: the decoder then skips scans of the tables that only validation needs, where
- * any content of them is safe to probe). */
+ * any content of them is safe to probe and to write over: a hostile file with valid checksums may give wrong
+ * answers, never an access outside the filter's memory). */
 typedef enum nidus_decode_mode { NIDUS_DECODE_WHOLE, NIDUS_DECODE_BODY, NIDUS_DECODE_BODY_TRUSTED } nidus_decode_mode;
 
 /* Where a decoded filter's tables live: copied (writable), viewed in the buffer (read-only), or borrowed from

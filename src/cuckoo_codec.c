@@ -307,9 +307,10 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
             break;
         cf->ntables = k + 1;
         /* A trusted body skips the scan of the slots (it would read every block of a big file): any bits there
-         * are safe to probe but for semi-sorted codes, which are still checked. The overflow map always is. */
+         * are safe to probe and to write over, semi-sorted ranks too (nidus_semisort_nibbles). The overflow map
+         * is always checked. */
         if (!(st = load_overflow(t, &cf->alloc, ov, m.overflow[k]))) {
-            if (mode == NIDUS_DECODE_BODY_TRUSTED && !t->shape.semi_sort) {
+            if (mode == NIDUS_DECODE_BODY_TRUSTED) {
                 t->occupied = m.occupied[k];
                 st = nidus_table_validate_overflow(t);
             } else if (!(st = nidus_table_validate(t)) && t->occupied != m.occupied[k]) {

@@ -134,7 +134,7 @@ static inline void nidus_table_semi_decode(const nidus_table *t, uint64_t i, uin
 {
     uint64_t pos = i * t->bucket_bits;
     unsigned hb = t->shape.fp_bits - 4;
-    unsigned nibbles = nidus_semisort_unrank[nidus_table_read_raw(t->data, pos) & 0xfff];
+    unsigned nibbles = nidus_semisort_nibbles(nidus_table_read_raw(t->data, pos));
     pos += NIDUS_SEMISORT_RANK_BITS;
     for (unsigned s = 0; s < 4; s++) {
         uint32_t high = (uint32_t)(nidus_table_read_raw(t->data, pos) & nidus_low_mask(hb));
@@ -161,7 +161,7 @@ static inline uint64_t nidus_table_semi_slots(const nidus_table *t, uint64_t hig
  * and intersected with the high-part matches. */
 static inline uint64_t nidus_table_semi_hits(const nidus_table *t, uint64_t raw, uint64_t high_hits, uint32_t fp)
 {
-    uint64_t z = nidus_semisort_unrank[raw & 0xfff] ^ ((fp & 15) * UINT64_C(0x1111));
+    uint64_t z = nidus_semisort_nibbles(raw) ^ ((fp & 15) * UINT64_C(0x1111));
     uint64_t zero = ~(((z & 0x7777) + 0x7777) | z | 0x7777) & 0x8888; /* bit 4s+3: nibble s equal */
     uint64_t nib_slots = (((zero >> 3) * 0x1248) >> 12) & 15;
     return nib_slots & nidus_table_semi_slots(t, high_hits);
@@ -188,7 +188,7 @@ static inline unsigned nidus_table_semi_count(const nidus_table *t, uint64_t i, 
 static inline bool nidus_table_semi_has_free(const nidus_table *t, uint64_t i)
 {
     uint64_t raw = nidus_table_read_raw(t->data, i * t->bucket_bits);
-    return (nidus_semisort_unrank[raw & 0xfff] & 15) == 0 &&
+    return (nidus_semisort_nibbles(raw) & 15) == 0 &&
            ((raw >> NIDUS_SEMISORT_RANK_BITS) & nidus_low_mask(t->shape.fp_bits - 4)) == 0;
 }
 

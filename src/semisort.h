@@ -13,11 +13,23 @@
 
 #define NIDUS_SEMISORT_CODES 3876u
 #define NIDUS_SEMISORT_RANK_BITS 12u
+/* Entries of the unrank table: every value of the rank field, not only the codes (see nidus_semisort_nibbles). */
+#define NIDUS_SEMISORT_RANKS (1u << NIDUS_SEMISORT_RANK_BITS)
 
 /* rank_part[k][n]: the binomial C(n+k, k+1) contributed by nibble n at sorted position k. */
 extern const uint16_t nidus_semisort_rank_part[4][16];
-/* unrank[rank]: the sorted nibbles, n0 in bits 0-3 ... n3 in bits 12-15. 7.6 KiB. */
-extern const uint16_t nidus_semisort_unrank[NIDUS_SEMISORT_CODES];
+/* unrank[rank]: the sorted nibbles, n0 in bits 0-3 ... n3 in bits 12-15; ranks 3876..4095 (encoded by no
+ * bucket) give 0xffff. 8 KiB. */
+extern const uint16_t nidus_semisort_unrank[NIDUS_SEMISORT_RANKS];
+
+/* The four sorted nibbles of a semi-sorted bucket whose bits start at the low bits of `raw` (the rank field
+ * first). Memory-safe for any bits: a bucket read from a file whose slots were not validated (a lazily verified
+ * file, codec.h NIDUS_DECODE_BODY_TRUSTED) may hold a rank no bucket encodes to; it decodes as a full bucket
+ * of nibbles 15, and any write re-encodes the bucket with a real rank. */
+static inline unsigned nidus_semisort_nibbles(uint64_t raw)
+{
+    return nidus_semisort_unrank[raw & (NIDUS_SEMISORT_RANKS - 1)];
+}
 
 /* Sorts four fingerprints by (low nibble, then high part): the canonical order, so equal buckets encode to
  * equal bits. A fixed five-compare network. */

@@ -6,7 +6,9 @@
  * quadruple n0<=n1<=n2<=n3 is its position in colex order, computed with the combinatorial number system on the
  * strictly increasing a_k = n_k + k:  rank = C(a0,1) + C(a1,2) + C(a2,3) + C(a3,4).
  * Emitted: the binomials that ranking needs (per position, so ranking is four table reads and three adds), and
- * the unranking table (rank -> the four nibbles packed in 16 bits, n0 in the low nibble). */
+ * the unranking table (rank -> the four nibbles packed in 16 bits, n0 in the low nibble), padded to all 4096
+ * values of the 12-bit field: the 220 that no bucket encodes to decode as four nibbles 15 (a full bucket), so
+ * any bits read from an unvalidated (lazily verified) file index inside the table. */
 #include <stdio.h>
 
 static unsigned binomial(unsigned n, unsigned k)
@@ -41,9 +43,9 @@ int main(void)
                                     binomial(n3 + 3, 4);
                     packed[rank] = n0 | n1 << 4 | n2 << 8 | n3 << 12;
                 }
-    printf("const uint16_t nidus_semisort_unrank[NIDUS_SEMISORT_CODES] = {");
-    for (unsigned r = 0; r < 3876; r++)
-        printf("%s0x%04x%s", r % 12 ? "" : "\n    ", packed[r], r < 3875 ? ", " : "");
+    printf("const uint16_t nidus_semisort_unrank[NIDUS_SEMISORT_RANKS] = {");
+    for (unsigned r = 0; r < 4096; r++)
+        printf("%s0x%04x%s", r % 12 ? "" : "\n    ", r < 3876 ? packed[r] : 0xffffu, r < 4095 ? ", " : "");
     printf("\n};\n");
     return 0;
 }
