@@ -14,8 +14,9 @@ import sys
 
 PAIRS = [  # (nidus config, peer name)
     ("c12", "paper-c12"), ("c12", "ff-c12"), ("c12", "ff-bfuse8"), ("c12", "ff-bbloom"),
-    ("ss13", "paper-ss13"), ("c8", "paper-c8"), ("bbloom", "ff-bbloom"),
+    ("ss13", "paper-ss13"), ("c8", "paper-c8"), ("bbloom", "ff-bbloom"), ("bloom-compact", "ff-bbloom"),
 ]
+NIDUS_NAME = {"bbloom": "bloom-blocked"}  # nidus rows are named nidus-<config or this>-<mode>
 MODES = ["key", "hash", "bhash", "bkey", "key-base", "bkey-base"]
 
 
@@ -100,7 +101,7 @@ def lib(files, wall=False):
                 continue
             peer_by_rep = {int(r["rep"]): r for r in by[(n, peer)]}
             for mode in MODES:
-                nm = f"nidus-{'bloom' if conf == 'bbloom' else conf}-{mode}"
+                nm = f"nidus-{NIDUS_NAME.get(conf, conf)}-{mode}"
                 if (n, nm) not in by:
                     continue
                 ratios = {"add": [], "pos": [], "neg": []}

@@ -6,7 +6,9 @@
  *   bhash nidus_cuckoo_add_many_hash / _contains_many_hash, blocks of BLOCK keys, mixer as above (timed)
  *   bkey  nidus_cuckoo_add_many / _contains_many on key pointers and lengths, blocks of BLOCK keys
  * and three for the Bloom filter (nidus_bloom, non-scaling): key, hash, bhash (contains_many_hash; adds are
- * per-item add_hash since the API has no batched Bloom add).
+ * per-item add_hash since the API has no batched Bloom add), in each of its two layouts: `nidus-bloom-blocked-*`
+ * (NIDUS_BLOOM_LAYOUT_BLOCKED: one block a key, what fastfilter's blocked Bloom is) and `nidus-bloom-compact-*`
+ * (the default, RedisBloom's plain bit array: k cache lines a key).
  * With nidus's internal headers at hand, also "-base" entries: key and bkey on the baseline copy of the
  * lookup kernels (see force_base below).
  * Compiled with nidus's own Release flags (-O3 -DNDEBUG, no -march). */
@@ -238,13 +240,14 @@ CF_BASE_BUILDERS(13, 1)
 
 /* ---- Bloom ---- */
 
-static nidus_bloom *bf_new(size_t n, const sbs_opts *o)
+static nidus_bloom *bf_new(size_t n, const sbs_opts *o, unsigned layout)
 {
     nidus_bloom_params p = {0};
     p.capacity = n;
     p.error_rate = o->bloom_error;
     p.expansion = 0; /* non-scaling */
     p.seed = 42;
+    p.layout = layout;
     nidus_bloom *bf = NULL;
     nidus_status st = nidus_bloom_new(&p, &bf);
     if (st) {
@@ -254,9 +257,9 @@ static nidus_bloom *bf_new(size_t n, const sbs_opts *o)
     return bf;
 }
 
-static void *bf_build_key(const uint64_t *keys, size_t n, const sbs_opts *o, uint64_t *failed)
+static void *bf_build_key(const uint64_t *keys, size_t n, const sbs_opts *o, unsigned layout, uint64_t *failed)
 {
-    nidus_bloom *bf = bf_new(n, o);
+    nidus_bloom *bf = bf_new(n, o, layout);
     uint64_t bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += nidus_bloom_add(bf, &keys[i], sizeof keys[i], NULL) != NIDUS_OK;
@@ -264,15 +267,27 @@ static void *bf_build_key(const uint64_t *keys, size_t n, const sbs_opts *o, uin
     return bf;
 }
 
-static void *bf_build_hash(const uint64_t *keys, size_t n, const sbs_opts *o, uint64_t *failed)
+static void *bf_build_hash(const uint64_t *keys, size_t n, const sbs_opts *o, unsigned layout, uint64_t *failed)
 {
-    nidus_bloom *bf = bf_new(n, o);
+    nidus_bloom *bf = bf_new(n, o, layout);
     uint64_t bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += nidus_bloom_add_hash(bf, mix(keys[i]), NULL) != NIDUS_OK;
     *failed = bad;
     return bf;
 }
+
+#define BF_BUILDERS(NAME, LAYOUT)                                                                              \
+    static void *b_bf_key_##NAME(const uint64_t *k, size_t n, const sbs_opts *o, uint64_t *fl)                 \
+    {                                                                                                          \
+        return bf_build_key(k, n, o, LAYOUT, fl);                                                              \
+    }                                                                                                          \
+    static void *b_bf_hash_##NAME(const uint64_t *k, size_t n, const sbs_opts *o, uint64_t *fl)                \
+    {                                                                                                          \
+        return bf_build_hash(k, n, o, LAYOUT, fl);                                                             \
+    }
+BF_BUILDERS(blocked, NIDUS_BLOOM_LAYOUT_BLOCKED)
+BF_BUILDERS(compact, NIDUS_BLOOM_LAYOUT_COMPACT)
 
 static uint64_t bf_lookup_key(const void *f, const uint64_t *keys, size_t n)
 {
@@ -333,9 +348,15 @@ static const sbs_impl impls[] = {
     {"nidus-ss13-key-base", "ss13", "key-base", 0, 0, b_key_base_131, cf_lookup_key, cf_bytes, cf_destroy},
     {"nidus-ss13-bkey-base", "ss13", "bkey-base", 0, 1, b_bkey_base_131, cf_lookup_bkey, cf_bytes, cf_destroy},
 #endif
-    {"nidus-bloom-key", "bbloom", "key", 0, 0, bf_build_key, bf_lookup_key, bf_bytes, bf_destroy},
-    {"nidus-bloom-hash", "bbloom", "hash", 0, 0, bf_build_hash, bf_lookup_hash, bf_bytes, bf_destroy},
-    {"nidus-bloom-bhash", "bbloom", "bhash", 0, 3, bf_build_hash, bf_lookup_bhash, bf_bytes, bf_destroy},
+    /* config "bbloom" (paired with fastfilter's blocked Bloom) is the blocked layout; "bloom-compact" the default */
+    {"nidus-bloom-blocked-key", "bbloom", "key", 0, 0, b_bf_key_blocked, bf_lookup_key, bf_bytes, bf_destroy},
+    {"nidus-bloom-blocked-hash", "bbloom", "hash", 0, 0, b_bf_hash_blocked, bf_lookup_hash, bf_bytes, bf_destroy},
+    {"nidus-bloom-blocked-bhash", "bbloom", "bhash", 0, 3, b_bf_hash_blocked, bf_lookup_bhash, bf_bytes, bf_destroy},
+    {"nidus-bloom-compact-key", "bloom-compact", "key", 0, 0, b_bf_key_compact, bf_lookup_key, bf_bytes, bf_destroy},
+    {"nidus-bloom-compact-hash", "bloom-compact", "hash", 0, 0, b_bf_hash_compact, bf_lookup_hash, bf_bytes,
+     bf_destroy},
+    {"nidus-bloom-compact-bhash", "bloom-compact", "bhash", 0, 3, b_bf_hash_compact, bf_lookup_bhash, bf_bytes,
+     bf_destroy},
 };
 
 const sbs_impl *sbs_nidus_impls(size_t *count)
