@@ -6,11 +6,13 @@
 
 #include "alloc.h"
 #include "bloom_block_impl.h"
+#include "bloom_fast_impl.h"
 #include "bloom_filter.h"
 #include "bloom_simd.h"
 #include "bloom_sizing.h"
 #include "file_io.h"
 #include "hash_impl.h"
+#include "hugepage.h"
 
 double nidus_bloom_layer_error(double error, unsigned expansion, unsigned i)
 {
@@ -64,6 +66,9 @@ nidus_status nidus_bloom_layer_alloc(nidus_bloom_layer *l, const nidus_allocator
     l->offset = (uint8_t)(slack ? (NIDUS_BLOCK_BYTES - (uintptr_t)raw % NIDUS_BLOCK_BYTES) % NIDUS_BLOCK_BYTES : 0);
     l->data = raw + l->offset;
     l->owned = true;
+    /* a blocked lookup is one random line, so in a large layer mostly a TLB miss on 4 KiB pages */
+    if (bytes >= NIDUS_HUGEPAGE_MIN_BYTES)
+        nidus_hugepage_advise(l->data, (size_t)bytes);
     return NIDUS_OK;
 }
 
@@ -113,12 +118,13 @@ nidus_status nidus_bloom_new(const nidus_bloom_params *p, nidus_bloom **out)
     *bf = (nidus_bloom){.alloc = alloc, .seed = p->seed, .error_rate = p->error_rate, .expansion = (uint16_t)p->expansion,
                         .max_layers = (uint8_t)(p->max_layers ? p->max_layers : NIDUS_BLOOM_DEFAULT_MAX_LAYERS),
                         .max_memory = p->max_memory, .layout = (uint8_t)p->layout, .nlayers = 1, .first = first,
-                        .simd = nidus_cpu_avx2()};
+                        .isa = nidus_isa_detect()};
     bf->layers = &bf->first;
     if ((st = nidus_bloom_layer_alloc(&bf->first, &alloc))) {
         nidus_free(&alloc, bf);
         return st;
     }
+    nidus_bloom_refresh_fast(bf);
     *out = bf;
     return NIDUS_OK;
 }
@@ -142,10 +148,17 @@ uint64_t nidus_bloom_hash(const nidus_bloom *bf, const void *key, size_t len)
     return nidus_hash_bytes(key, len, bf->seed);
 }
 
+void nidus_bloom_refresh_fast(nidus_bloom *bf)
+{
+    bool one = bf->nlayers == 1 && bf->layers == &bf->first && bf->first.layout == NIDUS_LAYER_SPLIT &&
+               bf->first.k == NIDUS_SPLIT_FAST_K && !bf->loader;
+    bf->fast = (uint8_t)(one ? NIDUS_BLOOM_FAST_LOOKUP | (bf->read_only ? 0 : NIDUS_BLOOM_FAST_ADD) : 0);
+}
+
 bool nidus_bloom_is_read_only(const nidus_bloom *bf) { return bf->read_only; }
 bool nidus_bloom_loading(const nidus_bloom *bf) { return bf->loader != NULL; }
 
-/* The portable split probes, out of line like the AVX2 ones: the callers' common path stays a few instructions. */
+/* The portable split probes, out of line: the callers' common path stays a few instructions. */
 __attribute__((noinline)) static bool split_has_portable(const uint8_t *block, uint64_t x, unsigned k)
 {
     return nidus_split_has(block, x, k);
@@ -156,12 +169,16 @@ __attribute__((noinline)) static bool split_set_portable(uint8_t *block, uint64_
     return nidus_split_set(block, x, k);
 }
 
-/* A split layer's probes, with AVX2 where the filter found the CPU has it. */
+/* The same for the fast case's k (the compiler unrolls the one round). */
+static bool split_has8_portable(const uint8_t *block, uint64_t x) { return nidus_split_has(block, x, NIDUS_SPLIT_FAST_K); }
+static bool split_set8_portable(uint8_t *block, uint64_t x) { return nidus_split_set(block, x, NIDUS_SPLIT_FAST_K); }
+
+/* A split layer's probes (general path), with AVX2 where the filter chose the v3 copy. */
 static inline bool split_has(const nidus_bloom *bf, const nidus_bloom_layer *l, uint64_t x)
 {
     const uint8_t *block = l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES;
-#if NIDUS_HAVE_AVX2_PATH
-    if (bf->simd)
+#if NIDUS_HAVE_ISA_V3
+    if (bf->isa == NIDUS_ISA_V3)
         return nidus_split_has_avx2(block, x, l->k);
 #else
     (void)bf;
@@ -172,8 +189,8 @@ static inline bool split_has(const nidus_bloom *bf, const nidus_bloom_layer *l, 
 static inline bool split_set(const nidus_bloom *bf, nidus_bloom_layer *l, uint64_t x)
 {
     uint8_t *block = l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES;
-#if NIDUS_HAVE_AVX2_PATH
-    if (bf->simd)
+#if NIDUS_HAVE_ISA_V3
+    if (bf->isa == NIDUS_ISA_V3)
         return nidus_split_set_avx2(block, x, l->k);
 #else
     (void)bf;
@@ -224,7 +241,7 @@ static bool layer_set(const nidus_bloom *bf, nidus_bloom_layer *l, unsigned i, u
 }
 
 /* Every case but one split layer: kept out of line, so the common case pays no stack frame for it. */
-bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash)
+__attribute__((noinline)) bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash)
 {
     if (bf->loader)
         return false;
@@ -234,26 +251,50 @@ bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash)
     return false;
 }
 
-__attribute__((noinline)) static bool contains_portable(const nidus_bloom *bf, uint64_t hash)
+__attribute__((noinline)) bool nidus_bloom_contains_key_any(const nidus_bloom *bf, const void *key, size_t len)
 {
-    const nidus_bloom_layer *l = bf->layers;
-    if (bf->nlayers == 1 && l->layout == NIDUS_LAYER_SPLIT && !bf->loader) /* the common blocked case */
-        return split_has_portable(l->data + nidus_reduce(hash, l->size) * NIDUS_BLOCK_BYTES, hash, l->k);
-    return nidus_bloom_contains_any(bf, hash);
+    return nidus_bloom_contains_any(bf, nidus_bloom_hash(bf, key, len));
 }
 
+/* The baseline copies of the entry points (the v3 ones are in bloom_simd.c), each out of line so that the public
+ * functions below are one test and a jump: no stack frame on either path. */
+__attribute__((noinline)) static bool contains_hash_base(const nidus_bloom *bf, uint64_t hash)
+{
+    return nidus_bloom_fast_contains_hash(bf, hash, split_has8_portable);
+}
+
+__attribute__((noinline)) static bool contains_key_base(const nidus_bloom *bf, const void *key, size_t len)
+{
+    return nidus_bloom_fast_contains_key(bf, key, len, split_has8_portable);
+}
+
+__attribute__((noinline)) static nidus_status add_hash_base(nidus_bloom *bf, uint64_t hash, bool *added)
+{
+    return nidus_bloom_fast_add_hash(bf, hash, added, split_set8_portable);
+}
+
+__attribute__((noinline)) static nidus_status add_key_base(nidus_bloom *bf, const void *key, size_t len, bool *added)
+{
+    return nidus_bloom_fast_add_key(bf, key, len, added, split_set8_portable);
+}
+
+/* The entry points: the filter's compiled copy (isa_impl.h), whose common case is inlined (bloom_fast_impl.h). */
 bool nidus_bloom_contains_hash(const nidus_bloom *bf, uint64_t hash)
 {
-#if NIDUS_HAVE_AVX2_PATH
-    if (bf->simd)
-        return nidus_bloom_contains_hash_avx2(bf, hash);
+#if NIDUS_HAVE_ISA_V3
+    if (bf->isa == NIDUS_ISA_V3)
+        return nidus_bloom_contains_hash_v3(bf, hash);
 #endif
-    return contains_portable(bf, hash);
+    return contains_hash_base(bf, hash);
 }
 
 bool nidus_bloom_contains(const nidus_bloom *bf, const void *key, size_t len)
 {
-    return nidus_bloom_contains_hash(bf, nidus_bloom_hash(bf, key, len));
+#if NIDUS_HAVE_ISA_V3
+    if (bf->isa == NIDUS_ISA_V3)
+        return nidus_bloom_contains_key_v3(bf, key, len);
+#endif
+    return contains_key_base(bf, key, len);
 }
 
 static uint64_t layers_memory(const nidus_bloom *bf)
@@ -292,13 +333,15 @@ static nidus_status grow(nidus_bloom *bf)
     if (bf->layers == &bf->first)
         layers[0] = bf->first;
     bf->layers = layers;
+    nidus_bloom_refresh_fast(bf); /* `first` is no longer the layer: off the fast case even if the rest fails */
     if ((st = nidus_bloom_layer_alloc(&l, &bf->alloc)))
         return st;
     layers[bf->nlayers++] = l;
+    nidus_bloom_refresh_fast(bf);
     return NIDUS_OK;
 }
 
-nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added)
+__attribute__((noinline)) nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added)
 {
     bool dummy;
     if (!added)
@@ -328,32 +371,27 @@ nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added)
     return NIDUS_OK;
 }
 
-__attribute__((noinline)) static nidus_status add_portable(nidus_bloom *bf, uint64_t hash, bool *added)
+__attribute__((noinline)) nidus_status nidus_bloom_add_key_any(nidus_bloom *bf, const void *key, size_t len, bool *added)
 {
-    nidus_bloom_layer *l = bf->layers;
-    if (bf->nlayers == 1 && l->layout == NIDUS_LAYER_SPLIT && l->items < l->capacity && !bf->read_only &&
-        !bf->loader) { /* the common blocked case */
-        bool fresh = split_set_portable(l->data + nidus_reduce(hash, l->size) * NIDUS_BLOCK_BYTES, hash, l->k);
-        l->items += fresh;
-        if (added)
-            *added = fresh;
-        return NIDUS_OK;
-    }
-    return nidus_bloom_add_any(bf, hash, added);
+    return nidus_bloom_add_any(bf, nidus_bloom_hash(bf, key, len), added);
 }
 
 nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
 {
-#if NIDUS_HAVE_AVX2_PATH
-    if (bf->simd)
-        return nidus_bloom_add_hash_avx2(bf, hash, added);
+#if NIDUS_HAVE_ISA_V3
+    if (bf->isa == NIDUS_ISA_V3)
+        return nidus_bloom_add_hash_v3(bf, hash, added);
 #endif
-    return add_portable(bf, hash, added);
+    return add_hash_base(bf, hash, added);
 }
 
 nidus_status nidus_bloom_add(nidus_bloom *bf, const void *key, size_t len, bool *added)
 {
-    return nidus_bloom_add_hash(bf, nidus_bloom_hash(bf, key, len), added);
+#if NIDUS_HAVE_ISA_V3
+    if (bf->isa == NIDUS_ISA_V3)
+        return nidus_bloom_add_key_v3(bf, key, len, added);
+#endif
+    return add_key_base(bf, key, len, added);
 }
 
 #define AHEAD 16u
@@ -402,6 +440,7 @@ nidus_status nidus_bloom_clear(nidus_bloom *bf)
     }
     memset(bf->first.data, 0, (size_t)nidus_bloom_layer_bytes(&bf->first));
     bf->first.items = 0;
+    nidus_bloom_refresh_fast(bf);
     return NIDUS_OK;
 }
 

@@ -104,6 +104,7 @@ static inline void nidus_block_prefetch(const uint8_t *data, uint64_t block)
  * make the probe a few shifts and one compare of 8 lanes, with no data-dependent branch; the sizing tables model
  * the pattern (each word a small Bloom filter of its own). */
 #define NIDUS_SPLIT_K_MAX 24u
+#define NIDUS_SPLIT_FAST_K 8u /* the k of one whole round, which sizing picks from 1 down to about 1e-3 */
 
 static inline uint64_t nidus_split_round(uint64_t x, unsigned r)
 {

@@ -193,7 +193,7 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
     }
     *bf = (nidus_bloom){.alloc = alloc, .seed = seed, .error_rate = error, .expansion = (uint16_t)expansion,
                         .max_layers = (uint8_t)max_layers, .max_memory = max_memory, .nlayers = (uint8_t)nlayers,
-                        .layout = (uint8_t)layout, .first = layers[0], .simd = nidus_cpu_avx2()};
+                        .layout = (uint8_t)layout, .first = layers[0], .isa = nidus_isa_detect()};
     bf->layers = copy ? copy : &bf->first;
     memcpy(bf->layers, layers, nlayers * sizeof *copy);
     *out = bf;
@@ -230,6 +230,7 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
         return st;
     }
     bf->read_only = target == NIDUS_DECODE_VIEW;
+    nidus_bloom_refresh_fast(bf);
     *out = bf;
     return NIDUS_OK;
 }
@@ -331,6 +332,7 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
             nidus_bloom_free(bf);
             return st;
         }
+        nidus_bloom_refresh_fast(bf); /* loading: no fast case until the last chunk lands */
         *filter = bf;
         return NIDUS_OK;
     }
@@ -339,8 +341,10 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
     nidus_segment segs[NIDUS_BLOOM_MAX_LAYERS];
     bool complete;
     st = nidus_chunk_accept(bf->loader, seq, token, payload, n, segs, bloom_segments(bf, segs), &complete);
-    if (!st && complete)
+    if (!st && complete) {
         nidus_chunk_loader_release(&bf->loader, &bf->alloc);
+        nidus_bloom_refresh_fast(bf);
+    }
     return st;
 }
 

@@ -41,9 +41,17 @@ struct nidus_bloom {
     uint8_t nlayers;
     uint8_t layout;     /* nidus_bloom_layout: what growth makes */
     bool read_only;
-    bool simd;          /* the CPU runs the AVX2 probes (bloom_simd.h) */
+    uint8_t isa;        /* NIDUS_ISA_*: which compiled copy of the split probes this CPU runs (isa_impl.h) */
+    uint8_t fast;       /* NIDUS_BLOOM_FAST_* (nidus_bloom_refresh_fast): what the entry points may skip */
     nidus_bloom_layer first;
 };
+
+/* The common case, decided when the filter's state changes rather than on every call: one split layer (so
+ * `first`), not loading; adds also need it writable (and still check the layer's capacity). */
+enum { NIDUS_BLOOM_FAST_LOOKUP = 1, NIDUS_BLOOM_FAST_ADD = 2 };
+
+/* Recomputes bf->fast; called wherever layers, loader or read_only change. */
+void nidus_bloom_refresh_fast(nidus_bloom *bf);
 
 struct nidus_counting_bloom {
     nidus_allocator alloc;
@@ -75,9 +83,12 @@ uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l);
 nidus_status nidus_bloom_layer_alloc(nidus_bloom_layer *l, const nidus_allocator *a);
 void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a);
 
-/* nidus_bloom_contains_hash and _add_hash in every case (the entry points handle one split layer themselves). */
+/* nidus_bloom_contains_hash and _add_hash in every case (the entry points handle one split layer themselves),
+ * and the by-key calls outside the fast case (out of line, so the fast case needs no stack frame). */
 bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash);
 nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added);
+bool nidus_bloom_contains_key_any(const nidus_bloom *bf, const void *key, size_t len);
+nidus_status nidus_bloom_add_key_any(nidus_bloom *bf, const void *key, size_t len, bool *added);
 
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a);
 

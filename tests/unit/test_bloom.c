@@ -616,8 +616,8 @@ static void test_chunk_round_trips_and_order(void **state)
 static void test_split_probes_agree_across_isas(void **state)
 {
     (void)state;
-#if NIDUS_HAVE_AVX2_PATH
-    if (!nidus_cpu_avx2()) {
+#if NIDUS_HAVE_ISA_V3
+    if (nidus_isa_detect() != NIDUS_ISA_V3) {
         printf("# no AVX2 on this CPU: only the portable probes run\n");
         return;
     }
@@ -639,6 +639,112 @@ static void test_split_probes_agree_across_isas(void **state)
 #else
     printf("# not x86-64: only the portable probes exist\n");
 #endif
+}
+
+/* The entry points' fast case (one split layer of k = 8: bloom_fast_impl.h), in both compiled copies, adds,
+ * counts and answers exactly what the general path does, by key (1 to 24 bytes: inside and outside the fast
+ * case's 4 to 16) and by hash; a k above 8 never takes it. Filter 0 runs the copy this CPU chose, filter 1 the
+ * baseline copy, filter 2 the general path alone. */
+static void test_fast_entry_points_agree_with_general_path(void **state)
+{
+    (void)state;
+    const double errors[] = {0.01, 1e-5};
+    uint64_t rng = test_seed();
+    for (size_t e = 0; e < 2; e++) {
+        const uint64_t n = 3000;
+        nidus_bloom *f[3];
+        for (int c = 0; c < 3; c++)
+            f[c] = bloom_in(n, errors[e], 0, NIDUS_BLOOM_LAYOUT_BLOCKED);
+        assert_int_equal(f[0]->fast, e == 0 ? NIDUS_BLOOM_FAST_LOOKUP | NIDUS_BLOOM_FAST_ADD : 0);
+        f[1]->isa = NIDUS_ISA_BASE;
+        f[2]->fast = 0;
+        uint8_t key[24];
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t r = test_splitmix(&rng), h = test_splitmix(&rng);
+            size_t len = 1 + (size_t)(r % 24);
+            memcpy(key, &h, 8);
+            memcpy(key + 8, &r, 8);
+            memcpy(key + 16, &h, 8);
+            bool added[3];
+            for (int c = 0; c < 3; c++)
+                assert_int_equal(i % 2 ? nidus_bloom_add_hash(f[c], h, &added[c]) : nidus_bloom_add(f[c], key, len, &added[c]),
+                                 NIDUS_OK);
+            assert_int_equal(added[0], added[1]);
+            assert_int_equal(added[0], added[2]);
+            for (int c = 0; c < 3; c++)
+                assert_true(i % 2 ? nidus_bloom_contains_hash(f[c], h) : nidus_bloom_contains(f[c], key, len));
+        }
+        size_t bytes = (size_t)nidus_bloom_layer_bytes(&f[0]->first);
+        for (int c = 1; c < 3; c++) {
+            assert_memory_equal(f[0]->first.data, f[c]->first.data, bytes);
+            assert_int_equal(f[0]->first.items, f[c]->first.items);
+        }
+        /* the filters are full (expansion 0): the fast case hands that to the general path */
+        uint64_t extra = test_splitmix(&rng);
+        if (f[0]->first.items == n)
+            for (int c = 0; c < 3; c++)
+                assert_int_equal(nidus_bloom_add_hash(f[c], extra, NULL),
+                                 nidus_bloom_contains_hash(f[c], extra) ? NIDUS_OK : NIDUS_ERR_FULL);
+        unsigned yes = 0;
+        for (int i = 0; i < 20000; i++) {
+            uint64_t r = test_splitmix(&rng), h = test_splitmix(&rng);
+            size_t len = 1 + (size_t)(r % 24);
+            memcpy(key, &h, 8);
+            memcpy(key + 8, &r, 8);
+            bool a = nidus_bloom_contains_hash(f[0], h), b = nidus_bloom_contains(f[0], key, len);
+            yes += a;
+            for (int c = 1; c < 3; c++) {
+                assert_int_equal(a, nidus_bloom_contains_hash(f[c], h));
+                assert_int_equal(b, nidus_bloom_contains(f[c], key, len));
+            }
+        }
+        if (e == 0)
+            assert_true(yes > 0); /* at 1 %, some absent keys answer yes too (about 200) */
+        for (int c = 0; c < 3; c++)
+            nidus_bloom_free(f[c]);
+    }
+}
+
+/* bf->fast follows the filter's state: off once it grows, lookups only on a view, off while a chunked load is
+ * under way and back when it completes. */
+static void test_fast_case_follows_state(void **state)
+{
+    (void)state;
+    static uint8_t chunk[4][NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD];
+    const unsigned both = NIDUS_BLOOM_FAST_LOOKUP | NIDUS_BLOOM_FAST_ADD;
+    nidus_bloom *bf = bloom_in(200, 0.01, 2, NIDUS_BLOOM_LAYOUT_BLOCKED);
+    assert_int_equal(bf->fast, both);
+    size_t len = (size_t)nidus_bloom_encoded_size(bf), w;
+    uint8_t *buf = malloc(len);
+    assert_int_equal(nidus_bloom_encode(bf, buf, len, &w), NIDUS_OK);
+    nidus_bloom *view = NULL;
+    assert_int_equal(nidus_bloom_view(buf, len, NULL, &view), NIDUS_OK);
+    assert_int_equal(view->fast, NIDUS_BLOOM_FAST_LOOKUP);
+    assert_int_equal(nidus_bloom_add_hash(view, 1, NULL), NIDUS_ERR_READ_ONLY);
+    nidus_bloom_free(view);
+    free(buf);
+    size_t n = 0, clen[4];
+    uint64_t cursor = 0, next;
+    for (;; n++) {
+        assert_true(n < 4);
+        assert_int_equal(nidus_bloom_dump_chunk(bf, cursor, chunk[n], sizeof chunk[n], &clen[n], &next), NIDUS_OK);
+        if (!clen[n])
+            break;
+        cursor = next;
+    }
+    nidus_bloom *back = NULL;
+    assert_int_equal(nidus_bloom_load_chunk(&back, chunk[0], clen[0], 0, NULL), NIDUS_OK);
+    assert_int_equal(back->fast, 0);
+    for (size_t k = 1; k < n; k++)
+        assert_int_equal(nidus_bloom_load_chunk(&back, chunk[k], clen[k], 0, NULL), NIDUS_OK);
+    assert_int_equal(back->fast, both);
+    nidus_bloom_free(back);
+    fill(bf, "grow", 600);
+    assert_true(bf->nlayers > 1);
+    assert_int_equal(bf->fast, 0);
+    assert_int_equal(nidus_bloom_clear(bf), NIDUS_OK);
+    assert_int_equal(bf->fast, both);
+    nidus_bloom_free(bf);
 }
 
 /* A blocked filter whose layers tighten past what split blocks reach (1e-8) grows plain layers: every mix of
@@ -753,6 +859,8 @@ int main(void)
         cmocka_unit_test(test_old_encodings_still_decode),
         cmocka_unit_test(test_mixed_layouts_round_trip),
         cmocka_unit_test(test_split_probes_agree_across_isas),
+        cmocka_unit_test(test_fast_entry_points_agree_with_general_path),
+        cmocka_unit_test(test_fast_case_follows_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

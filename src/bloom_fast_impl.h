@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal: the Bloom entry points' common case — one split layer of k = 8, not loading (bf->fast) — written once and
+ * compiled once per instruction set: bloom.c instantiates it with the portable split probes, bloom_simd.c with
+ * the AVX2 ones inside x86-64-v3 functions (isa_impl.h). The probe is a constant function pointer argument of an
+ * always-inline function, so each copy inlines its own probe. Everything else is a call out of line, so the
+ * common case needs no stack frame: per lookup it is the hash, one flag test, a multiply for the block and the
+ * probe. By key, keys of 4 to 16 bytes take it (XXH3's short paths inline; the 0-3 byte path is a call,
+ * which would cost every key a stack frame). */
+#ifndef NIDUS_SRC_BLOOM_FAST_IMPL_H
+#define NIDUS_SRC_BLOOM_FAST_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bloom_block_impl.h"
+#include "bloom_filter.h"
+#include "hash_impl.h"
+
+/* The probes of the fast case: k = 8 (bf->fast is only set for it), one round of split_round. */
+typedef bool (*nidus_split_has_fn)(const uint8_t *block, uint64_t x);
+typedef bool (*nidus_split_set_fn)(uint8_t *block, uint64_t x);
+
+#define NIDUS_BLOOM_INLINE static inline __attribute__((always_inline))
+
+/* The block of the first layer that a hash probes (layer 0's hash is the key's own). */
+NIDUS_BLOOM_INLINE uint8_t *nidus_bloom_fast_block(const nidus_bloom *bf, uint64_t hash)
+{
+    return bf->first.data + nidus_reduce(hash, bf->first.size) * NIDUS_BLOCK_BYTES;
+}
+
+NIDUS_BLOOM_INLINE bool nidus_bloom_fast_contains_hash(const nidus_bloom *bf, uint64_t hash, nidus_split_has_fn has)
+{
+    if (bf->fast & NIDUS_BLOOM_FAST_LOOKUP)
+        return has(nidus_bloom_fast_block(bf, hash), hash);
+    return nidus_bloom_contains_any(bf, hash);
+}
+
+NIDUS_BLOOM_INLINE bool nidus_bloom_fast_contains_key(const nidus_bloom *bf, const void *key, size_t len,
+                                                      nidus_split_has_fn has)
+{
+    if (len - 4 <= 12 && (bf->fast & NIDUS_BLOOM_FAST_LOOKUP)) {
+        uint64_t hash = nidus_hash_short(key, len, bf->seed);
+        return has(nidus_bloom_fast_block(bf, hash), hash);
+    }
+    return nidus_bloom_contains_key_any(bf, key, len);
+}
+
+/* Whether an add may take the fast case: a writable one-split-layer filter whose layer has room. */
+NIDUS_BLOOM_INLINE bool nidus_bloom_fast_can_add(const nidus_bloom *bf)
+{
+    return (bf->fast & NIDUS_BLOOM_FAST_ADD) && bf->first.items < bf->first.capacity;
+}
+
+/* Sets the key's bits; only a key with a bit unset is new (counted, *added). */
+NIDUS_BLOOM_INLINE nidus_status nidus_bloom_fast_set(nidus_bloom *bf, uint64_t hash, bool *added,
+                                                     nidus_split_set_fn set)
+{
+    bool fresh = set(nidus_bloom_fast_block(bf, hash), hash);
+    bf->first.items += fresh;
+    if (added)
+        *added = fresh;
+    return NIDUS_OK;
+}
+
+NIDUS_BLOOM_INLINE nidus_status nidus_bloom_fast_add_hash(nidus_bloom *bf, uint64_t hash, bool *added,
+                                                          nidus_split_set_fn set)
+{
+    if (nidus_bloom_fast_can_add(bf))
+        return nidus_bloom_fast_set(bf, hash, added, set);
+    return nidus_bloom_add_any(bf, hash, added);
+}
+
+NIDUS_BLOOM_INLINE nidus_status nidus_bloom_fast_add_key(nidus_bloom *bf, const void *key, size_t len, bool *added,
+                                                         nidus_split_set_fn set)
+{
+    if (len - 4 <= 12 && nidus_bloom_fast_can_add(bf))
+        return nidus_bloom_fast_set(bf, nidus_hash_short(key, len, bf->seed), added, set);
+    return nidus_bloom_add_key_any(bf, key, len, added);
+}
+
+#endif
