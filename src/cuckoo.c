@@ -3,8 +3,8 @@
 #include <math.h>
 
 #include "alloc.h"
+#include "cuckoo_add_impl.h"
 #include "cuckoo_filter.h"
-#include "cuckoo_table_impl.h"
 #include "file_io.h"
 #include "params.h"
 
@@ -97,35 +97,56 @@ static __attribute__((noinline)) nidus_status add_slow(nidus_cuckoo *cf, uint64_
     return nidus_table_add(newest, &cf->alloc, i, fp); /* an empty table: a free slot */
 }
 
-nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
+/* Any filter: a free slot in any table, from the newest, else add_slow. */
+static __attribute__((noinline)) nidus_status add_any(nidus_cuckoo *cf, uint64_t hash)
 {
     if (!nidus_cuckoo_writable(cf))
         return NIDUS_ERR_READ_ONLY;
-    uint64_t i;
-    uint32_t fp;
-    nidus_table *t = cf->tables;
-    if (cf->ntables == 1 && t->fast == NIDUS_FAST_PLAIN) {
-        /* One table of one-word buckets (the common case): both buckets asked for at once, a free slot put
-         * with one load and one store. */
-        uint64_t j;
-        fp = nidus_table_fast_locate(t, hash, &i, &j);
-        nidus_table_prefetch(t, j);
-        if (nidus_table_word_put(t, i, fp) || nidus_table_word_put(t, j, fp)) {
-            t->occupied++;
+    for (unsigned k = cf->ntables; k-- > 0;) {
+        uint64_t i;
+        uint32_t fp;
+        nidus_table_locate(&cf->tables[k], hash, &i, &fp);
+        if (nidus_table_place_free(&cf->tables[k], i, fp))
             return NIDUS_OK;
-        }
-    } else {
-        for (unsigned k = cf->ntables; k-- > 0;) {
-            nidus_table_locate(&cf->tables[k], hash, &i, &fp);
-            if (nidus_table_place_free(&cf->tables[k], i, fp))
-                return NIDUS_OK;
-        }
     }
     return add_slow(cf, hash);
 }
 
+/* A writable filter that never grew, of one-word buckets (t->fast: b=4 f=12, semi-sorted f=13, ...): the
+ * common case, added to inline. */
+static inline bool add_fast_ok(const nidus_cuckoo *cf)
+{
+    return cf->ntables == 1 && !cf->loader && !cf->read_only && cf->tables->fast != NIDUS_FAST_NONE;
+}
+
+/* The add of a t->fast table: both buckets read with one load each, the item put into the emptier one with one
+ * store; both full (or a duplicate that fills its pair) is a tail call to add_slow. No stack frame. */
+static inline __attribute__((always_inline)) nidus_status add_fast(nidus_cuckoo *cf, uint64_t hash)
+{
+    nidus_table *t = cf->tables;
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+    bool put = t->fast == NIDUS_FAST_PLAIN ? nidus_table_word_put_pair(t, i, j, fp)
+                                           : nidus_table_semi_put_pair(t, i, j, fp);
+    if (put) {
+        t->occupied++;
+        return NIDUS_OK;
+    }
+    return add_slow(cf, hash);
+}
+
+nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
+{
+    if (add_fast_ok(cf))
+        return add_fast(cf, hash);
+    return add_any(cf, hash);
+}
+
+/* By key: XXH3's short-key branch inlined too (as in nidus_cuckoo_contains); longer keys hash out of line. */
 nidus_status nidus_cuckoo_add(nidus_cuckoo *cf, const void *key, size_t len)
 {
+    if (len <= 16 && add_fast_ok(cf))
+        return add_fast(cf, nidus_hash_short(key, len, cf->seed));
     return nidus_cuckoo_add_hash(cf, nidus_hash_bytes(key, len, cf->seed));
 }
 

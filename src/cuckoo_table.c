@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "cuckoo_table_impl.h"
+#include "cuckoo_add_impl.h"
 #include "hugepage.h"
 
 nidus_status nidus_table_check_shape(const nidus_table_shape *s)
@@ -174,6 +174,30 @@ static void semi_encode(nidus_table *t, uint64_t i, uint32_t fp[4])
  * replacing an empty slot (0), removing is replacing with 0. */
 static bool bucket_replace(nidus_table *t, uint64_t i, uint32_t from, uint32_t to)
 {
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD) { /* one load, one store */
+        uint8_t *p = t->data + i * t->bucket_bytes;
+        uint64_t w = nidus_load_le64(p), hit = nidus_swar_match(&t->chunk_swar[0], w, from);
+        if (!hit)
+            return false;
+        unsigned shift = (unsigned)__builtin_ctzll(hit) - (t->shape.fp_bits - 1u);
+        nidus_store_le64(p, w ^ ((uint64_t)(from ^ to) << shift));
+        return true;
+    }
+    if (t->probe == NIDUS_PROBE_SEMI_WORD) { /* the keys decoded from one word, re-sorted, encoded */
+        uint8_t *p = t->data + i * t->bucket_bytes;
+        uint64_t w = nidus_load_le64(p);
+        uint32_t k[4], kf = ((from & 15u) << 28) | (from >> 4), kt = ((to & 15u) << 28) | (to >> 4);
+        nidus_table_semi_word_keys(t, w, k);
+        unsigned s = 0;
+        while (s < 4 && k[s] != kf)
+            s++;
+        if (s == 4)
+            return false;
+        k[s] = kt;
+        nidus_table_semi_keys_sort(k);
+        nidus_store_le64(p, (w & ~nidus_low_mask(t->bucket_bits)) | nidus_table_semi_word_encode(t, k));
+        return true;
+    }
     if (!t->shape.semi_sort) {
         int slot = plain_find(t, i, from);
         if (slot < 0)
@@ -203,6 +227,25 @@ static bool bucket_has_free(const nidus_table *t, uint64_t i)
     return t->shape.semi_sort ? nidus_table_semi_has_free(t, i) : plain_find(t, i, 0) >= 0;
 }
 
+/* nidus_table_read_bucket, inline for one-word buckets (the search reads every bucket it expands). */
+static inline void read_fps(const nidus_table *t, uint64_t i, uint32_t *fps)
+{
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD) {
+        uint64_t w = nidus_table_word(t, i);
+        for (unsigned s = 0; s < t->shape.bucket_size; s++, w >>= t->shape.fp_bits)
+            fps[s] = (uint32_t)w & t->fp_mask;
+        return;
+    }
+    if (t->probe == NIDUS_PROBE_SEMI_WORD) {
+        uint32_t k[4];
+        nidus_table_semi_word_keys(t, nidus_table_word(t, i), k);
+        for (unsigned s = 0; s < 4; s++)
+            fps[s] = ((k[s] & 0x0fffffffu) << 4) | (k[s] >> 28);
+        return;
+    }
+    nidus_table_read_bucket(t, i, fps);
+}
+
 /* One bucket the search reached: the fingerprint it would receive from its parent's bucket (where that
  * fingerprint lies now), the parent's index and the number of moves from a root (the item's two buckets). */
 typedef struct search_node {
@@ -229,16 +272,6 @@ static bool first_visit(uint16_t *seen, const search_node *nodes, uint64_t bucke
     return true;
 }
 
-/* Asks for the buckets that bucket i's fingerprints could move to, as soon as the search finds i full: by the
- * time the search expands i (after the rest of its level), their reads have overlapped with other work. */
-static void prefetch_children(const nidus_table *t, uint64_t i)
-{
-    uint32_t fps[8];
-    nidus_table_read_bucket(t, i, fps);
-    for (unsigned s = 0; s < t->shape.bucket_size; s++)
-        nidus_table_prefetch(t, nidus_table_alt(t, i, fps[s]));
-}
-
 /* Carries out the path ending at node n, whose bucket has a free slot: from the free end back to the root,
  * each bucket takes its parent's fingerprint in place of the one it passed on, and the root takes fp. The
  * buckets of a path are distinct (each bucket is reached once, by a shortest path) and unchanged since the
@@ -259,55 +292,91 @@ static void apply_path(nidus_table *t, const search_node *nodes, unsigned n, uin
  * the buckets the fingerprints held there could move to, at most max_kicks moves deep and
  * NIDUS_TABLE_SEARCH_NODES distinct buckets wide. Nothing moves until a path is found, so giving up changes
  * nothing and needs no undo log; and the search depends only on the table and the item, so replicas applying
- * the same adds end byte for byte equal. The children of a bucket are prefetched together: at high load their
- * reads overlap instead of following each other as the steps of a random walk do. 20 KiB of stack. */
+ * the same adds end byte for byte equal.
+ *
+ * One level at a time: every bucket of the next level is computed from the (cached) buckets of this one and
+ * asked for at once, and only then are they tested, in order. So a level costs about one memory latency
+ * however wide it is, where testing each child as it is computed waits for each in turn. At 95 % load most
+ * searches end in the first level (the eight buckets the pair's fingerprints could move to). The index of
+ * buckets reached (4 KiB) is cleared only when a search goes past that first level. 20 KiB of stack. */
 static nidus_status search_and_move(nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
     search_node nodes[NIDUS_TABLE_SEARCH_NODES];
     uint16_t seen[SEARCH_SEEN_SLOTS];
-    memset(seen, 0, sizeof seen);
-    unsigned b = t->shape.bucket_size, count = 2;
-    unsigned max_depth = t->max_kicks;
+    bool seen_ready = false;
+    unsigned b = t->shape.bucket_size, max_depth = t->max_kicks;
     nodes[0] = (search_node){i, 0, 0, 0};
     nodes[1] = (search_node){j, 0, 1, 0};
-    first_visit(seen, nodes, i, 0);
-    first_visit(seen, nodes, j, 1);
+    unsigned level = 0, end = 2; /* this level's nodes: [level, end) */
     uint32_t fps[8];
-    uint64_t child[8];
-    for (unsigned n = 0; n < count; n++) {
-        if (nodes[n].depth >= max_depth)
-            break; /* breadth first: every node after this one is as deep */
-        uint64_t at = nodes[n].bucket;
-        nidus_table_read_bucket(t, at, fps);
-        for (unsigned s = 0; s < b; s++) {
-            child[s] = nidus_table_alt(t, at, fps[s]);
-            nidus_table_prefetch(t, child[s]);
+    for (unsigned depth = 1; depth <= max_depth && level < end; depth++) {
+        /* Children of this level, tentatively appended after it and asked for. */
+        unsigned top = end;
+        for (unsigned n = level; n < end && top + b <= NIDUS_TABLE_SEARCH_NODES; n++) {
+            uint64_t at = nodes[n].bucket;
+            read_fps(t, at, fps);
+            for (unsigned s = 0; s < b; s++) {
+                uint64_t c = nidus_table_alt(t, at, fps[s]);
+                nidus_table_prefetch(t, c);
+                nodes[top++] = (search_node){c, fps[s], (uint16_t)n, (uint16_t)depth};
+            }
         }
-        for (unsigned s = 0; s < b; s++) {
-            if (count == NIDUS_TABLE_SEARCH_NODES)
-                return NIDUS_ERR_FULL;
-            nodes[count] = (search_node){child[s], fps[s], (uint16_t)n, (uint16_t)(nodes[n].depth + 1)};
-            if (bucket_has_free(t, child[s])) { /* never one reached before: those are all full */
-                apply_path(t, nodes, count, fp);
+        if (top == end)
+            return NIDUS_ERR_FULL; /* no room left for another level */
+        /* Tested in order: the first with a free slot ends the search; the full ones not reached before are
+         * kept, compacted, as the next level. A bucket reached before is full (it was tested then). */
+        unsigned keep = end;
+        for (unsigned n = end; n < top; n++) {
+            if (bucket_has_free(t, nodes[n].bucket)) {
+                apply_path(t, nodes, n, fp);
                 return NIDUS_OK;
             }
-            if (first_visit(seen, nodes, child[s], count)) {
-                if (nodes[count].depth < max_depth)
-                    prefetch_children(t, child[s]);
-                count++;
+            if (!seen_ready) { /* first level: compare with the roots and the children before */
+                if (depth == 1) {
+                    bool dup = nodes[n].bucket == i || nodes[n].bucket == j;
+                    for (unsigned k = end; k < keep && !dup; k++)
+                        dup = nodes[k].bucket == nodes[n].bucket;
+                    if (!dup)
+                        nodes[keep++] = nodes[n];
+                    continue;
+                }
+                memset(seen, 0, sizeof seen);
+                for (unsigned k = 0; k < end; k++)
+                    first_visit(seen, nodes, nodes[k].bucket, k);
+                seen_ready = true;
             }
+            nodes[keep] = nodes[n];
+            if (first_visit(seen, nodes, nodes[n].bucket, keep))
+                keep++;
         }
+        level = end;
+        end = keep;
     }
     return NIDUS_ERR_FULL;
 }
 
+/* Puts fp into the bucket of i and j with more free slots (i on a tie), without moving anything; false when
+ * both are full. Filling the emptier bucket keeps the buckets' loads even, so fewer adds find both of their
+ * buckets full and need a search (DESIGN-NOTES, "Adds"); the word kernels (cuckoo_add_impl.h) do the same. */
+static bool put_pair(nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
+{
+    bool put;
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD)
+        put = nidus_table_word_put_pair(t, i, j, fp);
+    else if (t->probe == NIDUS_PROBE_SEMI_WORD)
+        put = nidus_table_semi_put_pair(t, i, j, fp);
+    else {
+        unsigned fi = nidus_table_bucket_count(t, i, 0), fj = nidus_table_bucket_count(t, j, 0);
+        put = (fi | fj) && bucket_replace(t, fj > fi ? j : i, 0, fp);
+    }
+    t->occupied += put;
+    return put;
+}
+
 nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp)
 {
-    uint64_t j = nidus_table_alt(t, i, fp);
-    if (bucket_replace(t, i, 0, fp) || bucket_replace(t, j, 0, fp)) {
-        t->occupied++;
+    if (put_pair(t, i, nidus_table_alt(t, i, fp), fp))
         return NIDUS_OK;
-    }
     return nidus_table_add_full(t, a, i, fp);
 }
 
@@ -344,20 +413,9 @@ uint64_t nidus_table_count(const nidus_table *t, uint64_t i, uint32_t fp)
 
 bool nidus_table_place_free(nidus_table *t, uint64_t i, uint32_t fp)
 {
-    if (t->probe == NIDUS_PROBE_PLAIN_WORD) {
-        uint64_t j = nidus_table_alt(t, i, fp);
-        nidus_table_prefetch(t, j);
-        if (nidus_table_word_put(t, i, fp) || nidus_table_word_put(t, j, fp)) {
-            t->occupied++;
-            return true;
-        }
-        return false;
-    }
-    if (bucket_replace(t, i, 0, fp) || bucket_replace(t, nidus_table_alt(t, i, fp), 0, fp)) {
-        t->occupied++;
-        return true;
-    }
-    return false;
+    uint64_t j = nidus_table_alt(t, i, fp);
+    nidus_table_prefetch(t, j);
+    return put_pair(t, i, j, fp);
 }
 
 void nidus_table_read_bucket(const nidus_table *t, uint64_t i, uint32_t *fps)

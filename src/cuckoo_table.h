@@ -93,7 +93,8 @@ nidus_status nidus_table_validate(nidus_table *t);
 /* The overflow part of nidus_table_validate alone (entries in range, each for a full pair). */
 nidus_status nidus_table_validate_overflow(const nidus_table *t);
 
-/* Puts fp into a free slot of bucket i or of its alternate, without kicking; false when both are full. */
+/* Puts fp into bucket i or its alternate, whichever has more free slots (i on a tie), without kicking; false
+ * when both are full. */
 bool nidus_table_place_free(nidus_table *t, uint64_t i, uint32_t fp);
 
 /* The fingerprints of bucket i (0 for an empty slot), bucket_size of them. */
