@@ -46,7 +46,7 @@ static inline void nidus_table_semi_word_keys(const nidus_table *t, uint64_t w, 
     unsigned hb = t->shape.fp_bits - 4u;
     uint32_t hmask = (uint32_t)nidus_low_mask(hb);
     uint64_t high = w >> NIDUS_SEMISORT_RANK_BITS;
-    unsigned nib = nidus_semisort_unrank[w & 0xfff];
+    unsigned nib = nidus_semisort_nibbles(w);
     for (unsigned s = 0; s < 4; s++)
         k[s] = (((nib >> (4 * s)) & 15u) << 28) | ((uint32_t)(high >> (s * hb)) & hmask);
 }
