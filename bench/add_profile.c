@@ -5,8 +5,9 @@
  * separate, untimed fill of the same keys) the share of adds that found a free slot in one of their two
  * buckets, the rest taking the search.
  *
- *   nidus_bench_add_profile [N] [c12|ss13] [time|count|fill]
- * `fill` only fills (for callgrind: instructions per add = total / N). */
+ *   nidus_bench_add_profile [N] [c12|ss13] [time|count|fill] [CAPACITY]
+ * `fill` only fills (for callgrind: instructions per add = total / N); CAPACITY (default N) larger than N
+ * measures adds at low load only. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_util.h */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +28,12 @@ static double cpu_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static uint64_t capacity;
+
 static nidus_cuckoo *make(uint64_t n, bool semi)
 {
+    if (capacity > n)
+        n = capacity;
     nidus_cuckoo_params p = {0};
     p.capacity = n;
     p.fingerprint_bits = semi ? 13 : 12;
@@ -48,6 +53,7 @@ int main(int argc, char **argv)
     uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000;
     bool semi = argc > 2 && strcmp(argv[2], "ss13") == 0;
     const char *mode = argc > 3 ? argv[3] : "time";
+    capacity = argc > 4 ? strtoull(argv[4], NULL, 10) : 0;
     uint64_t *keys = malloc(n * sizeof *keys), s = 1;
     for (uint64_t k = 0; k < n; k++)
         keys[k] = bench_splitmix(&s);

@@ -112,42 +112,107 @@ static __attribute__((noinline)) nidus_status add_any(nidus_cuckoo *cf, uint64_t
     return add_slow(cf, hash);
 }
 
-/* A writable filter that never grew, of one-word buckets (t->fast: b=4 f=12, semi-sorted f=13, ...): the
- * common case, added to inline. */
-static inline bool add_fast_ok(const nidus_cuckoo *cf)
+/* A writable filter that never grew, whose table's kernel is `fast` (NIDUS_FAST_PLAIN: b=4 f=12 and other
+ * one-word plain buckets; NIDUS_FAST_SEMI: semi-sorted f=13): the common cases, added to without a loop. */
+static inline bool add_fast_ok(const nidus_cuckoo *cf, unsigned char fast)
 {
-    return cf->ntables == 1 && !cf->loader && !cf->read_only && cf->tables->fast != NIDUS_FAST_NONE;
+    return cf->ntables == 1 && !cf->loader && !cf->read_only && cf->tables->fast == fast;
 }
 
-/* The add of a t->fast table: both buckets read with one load each, the item put into the emptier one with one
- * store; both full (or a duplicate that fills its pair) is a tail call to add_slow. No stack frame. */
-static inline __attribute__((always_inline)) nidus_status add_fast(nidus_cuckoo *cf, uint64_t hash)
+/* The add of such a table: both buckets read with one load each, the item put into the emptier one with one
+ * store; both full (or a duplicate that fills its pair) is a tail call to add_slow. */
+static inline __attribute__((always_inline)) nidus_status add_plain(nidus_cuckoo *cf, uint64_t hash)
 {
     nidus_table *t = cf->tables;
     uint64_t i, j;
     uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-    bool put = t->fast == NIDUS_FAST_PLAIN ? nidus_table_word_put_pair(t, i, j, fp)
-                                           : nidus_table_semi_put_pair(t, i, j, fp);
-    if (put) {
-        t->occupied++;
-        return NIDUS_OK;
-    }
-    return add_slow(cf, hash);
+    if (!nidus_table_word_put_pair(t, i, j, fp))
+        return add_slow(cf, hash);
+    t->occupied++;
+    return NIDUS_OK;
 }
 
-nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
+static inline __attribute__((always_inline)) nidus_status add_semi(nidus_cuckoo *cf, uint64_t hash)
 {
-    if (add_fast_ok(cf))
-        return add_fast(cf, hash);
+    nidus_table *t = cf->tables;
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+    if (!nidus_table_semi_put_pair(t, i, j, fp))
+        return add_slow(cf, hash);
+    t->occupied++;
+    return NIDUS_OK;
+}
+
+/* The semi-sorted add out of line (it needs more registers than the plain one, which stays frameless), one
+ * copy per instruction set; `semi` below is the copy of the caller's. */
+typedef nidus_status (*add_semi_fn)(nidus_cuckoo *cf, uint64_t hash);
+
+static __attribute__((noinline)) nidus_status add_semi_base(nidus_cuckoo *cf, uint64_t hash)
+{
+    return add_semi(cf, hash);
+}
+
+static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo *cf, uint64_t hash,
+                                                                   add_semi_fn semi)
+{
+    if (add_fast_ok(cf, NIDUS_FAST_PLAIN))
+        return add_plain(cf, hash);
+    if (add_fast_ok(cf, NIDUS_FAST_SEMI))
+        return semi(cf, hash);
     return add_any(cf, hash);
 }
 
-/* By key: XXH3's short-key branch inlined too (as in nidus_cuckoo_contains); longer keys hash out of line. */
+static __attribute__((noinline)) nidus_status add_key_any(nidus_cuckoo *cf, const void *key, size_t len)
+{
+    return nidus_cuckoo_add_hash(cf, nidus_hash_bytes(key, len, cf->seed));
+}
+
+/* By key: XXH3's short-key branch inlined too (as in nidus_cuckoo_contains); the rest out of line. */
+static inline __attribute__((always_inline)) nidus_status add_key(nidus_cuckoo *cf, const void *key, size_t len,
+                                                                  add_semi_fn semi)
+{
+    if (len <= 16 && add_fast_ok(cf, NIDUS_FAST_PLAIN))
+        return add_plain(cf, nidus_hash_short(key, len, cf->seed));
+    if (len <= 16 && add_fast_ok(cf, NIDUS_FAST_SEMI))
+        return semi(cf, nidus_hash_short(key, len, cf->seed));
+    return add_key_any(cf, key, len);
+}
+
+/* The same compiled for x86-64-v3 (isa_impl.h), taken when the filter's first table chose it: shifts by a
+ * table's field without the shift-count register, fewer moves. A single add at 10M items is bound by how many
+ * adds fit in the core's window while their buckets are read, so every instruction counts. */
+#if NIDUS_HAVE_ISA_V3
+static NIDUS_TARGET_V3 __attribute__((noinline)) nidus_status add_semi_v3(nidus_cuckoo *cf, uint64_t hash)
+{
+    return add_semi(cf, hash);
+}
+static NIDUS_TARGET_V3 __attribute__((noinline)) nidus_status add_hash_v3(nidus_cuckoo *cf, uint64_t hash)
+{
+    return add_hash(cf, hash, add_semi_v3);
+}
+static NIDUS_TARGET_V3 __attribute__((noinline)) nidus_status add_key_v3(nidus_cuckoo *cf, const void *key,
+                                                                         size_t len)
+{
+    return add_key(cf, key, len, add_semi_v3);
+}
+#endif
+
+nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
+{
+#if NIDUS_HAVE_ISA_V3
+    if (cf->tables[0].isa == NIDUS_ISA_V3)
+        return add_hash_v3(cf, hash);
+#endif
+    return add_hash(cf, hash, add_semi_base);
+}
+
 nidus_status nidus_cuckoo_add(nidus_cuckoo *cf, const void *key, size_t len)
 {
-    if (len <= 16 && add_fast_ok(cf))
-        return add_fast(cf, nidus_hash_short(key, len, cf->seed));
-    return nidus_cuckoo_add_hash(cf, nidus_hash_bytes(key, len, cf->seed));
+#if NIDUS_HAVE_ISA_V3
+    if (cf->tables[0].isa == NIDUS_ISA_V3)
+        return add_key_v3(cf, key, len);
+#endif
+    return add_key(cf, key, len, add_semi_base);
 }
 
 nidus_status nidus_cuckoo_add_unique_hash(nidus_cuckoo *cf, uint64_t hash, bool *added)
