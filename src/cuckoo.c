@@ -143,57 +143,80 @@ static inline __attribute__((always_inline)) nidus_status add_semi(nidus_cuckoo 
     return NIDUS_OK;
 }
 
-/* The semi-sorted add out of line (it needs more registers than the plain one, which stays frameless), one
- * copy per instruction set; `semi` below is the copy of the caller's. */
-typedef nidus_status (*add_semi_fn)(nidus_cuckoo *cf, uint64_t hash);
-
-static __attribute__((noinline)) nidus_status add_semi_base(nidus_cuckoo *cf, uint64_t hash)
-{
-    return add_semi(cf, hash);
-}
-
-static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo *cf, uint64_t hash,
-                                                                   add_semi_fn semi)
-{
-    if (add_fast_ok(cf, NIDUS_FAST_PLAIN))
-        return add_plain(cf, hash);
-    if (add_fast_ok(cf, NIDUS_FAST_SEMI))
-        return semi(cf, hash);
-    return add_any(cf, hash);
-}
-
 static __attribute__((noinline)) nidus_status add_key_any(nidus_cuckoo *cf, const void *key, size_t len)
 {
     return nidus_cuckoo_add_hash(cf, nidus_hash_bytes(key, len, cf->seed));
 }
 
-/* By key: XXH3's short-key branch inlined too (as in nidus_cuckoo_contains); the rest out of line. */
+/* Everything but the plain one-word case, out of line so that the plain add keeps no stack frame (the
+ * semi-sorted kernel needs more registers): a semi-sorted one-word table inline here, the rest further out. */
+static inline __attribute__((always_inline)) nidus_status add_hash_rest(nidus_cuckoo *cf, uint64_t hash)
+{
+    if (add_fast_ok(cf, NIDUS_FAST_SEMI))
+        return add_semi(cf, hash);
+    return add_any(cf, hash);
+}
+
+static inline __attribute__((always_inline)) nidus_status add_key_rest(nidus_cuckoo *cf, const void *key,
+                                                                       size_t len)
+{
+    if (len <= 16 && add_fast_ok(cf, NIDUS_FAST_SEMI))
+        return add_semi(cf, nidus_hash_short(key, len, cf->seed));
+    return add_key_any(cf, key, len);
+}
+
+/* One copy of the out-of-line rest per instruction set; `rest` below is the copy of the caller's. */
+typedef nidus_status (*add_hash_fn)(nidus_cuckoo *cf, uint64_t hash);
+typedef nidus_status (*add_key_fn)(nidus_cuckoo *cf, const void *key, size_t len);
+
+static __attribute__((noinline)) nidus_status add_hash_rest_base(nidus_cuckoo *cf, uint64_t hash)
+{
+    return add_hash_rest(cf, hash);
+}
+
+static __attribute__((noinline)) nidus_status add_key_rest_base(nidus_cuckoo *cf, const void *key, size_t len)
+{
+    return add_key_rest(cf, key, len);
+}
+
+static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo *cf, uint64_t hash,
+                                                                   add_hash_fn rest)
+{
+    if (add_fast_ok(cf, NIDUS_FAST_PLAIN))
+        return add_plain(cf, hash);
+    return rest(cf, hash);
+}
+
+/* By key: XXH3's short-key branch inlined too (as in nidus_cuckoo_contains). */
 static inline __attribute__((always_inline)) nidus_status add_key(nidus_cuckoo *cf, const void *key, size_t len,
-                                                                  add_semi_fn semi)
+                                                                  add_key_fn rest)
 {
     if (len <= 16 && add_fast_ok(cf, NIDUS_FAST_PLAIN))
         return add_plain(cf, nidus_hash_short(key, len, cf->seed));
-    if (len <= 16 && add_fast_ok(cf, NIDUS_FAST_SEMI))
-        return semi(cf, nidus_hash_short(key, len, cf->seed));
-    return add_key_any(cf, key, len);
+    return rest(cf, key, len);
 }
 
 /* The same compiled for x86-64-v3 (isa_impl.h), taken when the filter's first table chose it: shifts by a
  * table's field without the shift-count register, fewer moves. A single add at 10M items is bound by how many
  * adds fit in the core's window while their buckets are read, so every instruction counts. */
 #if NIDUS_HAVE_ISA_V3
-static NIDUS_TARGET_V3 __attribute__((noinline)) nidus_status add_semi_v3(nidus_cuckoo *cf, uint64_t hash)
+static NIDUS_TARGET_V3 __attribute__((noinline)) nidus_status add_hash_rest_v3(nidus_cuckoo *cf, uint64_t hash)
 {
-    return add_semi(cf, hash);
+    return add_hash_rest(cf, hash);
+}
+static NIDUS_TARGET_V3 __attribute__((noinline)) nidus_status add_key_rest_v3(nidus_cuckoo *cf, const void *key,
+                                                                              size_t len)
+{
+    return add_key_rest(cf, key, len);
 }
 static NIDUS_TARGET_V3 __attribute__((noinline)) nidus_status add_hash_v3(nidus_cuckoo *cf, uint64_t hash)
 {
-    return add_hash(cf, hash, add_semi_v3);
+    return add_hash(cf, hash, add_hash_rest_v3);
 }
 static NIDUS_TARGET_V3 __attribute__((noinline)) nidus_status add_key_v3(nidus_cuckoo *cf, const void *key,
                                                                          size_t len)
 {
-    return add_key(cf, key, len, add_semi_v3);
+    return add_key(cf, key, len, add_key_rest_v3);
 }
 #endif
 
@@ -203,7 +226,7 @@ nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
     if (cf->tables[0].isa == NIDUS_ISA_V3)
         return add_hash_v3(cf, hash);
 #endif
-    return add_hash(cf, hash, add_semi_base);
+    return add_hash(cf, hash, add_hash_rest_base);
 }
 
 nidus_status nidus_cuckoo_add(nidus_cuckoo *cf, const void *key, size_t len)
@@ -212,7 +235,7 @@ nidus_status nidus_cuckoo_add(nidus_cuckoo *cf, const void *key, size_t len)
     if (cf->tables[0].isa == NIDUS_ISA_V3)
         return add_key_v3(cf, key, len);
 #endif
-    return add_key(cf, key, len, add_semi_base);
+    return add_key(cf, key, len, add_key_rest_base);
 }
 
 nidus_status nidus_cuckoo_add_unique_hash(nidus_cuckoo *cf, uint64_t hash, bool *added)

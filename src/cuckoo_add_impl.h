@@ -86,33 +86,23 @@ static inline void nidus_table_semi_keys_sort(uint32_t k[4])
     }
 }
 
-/* The free slots of a semi-sorted one-word bucket (bits w, sorted nibbles nib) as a 4-bit slot mask: slots whose
- * nibble and high part are both zero. They sort first, so the mask is 0, 1, 3, 7 or 15. */
-static inline unsigned nidus_table_semi_word_zeros(const nidus_table *t, uint64_t w, unsigned nib)
-{
-    uint64_t high_zero = nidus_swar_zero_fields(&t->semi_swar, w >> NIDUS_SEMISORT_RANK_BITS);
-    uint64_t nib_zero = ~(((nib & 0x7777u) + 0x7777u) | nib | 0x7777u) & 0x8888u; /* bit 4s+3: nibble s is 0 */
-    unsigned nib_slots = (unsigned)((((nib_zero >> 3) * 0x1248u) >> 12) & 15u);
-    return nib_slots & (unsigned)nidus_table_semi_slots(t, high_zero);
-}
-
-/* Semi-sorted one-word buckets i and j of fp: as nidus_table_word_put_pair. The free slots are found from the
- * words (SWAR zero tests of the nibbles and of the high parts); only the chosen bucket is decoded. j has more
- * free slots than i iff j's slot at i's count of free slots is free. */
+/* Semi-sorted one-word buckets i and j of fp: as nidus_table_word_put_pair. Both are decoded into sort keys
+ * (free slots are the zero keys, first); the new key takes the chosen bucket's first slot and moves up. */
 static inline bool nidus_table_semi_put_pair(nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
     uint8_t *pi = t->data + i * t->bucket_bytes, *pj = t->data + j * t->bucket_bytes;
     uint64_t wi = nidus_load_le64(pi), wj = nidus_load_le64(pj);
-    unsigned zi = nidus_table_semi_word_zeros(t, wi, nidus_semisort_nibbles(wi));
-    unsigned zj = nidus_table_semi_word_zeros(t, wj, nidus_semisort_nibbles(wj));
-    if (!((zi | zj) & 1))
+    uint32_t ki[4], kj[4];
+    nidus_table_semi_word_keys(t, wi, ki);
+    nidus_table_semi_word_keys(t, wj, kj);
+    unsigned fi = (unsigned)(ki[0] == 0) + (ki[1] == 0) + (ki[2] == 0) + (ki[3] == 0);
+    unsigned fj = (unsigned)(kj[0] == 0) + (kj[1] == 0) + (kj[2] == 0) + (kj[3] == 0);
+    if (!(fi | fj))
         return false;
-    unsigned free_i = (unsigned)__builtin_ctz(~zi); /* zi is a prefix of ones: its length */
-    bool to_j = (zj >> free_i) & 1;
+    bool to_j = fj > fi;
     uint8_t *p = to_j ? pj : pi;
     uint64_t w = to_j ? wj : wi;
-    uint32_t k[4];
-    nidus_table_semi_word_keys(t, w, k);
+    uint32_t *k = to_j ? kj : ki;
     nidus_table_semi_word_insert(k, ((fp & 15u) << 28) | (fp >> 4));
     nidus_store_le64(p, (w & ~nidus_low_mask(t->bucket_bits)) | nidus_table_semi_word_encode(t, k));
     return true;
