@@ -394,7 +394,7 @@ nidus_status nidus_bloom_add(nidus_bloom *bf, const void *key, size_t len, bool 
     return add_key_base(bf, key, len, added);
 }
 
-#define AHEAD 16u
+#define AHEAD NIDUS_BLOOM_AHEAD
 
 /* The block of a blocked layer that a hash probes. */
 static uint64_t layer_block(const nidus_bloom_layer *l, unsigned i, uint64_t hash)
@@ -403,8 +403,51 @@ static uint64_t layer_block(const nidus_bloom_layer *l, unsigned i, uint64_t has
                                           : nidus_probe_of(hash, i, l->size).block;
 }
 
+__attribute__((noinline)) static void contains_many_base(const nidus_bloom *bf, const uint64_t *hashes, size_t n,
+                                                          bool *out)
+{
+    nidus_bloom_fast_contains_many(bf, hashes, n, out, split_has8_portable);
+}
+
+__attribute__((noinline)) static size_t add_many_base(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh)
+{
+    return nidus_bloom_fast_add_many(bf, hashes, n, fresh, split_set8_portable);
+}
+
+nidus_status nidus_bloom_add_many_hash(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh, size_t *done)
+{
+    size_t k;
+#if NIDUS_HAVE_ISA_V3
+    if (bf->isa == NIDUS_ISA_V3)
+        k = nidus_bloom_add_many_v3(bf, hashes, n, fresh);
+    else
+#endif
+        k = add_many_base(bf, hashes, n, fresh);
+    for (; k < n; k++) { /* past the fast case (a full layer, growth, a view...): one at a time */
+        nidus_status st = nidus_bloom_add_hash(bf, hashes[k], fresh ? &fresh[k] : NULL);
+        if (st) {
+            if (done)
+                *done = k;
+            return st;
+        }
+    }
+    if (done)
+        *done = n;
+    return NIDUS_OK;
+}
+
 void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *out)
 {
+    if (bf->fast & NIDUS_BLOOM_FAST_LOOKUP) {
+#if NIDUS_HAVE_ISA_V3
+        if (bf->isa == NIDUS_ISA_V3) {
+            nidus_bloom_contains_many_v3(bf, hashes, n, out);
+            return;
+        }
+#endif
+        contains_many_base(bf, hashes, n, out);
+        return;
+    }
     for (size_t k = 0; k < n; k++)
         out[k] = false;
     if (bf->loader)

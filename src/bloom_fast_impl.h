@@ -79,4 +79,41 @@ NIDUS_BLOOM_INLINE nidus_status nidus_bloom_fast_add_key(nidus_bloom *bf, const 
     return nidus_bloom_add_key_any(bf, key, len, added);
 }
 
+/* Batched calls: the blocks of the keys NIDUS_BLOOM_AHEAD places on are requested while this one is probed. */
+#define NIDUS_BLOOM_AHEAD 16u
+
+NIDUS_BLOOM_INLINE void nidus_bloom_fast_contains_many(const nidus_bloom *bf, const uint64_t *hashes, size_t n,
+                                                       bool *out, nidus_split_has_fn has)
+{
+    for (size_t k = 0; k < n && k < NIDUS_BLOOM_AHEAD; k++)
+        __builtin_prefetch(nidus_bloom_fast_block(bf, hashes[k]));
+    for (size_t k = 0; k < n; k++) {
+        if (k + NIDUS_BLOOM_AHEAD < n)
+            __builtin_prefetch(nidus_bloom_fast_block(bf, hashes[k + NIDUS_BLOOM_AHEAD]));
+        out[k] = has(nidus_bloom_fast_block(bf, hashes[k]), hashes[k]);
+    }
+}
+
+/* Adds hashes[0..n) in order while the fast case holds (the layer has room); returns how many it added. */
+NIDUS_BLOOM_INLINE size_t nidus_bloom_fast_add_many(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh,
+                                                    nidus_split_set_fn set)
+{
+    if (!(bf->fast & NIDUS_BLOOM_FAST_ADD))
+        return 0;
+    uint64_t items = bf->first.items, capacity = bf->first.capacity;
+    for (size_t k = 0; k < n && k < NIDUS_BLOOM_AHEAD; k++)
+        __builtin_prefetch(nidus_bloom_fast_block(bf, hashes[k]), 1);
+    size_t k = 0;
+    for (; k < n && items < capacity; k++) {
+        if (k + NIDUS_BLOOM_AHEAD < n)
+            __builtin_prefetch(nidus_bloom_fast_block(bf, hashes[k + NIDUS_BLOOM_AHEAD]), 1);
+        bool f = set(nidus_bloom_fast_block(bf, hashes[k]), hashes[k]);
+        items += f;
+        if (fresh)
+            fresh[k] = f;
+    }
+    bf->first.items = items;
+    return k;
+}
+
 #endif

@@ -111,4 +111,14 @@ NIDUS_TARGET_V3 nidus_status nidus_bloom_add_key_v3(nidus_bloom *bf, const void 
 {
     return nidus_bloom_fast_add_key(bf, key, len, added, split_set8);
 }
+
+NIDUS_TARGET_V3 void nidus_bloom_contains_many_v3(const nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *out)
+{
+    nidus_bloom_fast_contains_many(bf, hashes, n, out, split_has8);
+}
+
+NIDUS_TARGET_V3 size_t nidus_bloom_add_many_v3(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh)
+{
+    return nidus_bloom_fast_add_many(bf, hashes, n, fresh, split_set8);
+}
 #endif

@@ -22,6 +22,9 @@ bool nidus_bloom_contains_hash_v3(const nidus_bloom *bf, uint64_t hash);
 bool nidus_bloom_contains_key_v3(const nidus_bloom *bf, const void *key, size_t len);
 nidus_status nidus_bloom_add_hash_v3(nidus_bloom *bf, uint64_t hash, bool *added);
 nidus_status nidus_bloom_add_key_v3(nidus_bloom *bf, const void *key, size_t len, bool *added);
+/* The batched fast cases (bloom_fast_impl.h): the caller has checked nothing; the second returns how many it added. */
+void nidus_bloom_contains_many_v3(const nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *out);
+size_t nidus_bloom_add_many_v3(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh);
 #endif
 
 #endif

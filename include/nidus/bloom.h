@@ -87,6 +87,13 @@ NIDUS_API bool nidus_bloom_contains_hash(const nidus_bloom *filter, uint64_t has
 NIDUS_API void nidus_bloom_contains_many_hash(const nidus_bloom *filter, const uint64_t *hashes, size_t n,
                                               bool *out);
 
+/* Batched adds, in order, with the same prefetching; the result equals one-at-a-time nidus_bloom_add_hash calls.
+ * `fresh` (may be NULL) gets n answers: fresh[k] as add's *added for hashes[k]. Stops at the first failure and
+ * returns its status; `*done` (may be NULL) receives how many keys were taken: on failure the failing key's
+ * index (that key and the ones after it changed nothing). */
+NIDUS_API nidus_status nidus_bloom_add_many_hash(nidus_bloom *filter, const uint64_t *hashes, size_t n, bool *fresh,
+                                                 size_t *done);
+
 /* Removes every item and every layer but the first. NIDUS_ERR_READ_ONLY on a view. */
 NIDUS_API nidus_status nidus_bloom_clear(nidus_bloom *filter);
 

@@ -717,6 +717,50 @@ static void test_fast_entry_points_agree_with_general_path(void **state)
     }
 }
 
+/* Batched adds and lookups equal one-at-a-time calls, in the fast case and out of it (k > 8, a scalable filter that
+ * grows midway, a non-scaling one that fills: the failing key's index, nothing changed from it on). */
+static void test_batched_calls_equal_single_calls(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    static uint64_t hashes[N];
+    static bool fresh[N], one[N], out[N];
+    uint64_t rng = test_seed();
+    for (size_t k = 0; k < N; k++)
+        hashes[k] = test_splitmix(&rng) % (k % 7 ? UINT64_MAX : 64); /* some repeats: not every key is new */
+    const struct {
+        uint64_t capacity;
+        double error;
+        unsigned expansion;
+    } cases[] = {{N, 0.01, 0}, {N, 1e-5, 0}, {N / 4, 0.01, 2}, {N / 2, 0.01, 0}};
+    for (size_t c = 0; c < 4; c++) {
+        nidus_bloom *a = bloom_in(cases[c].capacity, cases[c].error, cases[c].expansion, NIDUS_BLOOM_LAYOUT_BLOCKED);
+        nidus_bloom *b = bloom_in(cases[c].capacity, cases[c].error, cases[c].expansion, NIDUS_BLOOM_LAYOUT_BLOCKED);
+        size_t done = 0, single = N;
+        nidus_status want = NIDUS_OK;
+        for (size_t k = 0; k < N && single == N; k++)
+            if ((want = nidus_bloom_add_hash(b, hashes[k], &one[k])) != NIDUS_OK)
+                single = k;
+        assert_int_equal(nidus_bloom_add_many_hash(a, hashes, N, fresh, &done), want);
+        assert_int_equal(done, single);
+        assert_memory_equal(fresh, one, done);
+        assert_int_equal(a->nlayers, b->nlayers);
+        assert_int_equal(want, c == 3 ? NIDUS_ERR_FULL : NIDUS_OK);
+        assert_true(c == 2 ? a->nlayers > 1 : a->nlayers == 1);
+        for (unsigned i = 0; i < a->nlayers; i++) {
+            assert_int_equal(a->layers[i].items, b->layers[i].items);
+            assert_memory_equal(a->layers[i].data, b->layers[i].data, (size_t)nidus_bloom_layer_bytes(&a->layers[i]));
+        }
+        for (size_t k = 0; k < N; k++)
+            hashes[k] ^= k & 1 ? 0 : test_splitmix(&rng); /* half present, half absent */
+        nidus_bloom_contains_many_hash(a, hashes, N, out);
+        for (size_t k = 0; k < N; k++)
+            assert_int_equal(out[k], nidus_bloom_contains_hash(b, hashes[k]));
+        nidus_bloom_free(a);
+        nidus_bloom_free(b);
+    }
+}
+
 /* bf->fast follows the filter's state: off once it grows, lookups only on a view, off while a chunked load is
  * under way and back when it completes. */
 static void test_fast_case_follows_state(void **state)
@@ -873,6 +917,7 @@ int main(void)
         cmocka_unit_test(test_split_probes_agree_across_isas),
         cmocka_unit_test(test_fast_entry_points_agree_with_general_path),
         cmocka_unit_test(test_fast_case_follows_state),
+        cmocka_unit_test(test_batched_calls_equal_single_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
