@@ -27,13 +27,15 @@ static void libc_free(void *ctx, void *p)
     free(p);
 }
 
+static const nidus_allocator libc_allocator = {libc_malloc, libc_calloc, libc_realloc, libc_free, NULL};
+
 /* A hook with any function missing is replaced whole: mixing the caller's malloc with libc's free would
  * corrupt both heaps. */
-void nidus_alloc_resolve(const nidus_allocator *hook, nidus_allocator *out)
+const nidus_allocator *nidus_alloc_pick(const nidus_allocator *hook)
 {
-    if (hook && hook->malloc && hook->calloc && hook->realloc && hook->free) {
-        *out = *hook;
-        return;
-    }
-    *out = (nidus_allocator){libc_malloc, libc_calloc, libc_realloc, libc_free, NULL};
+    if (hook && hook->malloc && hook->calloc && hook->realloc && hook->free)
+        return hook;
+    return &libc_allocator;
 }
+
+void nidus_alloc_resolve(const nidus_allocator *hook, nidus_allocator *out) { *out = *nidus_alloc_pick(hook); }

@@ -10,6 +10,10 @@
 /* Fills `out` from the caller's hook, or with the C library's functions when `hook` is NULL or incomplete. */
 void nidus_alloc_resolve(const nidus_allocator *hook, nidus_allocator *out);
 
+/* The hook itself when it is complete, else the library's constant libc hook: filters keep this pointer (8 bytes
+ * a filter, not a 40-byte copy), so a caller's hook must outlive every filter made with it. */
+const nidus_allocator *nidus_alloc_pick(const nidus_allocator *hook);
+
 static inline void *nidus_malloc(const nidus_allocator *a, size_t size) { return a->malloc(a->ctx, size); }
 static inline void *nidus_calloc(const nidus_allocator *a, size_t n, size_t size)
 {

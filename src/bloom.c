@@ -80,6 +80,21 @@ void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a)
     l->data = NULL;
 }
 
+nidus_bloom *nidus_bloom_alloc_struct(const nidus_allocator *a, const nidus_bloom_layer *first, bool with_bits)
+{
+    uint64_t bits = with_bits && first->layout == NIDUS_LAYER_PLAIN ? nidus_bloom_layer_bytes(first) : 0;
+    if (bits > SIZE_MAX - sizeof(nidus_bloom))
+        return NULL;
+    nidus_bloom *bf = nidus_calloc(a, 1, sizeof *bf + (size_t)bits);
+    if (!bf)
+        return NULL;
+    bf->first = *first;
+    bf->first.data = bits ? (uint8_t *)(bf + 1) : NULL;
+    bf->first.owned = false;
+    bf->layers = &bf->first;
+    return bf;
+}
+
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a)
 {
     if (!*l)
@@ -110,18 +125,21 @@ nidus_status nidus_bloom_new(const nidus_bloom_params *p, nidus_bloom **out)
         return st;
     if (p->max_memory && nidus_bloom_layer_budget(&first) > p->max_memory)
         return NIDUS_ERR_LIMIT_MEMORY;
-    nidus_allocator alloc;
-    nidus_alloc_resolve(p->allocator, &alloc);
-    nidus_bloom *bf = nidus_calloc(&alloc, 1, sizeof *bf);
+    const nidus_allocator *alloc = nidus_alloc_pick(p->allocator);
+    nidus_bloom *bf = nidus_bloom_alloc_struct(alloc, &first, true);
     if (!bf)
         return NIDUS_ERR_NO_MEMORY;
-    *bf = (nidus_bloom){.alloc = alloc, .seed = p->seed, .error_rate = p->error_rate, .expansion = (uint16_t)p->expansion,
-                        .max_layers = (uint8_t)(p->max_layers ? p->max_layers : NIDUS_BLOOM_DEFAULT_MAX_LAYERS),
-                        .max_memory = p->max_memory, .layout = (uint8_t)p->layout, .nlayers = 1, .first = first,
-                        .isa = nidus_isa_detect()};
-    bf->layers = &bf->first;
-    if ((st = nidus_bloom_layer_alloc(&bf->first, &alloc))) {
-        nidus_free(&alloc, bf);
+    bf->alloc = alloc;
+    bf->seed = p->seed;
+    bf->error_rate = p->error_rate;
+    bf->expansion = (uint16_t)p->expansion;
+    bf->max_layers = (uint8_t)(p->max_layers ? p->max_layers : NIDUS_BLOOM_DEFAULT_MAX_LAYERS);
+    bf->max_memory = p->max_memory;
+    bf->layout = (uint8_t)p->layout;
+    bf->nlayers = 1;
+    bf->isa = nidus_isa_detect();
+    if (!bf->first.data && (st = nidus_bloom_layer_alloc(&bf->first, alloc))) {
+        nidus_free(alloc, bf);
         return st;
     }
     nidus_bloom_refresh_fast(bf);
@@ -133,14 +151,14 @@ void nidus_bloom_free(nidus_bloom *bf)
 {
     if (!bf)
         return;
-    nidus_allocator alloc = bf->alloc;
+    const nidus_allocator *alloc = bf->alloc;
     for (unsigned i = 0; i < bf->nlayers; i++)
-        nidus_bloom_layer_release(&bf->layers[i], &alloc);
+        nidus_bloom_layer_release(&bf->layers[i], alloc);
     if (bf->layers != &bf->first)
-        nidus_free(&alloc, bf->layers);
-    nidus_chunk_loader_release(&bf->loader, &alloc);
-    nidus_file_unmap(bf->mapping, bf->mapping_bytes);
-    nidus_free(&alloc, bf);
+        nidus_free(alloc, bf->layers);
+    nidus_chunk_loader_release(&bf->loader, alloc);
+    nidus_mapping_release(bf->mapping, alloc);
+    nidus_free(alloc, bf);
 }
 
 uint64_t nidus_bloom_hash(const nidus_bloom *bf, const void *key, size_t len)
@@ -326,15 +344,15 @@ static nidus_status grow(nidus_bloom *bf)
         return NIDUS_ERR_LIMIT_MEMORY;
     /* the first layer lives in the filter itself; a second moves them all to an array */
     nidus_bloom_layer *layers = bf->layers == &bf->first
-                                    ? nidus_malloc(&bf->alloc, 2 * sizeof *layers)
-                                    : nidus_realloc(&bf->alloc, bf->layers, (bf->nlayers + 1u) * sizeof *layers);
+                                    ? nidus_malloc(bf->alloc, 2 * sizeof *layers)
+                                    : nidus_realloc(bf->alloc, bf->layers, (bf->nlayers + 1u) * sizeof *layers);
     if (!layers)
         return NIDUS_ERR_NO_MEMORY;
     if (bf->layers == &bf->first)
         layers[0] = bf->first;
     bf->layers = layers;
     nidus_bloom_refresh_fast(bf); /* `first` is no longer the layer: off the fast case even if the rest fails */
-    if ((st = nidus_bloom_layer_alloc(&l, &bf->alloc)))
+    if ((st = nidus_bloom_layer_alloc(&l, bf->alloc)))
         return st;
     layers[bf->nlayers++] = l;
     nidus_bloom_refresh_fast(bf);
@@ -475,10 +493,10 @@ nidus_status nidus_bloom_clear(nidus_bloom *bf)
     if (bf->read_only || bf->loader)
         return NIDUS_ERR_READ_ONLY;
     while (bf->nlayers > 1)
-        nidus_bloom_layer_release(&bf->layers[--bf->nlayers], &bf->alloc);
+        nidus_bloom_layer_release(&bf->layers[--bf->nlayers], bf->alloc);
     if (bf->layers != &bf->first) {
         bf->first = bf->layers[0];
-        nidus_free(&bf->alloc, bf->layers);
+        nidus_free(bf->alloc, bf->layers);
         bf->layers = &bf->first;
     }
     memset(bf->first.data, 0, (size_t)nidus_bloom_layer_bytes(&bf->first));

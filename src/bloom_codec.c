@@ -92,6 +92,8 @@ static nidus_status get_layer(nidus_reader *r, nidus_bloom_layer *l, bool counti
 /* Gives layer `l` (whose meta is read) its bytes: a zeroed allocation, or borrowed from `view`. */
 static nidus_status attach(nidus_bloom_layer *l, const nidus_allocator *a, const uint8_t *view)
 {
+    if (l->data) /* a first layer in its filter's allocation */
+        return NIDUS_OK;
     if (view) {
         l->data = (uint8_t *)(uintptr_t)view; /* never written: views refuse every write */
         return NIDUS_OK;
@@ -153,7 +155,8 @@ nidus_status nidus_bloom_encode(const nidus_bloom *bf, void *buf, size_t cap, si
 
 /* Parses a Bloom meta into a filter with its layers' metas (no blocks yet); `*stream` gets the segment and
  * checksum bytes it implies. Checks every field, and that the layers are what growth would have made. */
-static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook, nidus_bloom **out,
+/* `inline_bits`: a copy, whose plain first layer can live in the filter's own allocation (not a view). */
+static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook, bool inline_bits, nidus_bloom **out,
                                     uint64_t *stream)
 {
     unsigned version = nidus_codec_meta_version(r);
@@ -182,18 +185,18 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
     }
     if (max_memory && memory > max_memory)
         return NIDUS_ERR_CORRUPT;
-    nidus_allocator alloc;
-    nidus_alloc_resolve(hook, &alloc);
-    nidus_bloom *bf = nidus_calloc(&alloc, 1, sizeof *bf);
-    nidus_bloom_layer *copy = nlayers > 1 ? nidus_malloc(&alloc, nlayers * sizeof *copy) : NULL;
+    const nidus_allocator *alloc = nidus_alloc_pick(hook);
+    nidus_bloom *bf = nidus_bloom_alloc_struct(alloc, &layers[0], inline_bits);
+    nidus_bloom_layer *copy = nlayers > 1 ? nidus_malloc(alloc, nlayers * sizeof *copy) : NULL;
     if (!bf || (nlayers > 1 && !copy)) {
-        nidus_free(&alloc, bf);
-        nidus_free(&alloc, copy);
+        nidus_free(alloc, bf);
+        nidus_free(alloc, copy);
         return NIDUS_ERR_NO_MEMORY;
     }
     *bf = (nidus_bloom){.alloc = alloc, .seed = seed, .error_rate = error, .expansion = (uint16_t)expansion,
                         .max_layers = (uint8_t)max_layers, .max_memory = max_memory, .nlayers = (uint8_t)nlayers,
-                        .layout = (uint8_t)layout, .first = layers[0], .isa = nidus_isa_detect()};
+                        .layout = (uint8_t)layout, .first = bf->first, .isa = nidus_isa_detect()};
+    layers[0] = bf->first; /* its bits, when they are in the struct's allocation */
     bf->layers = copy ? copy : &bf->first;
     memcpy(bf->layers, layers, nlayers * sizeof *copy);
     *out = bf;
@@ -211,7 +214,7 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
     uint64_t stream;
     nidus_bloom *bf;
     nidus_status st = nidus_codec_open(buf, len, NIDUS_KIND_BLOOM, mode, &meta, &prefix, &tail);
-    if (st || (st = bloom_from_meta(&meta, hook, &bf, &stream)))
+    if (st || (st = bloom_from_meta(&meta, hook, target == NIDUS_DECODE_COPY, &bf, &stream)))
         return st;
     if (prefix + stream - NIDUS_CODEC_CHECKSUM_BYTES + tail != len) {
         nidus_bloom_free(bf);
@@ -221,7 +224,7 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
     const uint8_t *p = (const uint8_t *)buf + prefix;
     for (unsigned i = 0; i < bf->nlayers && !st; i++) {
         nidus_bloom_layer *l = &bf->layers[i];
-        if (!(st = attach(l, &bf->alloc, view ? p : NULL)) && !view)
+        if (!(st = attach(l, bf->alloc, view ? p : NULL)) && !view)
             memcpy(l->data, p, (size_t)layer_bytes(l));
         p += layer_bytes(l);
     }
@@ -316,18 +319,18 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
         if (bf)
             return NIDUS_ERR_SEQUENCE;
         if ((st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_BLOOM, &meta, &total)) ||
-            (st = bloom_from_meta(&meta, allocator, &bf, &stream)))
+            (st = bloom_from_meta(&meta, allocator, true, &bf, &stream)))
             return st;
         uint64_t memory = 0; /* by the measure creation and growth check against max_memory */
         for (unsigned i = 0; i < bf->nlayers; i++)
             memory += nidus_bloom_layer_budget(&bf->layers[i]);
         st = n + stream != total ? NIDUS_ERR_CORRUPT
              : max_bytes && memory > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
-                                               : begin_loader(&bf->loader, &bf->alloc, payload, n, token, stream);
+                                               : begin_loader(&bf->loader, bf->alloc, payload, n, token, stream);
         if (max_bytes && (bf->max_memory == 0 || bf->max_memory > max_bytes))
             bf->max_memory = max_bytes; /* it grows here within this limit, so it always loads here again */
         for (unsigned i = 0; i < bf->nlayers && !st; i++)
-            st = attach(&bf->layers[i], &bf->alloc, NULL);
+            st = attach(&bf->layers[i], bf->alloc, NULL);
         if (st) {
             nidus_bloom_free(bf);
             return st;
@@ -342,7 +345,7 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
     bool complete;
     st = nidus_chunk_accept(bf->loader, seq, token, payload, n, segs, bloom_segments(bf, segs), &complete);
     if (!st && complete) {
-        nidus_chunk_loader_release(&bf->loader, &bf->alloc);
+        nidus_chunk_loader_release(&bf->loader, bf->alloc);
         nidus_bloom_refresh_fast(bf);
     }
     return st;
@@ -393,9 +396,8 @@ static nidus_status counting_from_meta(nidus_reader *r, const nidus_allocator *h
     nidus_bloom_layer l;
     if (r->bad || r->left != LAYER_META || get_layer(r, &l, true, version) || l.items != 0)
         return NIDUS_ERR_CORRUPT;
-    nidus_allocator alloc;
-    nidus_alloc_resolve(hook, &alloc);
-    nidus_counting_bloom *cb = nidus_calloc(&alloc, 1, sizeof *cb);
+    const nidus_allocator *alloc = nidus_alloc_pick(hook);
+    nidus_counting_bloom *cb = nidus_calloc(alloc, 1, sizeof *cb);
     if (!cb)
         return NIDUS_ERR_NO_MEMORY;
     *cb = (nidus_counting_bloom){.alloc = alloc, .seed = seed, .items = items, .layer = l};
@@ -417,7 +419,7 @@ static nidus_status counting_decode(const void *buf, size_t len, const nidus_all
     const uint8_t *p = (const uint8_t *)buf + prefix;
     if (prefix + layer_bytes(&cb->layer) + tail != len)
         st = NIDUS_ERR_CORRUPT;
-    else if (!(st = attach(&cb->layer, &cb->alloc, target != NIDUS_DECODE_COPY ? p : NULL)) &&
+    else if (!(st = attach(&cb->layer, cb->alloc, target != NIDUS_DECODE_COPY ? p : NULL)) &&
              target == NIDUS_DECODE_COPY)
         memcpy(cb->layer.data, p, (size_t)layer_bytes(&cb->layer));
     if (st) {
@@ -496,9 +498,9 @@ nidus_status nidus_counting_bloom_load_chunk(nidus_counting_bloom **filter, cons
         uint64_t stream = layer_bytes(&cb->layer) + NIDUS_CODEC_CHECKSUM_BYTES;
         st = n + stream != total ? NIDUS_ERR_CORRUPT
              : max_bytes && total > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
-                                              : begin_loader(&cb->loader, &cb->alloc, payload, n, token, stream);
+                                              : begin_loader(&cb->loader, cb->alloc, payload, n, token, stream);
         if (!st)
-            st = attach(&cb->layer, &cb->alloc, NULL);
+            st = attach(&cb->layer, cb->alloc, NULL);
         if (st) {
             nidus_counting_bloom_free(cb);
             return st;
@@ -512,7 +514,7 @@ nidus_status nidus_counting_bloom_load_chunk(nidus_counting_bloom **filter, cons
     bool complete;
     st = nidus_chunk_accept(cb->loader, seq, token, payload, n, &seg, 1, &complete);
     if (!st && complete)
-        nidus_chunk_loader_release(&cb->loader, &cb->alloc);
+        nidus_chunk_loader_release(&cb->loader, cb->alloc);
     return st;
 }
 

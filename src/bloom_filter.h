@@ -27,15 +27,19 @@ typedef struct nidus_bloom_layer {
     bool owned;     /* false when data is borrowed from a view */
 } nidus_bloom_layer;
 
+struct nidus_mapping;
+
+/* Every small filter pays for this struct (112 bytes on x86-64, RedisBloom's is 96 + a 40-byte link): with a
+ * plain first layer (the default) the bits follow it in the same allocation, so BF.RESERVE k 0.01 100 is one
+ * allocation of 256 bytes. */
 struct nidus_bloom {
-    nidus_allocator alloc;
+    const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
     uint64_t seed;
     double error_rate;
     uint64_t max_memory;
     nidus_bloom_layer *layers; /* &first while there is one layer, then an allocated array */
     nidus_chunk_loader *loader;
-    void *mapping;
-    size_t mapping_bytes;
+    struct nidus_mapping *mapping; /* the mapped file of a view made by map_file, else NULL */
     uint16_t expansion; /* 0: never grows; at most NIDUS_BLOOM_MAX_EXPANSION */
     uint8_t max_layers;
     uint8_t nlayers;
@@ -54,13 +58,12 @@ enum { NIDUS_BLOOM_FAST_LOOKUP = 1, NIDUS_BLOOM_FAST_ADD = 2 };
 void nidus_bloom_refresh_fast(nidus_bloom *bf);
 
 struct nidus_counting_bloom {
-    nidus_allocator alloc;
+    const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
     uint64_t seed;
     uint64_t items;
     nidus_bloom_layer layer; /* its capacity, error, k and blocks of 128 counters */
     bool read_only;
-    void *mapping;
-    size_t mapping_bytes;
+    struct nidus_mapping *mapping;
     nidus_chunk_loader *loader;
 };
 
@@ -78,6 +81,11 @@ nidus_status nidus_bloom_layer_size(nidus_bloom_layer *l, uint64_t capacity, dou
 uint64_t nidus_bloom_layer_bytes(const nidus_bloom_layer *l);
 uint64_t nidus_bloom_layer_budget(const nidus_bloom_layer *l);
 uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l);
+
+/* A zeroed filter struct with `first` as its first layer and layers = &first. When `with_bits` and the layer is
+ * plain (no alignment), its zeroed bits follow the struct in the same allocation (owned false: freed with it);
+ * otherwise first.data is NULL, for nidus_bloom_layer_alloc or a view. NULL when out of memory. */
+nidus_bloom *nidus_bloom_alloc_struct(const nidus_allocator *a, const nidus_bloom_layer *first, bool with_bits);
 
 /* Gives a sized layer zeroed memory (NIDUS_ERR_TOO_LARGE, NIDUS_ERR_NO_MEMORY), or frees it. */
 nidus_status nidus_bloom_layer_alloc(nidus_bloom_layer *l, const nidus_allocator *a);

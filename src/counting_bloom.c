@@ -12,20 +12,19 @@ nidus_status nidus_counting_bloom_new(const nidus_counting_bloom_params *p, nidu
 {
     if (!p || !out || p->capacity < 1 || !(p->error_rate > 0.0 && p->error_rate < 1.0))
         return NIDUS_ERR_INVALID_ARGUMENT;
-    nidus_allocator alloc;
-    nidus_alloc_resolve(p->allocator, &alloc);
+    const nidus_allocator *alloc = nidus_alloc_pick(p->allocator);
     nidus_bloom_layer layer;
     nidus_status st = nidus_bloom_layer_size(&layer, p->capacity, p->error_rate, NIDUS_LAYER_COUNTING, true);
     if (st)
         return st;
-    nidus_counting_bloom *cb = nidus_calloc(&alloc, 1, sizeof *cb);
+    nidus_counting_bloom *cb = nidus_calloc(alloc, 1, sizeof *cb);
     if (!cb)
         return NIDUS_ERR_NO_MEMORY;
     cb->alloc = alloc;
     cb->seed = p->seed;
     cb->layer = layer;
-    if ((st = nidus_bloom_layer_alloc(&cb->layer, &alloc))) {
-        nidus_free(&alloc, cb);
+    if ((st = nidus_bloom_layer_alloc(&cb->layer, alloc))) {
+        nidus_free(alloc, cb);
         return st;
     }
     *out = cb;
@@ -36,11 +35,11 @@ void nidus_counting_bloom_free(nidus_counting_bloom *cb)
 {
     if (!cb)
         return;
-    nidus_allocator alloc = cb->alloc;
-    nidus_bloom_layer_release(&cb->layer, &alloc);
-    nidus_chunk_loader_release(&cb->loader, &alloc);
-    nidus_file_unmap(cb->mapping, cb->mapping_bytes);
-    nidus_free(&alloc, cb);
+    const nidus_allocator *alloc = cb->alloc;
+    nidus_bloom_layer_release(&cb->layer, alloc);
+    nidus_chunk_loader_release(&cb->loader, alloc);
+    nidus_mapping_release(cb->mapping, alloc);
+    nidus_free(alloc, cb);
 }
 
 uint64_t nidus_counting_bloom_hash(const nidus_counting_bloom *cb, const void *key, size_t len)

@@ -32,9 +32,8 @@ nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **
         return st;
     if (!nidus_cuckoo_fits(params->max_memory, 0, nidus_cuckoo_table_cost(&shape)))
         return NIDUS_ERR_LIMIT_MEMORY;
-    nidus_allocator alloc;
-    nidus_alloc_resolve(params->allocator, &alloc);
-    nidus_cuckoo *cf = nidus_calloc(&alloc, 1, sizeof *cf);
+    const nidus_allocator *alloc = nidus_alloc_pick(params->allocator);
+    nidus_cuckoo *cf = nidus_calloc(alloc, 1, sizeof *cf);
     if (!cf)
         return NIDUS_ERR_NO_MEMORY;
     *cf = (nidus_cuckoo){
@@ -46,12 +45,12 @@ nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **
         .max_tables = max_tables,
         .max_memory = params->max_memory,
     };
-    cf->tables = nidus_malloc(&alloc, sizeof *cf->tables);
-    st = cf->tables ? nidus_table_init(&cf->tables[0], &shape, max_kicks, &alloc)
+    cf->tables = nidus_malloc(alloc, sizeof *cf->tables);
+    st = cf->tables ? nidus_table_init(&cf->tables[0], &shape, max_kicks, alloc)
                     : NIDUS_ERR_NO_MEMORY;
     if (st) {
-        nidus_free(&alloc, cf->tables);
-        nidus_free(&alloc, cf);
+        nidus_free(alloc, cf->tables);
+        nidus_free(alloc, cf);
         return st;
     }
     cf->ntables = 1;
@@ -63,13 +62,13 @@ void nidus_cuckoo_free(nidus_cuckoo *cf)
 {
     if (!cf)
         return;
-    nidus_allocator alloc = cf->alloc;
+    const nidus_allocator *alloc = cf->alloc;
     for (unsigned k = 0; k < cf->ntables; k++)
-        nidus_table_release(&cf->tables[k], &alloc);
-    nidus_free(&alloc, cf->tables);
+        nidus_table_release(&cf->tables[k], alloc);
+    nidus_free(alloc, cf->tables);
     nidus_cuckoo_loader_free(cf);
-    nidus_file_unmap(cf->mapping, cf->mapping_bytes);
-    nidus_free(&alloc, cf);
+    nidus_mapping_release(cf->mapping, alloc);
+    nidus_free(alloc, cf);
 }
 
 uint64_t nidus_cuckoo_hash(const nidus_cuckoo *cf, const void *key, size_t len)
@@ -87,14 +86,14 @@ static __attribute__((noinline)) nidus_status add_slow(nidus_cuckoo *cf, uint64_
     uint32_t fp;
     nidus_table *newest = &cf->tables[cf->ntables - 1];
     nidus_table_locate(newest, hash, &i, &fp);
-    nidus_status st = nidus_table_add_full(newest, &cf->alloc, i, fp);
+    nidus_status st = nidus_table_add_full(newest, cf->alloc, i, fp);
     if (st != NIDUS_ERR_FULL || cf->expansion == 0)
         return st;
     if ((st = nidus_cuckoo_grow(cf)))
         return st;
     newest = &cf->tables[cf->ntables - 1];
     nidus_table_locate(newest, hash, &i, &fp);
-    return nidus_table_add(newest, &cf->alloc, i, fp); /* an empty table: a free slot */
+    return nidus_table_add(newest, cf->alloc, i, fp); /* an empty table: a free slot */
 }
 
 /* Any filter: a free slot in any table, from the newest, else add_slow. */
@@ -398,7 +397,7 @@ nidus_status nidus_cuckoo_clear(nidus_cuckoo *cf)
     if (!nidus_cuckoo_writable(cf))
         return NIDUS_ERR_READ_ONLY;
     while (cf->ntables > 1)
-        nidus_table_release(&cf->tables[--cf->ntables], &cf->alloc);
+        nidus_table_release(&cf->tables[--cf->ntables], cf->alloc);
     nidus_table_clear(&cf->tables[0]);
     cf->deleted = 0;
     return NIDUS_OK;

@@ -117,7 +117,7 @@ static nidus_status build_segments(const nidus_cuckoo *cf, nidus_segment *segs, 
         uint8_t *ov = NULL;
         uint64_t ov_bytes = (uint64_t)t->overflow.used * OV_ENTRY_BYTES;
         if (ov_bytes) {
-            ov = nidus_malloc(&cf->alloc, (size_t)ov_bytes);
+            ov = nidus_malloc(cf->alloc, (size_t)ov_bytes);
             if (!ov) {
                 *count = n;
                 return NIDUS_ERR_NO_MEMORY;
@@ -134,7 +134,7 @@ static nidus_status build_segments(const nidus_cuckoo *cf, nidus_segment *segs, 
 static void release_segments(const nidus_cuckoo *cf, nidus_segment *segs, unsigned count)
 {
     for (unsigned s = 0; s < count; s += 2)
-        nidus_free(&cf->alloc, (void *)(uintptr_t)segs[s].data);
+        nidus_free(cf->alloc, (void *)(uintptr_t)segs[s].data);
 }
 
 nidus_status nidus_cuckoo_encode(const nidus_cuckoo *cf, void *buf, size_t cap, size_t *written)
@@ -225,9 +225,8 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
 /* An empty filter of the meta's shape. With `data` (a whole encoding), the tables borrow their bytes from it. */
 static nidus_status filter_from_meta(const cuckoo_meta *m, const nidus_allocator *hook, nidus_cuckoo **out)
 {
-    nidus_allocator alloc;
-    nidus_alloc_resolve(hook, &alloc);
-    nidus_cuckoo *cf = nidus_calloc(&alloc, 1, sizeof *cf);
+    const nidus_allocator *alloc = nidus_alloc_pick(hook);
+    nidus_cuckoo *cf = nidus_calloc(alloc, 1, sizeof *cf);
     if (!cf)
         return NIDUS_ERR_NO_MEMORY;
     *cf = (nidus_cuckoo){
@@ -240,9 +239,9 @@ static nidus_status filter_from_meta(const cuckoo_meta *m, const nidus_allocator
         .max_memory = m->max_memory,
         .deleted = m->deleted,
     };
-    cf->tables = nidus_calloc(&alloc, m->ntables, sizeof *cf->tables);
+    cf->tables = nidus_calloc(alloc, m->ntables, sizeof *cf->tables);
     if (!cf->tables) {
-        nidus_free(&alloc, cf);
+        nidus_free(alloc, cf);
         return NIDUS_ERR_NO_MEMORY;
     }
     *out = cf;
@@ -299,8 +298,8 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
         if (view) {
             st = nidus_table_init_borrowed(t, &m.shapes[k], data);
             if (!st && target == NIDUS_DECODE_BORROW) /* written in place: it needs its kick log */
-                st = nidus_table_borrow_writable(t, m.max_kicks, &cf->alloc);
-        } else if (!(st = nidus_table_init(t, &m.shapes[k], m.max_kicks, &cf->alloc))) {
+                st = nidus_table_borrow_writable(t, m.max_kicks, cf->alloc);
+        } else if (!(st = nidus_table_init(t, &m.shapes[k], m.max_kicks, cf->alloc))) {
             memcpy(t->data, data, (size_t)nidus_table_bytes(t));
         }
         if (st)
@@ -309,7 +308,7 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
         /* A trusted body skips the scan of the slots (it would read every block of a big file): any bits there
          * are safe to probe and to write over, semi-sorted ranks too (nidus_semisort_nibbles). The overflow map
          * is always checked. */
-        if (!(st = load_overflow(t, &cf->alloc, ov, m.overflow[k]))) {
+        if (!(st = load_overflow(t, cf->alloc, ov, m.overflow[k]))) {
             if (mode == NIDUS_DECODE_BODY_TRUSTED) {
                 t->occupied = m.occupied[k];
                 st = nidus_table_validate_overflow(t);
@@ -364,12 +363,12 @@ nidus_status nidus_cuckoo_rewrite_body(const nidus_cuckoo *cf, uint8_t *body, si
         const nidus_table *t = &cf->tables[k];
         uint64_t ov_bytes = (uint64_t)t->overflow.used * OV_ENTRY_BYTES;
         if (ov_bytes) {
-            uint8_t *ov = nidus_malloc(&cf->alloc, (size_t)ov_bytes);
+            uint8_t *ov = nidus_malloc(cf->alloc, (size_t)ov_bytes);
             if (!ov)
                 return NIDUS_ERR_NO_MEMORY;
             write_overflow(&t->overflow, ov);
             nidus_codec_put_if_changed(body + at, ov, (size_t)ov_bytes);
-            nidus_free(&cf->alloc, ov);
+            nidus_free(cf->alloc, ov);
         }
         at += ov_bytes + nidus_table_bytes(t);
     }
@@ -392,9 +391,9 @@ void nidus_cuckoo_loader_free(nidus_cuckoo *cf)
     if (!l)
         return;
     for (unsigned k = 0; k < NIDUS_CUCKOO_MAX_TABLES; k++)
-        nidus_free(&cf->alloc, l->stage[k]);
-    nidus_free(&cf->alloc, l->base.prefix);
-    nidus_free(&cf->alloc, l);
+        nidus_free(cf->alloc, l->stage[k]);
+    nidus_free(cf->alloc, l->base.prefix);
+    nidus_free(cf->alloc, l);
     cf->loader = NULL;
 }
 
@@ -449,16 +448,16 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
         return st;
     if (max_bytes && (cf->max_memory == 0 || cf->max_memory > max_bytes))
         cf->max_memory = max_bytes; /* it grows here within this limit, so it always loads here again */
-    nidus_cuckoo_loader *l = nidus_calloc(&cf->alloc, 1, sizeof *l);
+    nidus_cuckoo_loader *l = nidus_calloc(cf->alloc, 1, sizeof *l);
     cf->loader = l;
-    st = l && (l->base.prefix = nidus_malloc(&cf->alloc, n)) ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
+    st = l && (l->base.prefix = nidus_malloc(cf->alloc, n)) ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
     for (unsigned k = 0; k < m.ntables && !st; k++) {
-        if ((st = nidus_table_init(&cf->tables[k], &m.shapes[k], m.max_kicks, &cf->alloc)))
+        if ((st = nidus_table_init(&cf->tables[k], &m.shapes[k], m.max_kicks, cf->alloc)))
             break;
         cf->ntables = k + 1;
         l->overflow[k] = m.overflow[k];
         l->occupied[k] = m.occupied[k];
-        if (m.overflow[k] && !(l->stage[k] = nidus_malloc(&cf->alloc, (size_t)(m.overflow[k] * OV_ENTRY_BYTES))))
+        if (m.overflow[k] && !(l->stage[k] = nidus_malloc(cf->alloc, (size_t)(m.overflow[k] * OV_ENTRY_BYTES))))
             st = NIDUS_ERR_NO_MEMORY;
     }
     if (st) {
@@ -480,7 +479,7 @@ static nidus_status load_finish(nidus_cuckoo *cf)
     nidus_cuckoo_loader *l = cf->loader;
     for (unsigned k = 0; k < cf->ntables; k++) {
         nidus_table *t = &cf->tables[k];
-        nidus_status st = load_overflow(t, &cf->alloc, l->stage[k], l->overflow[k]);
+        nidus_status st = load_overflow(t, cf->alloc, l->stage[k], l->overflow[k]);
         if (st || (st = nidus_table_validate(t)))
             return st;
         if (t->occupied != l->occupied[k])

@@ -16,14 +16,13 @@
 typedef struct nidus_cuckoo_loader nidus_cuckoo_loader;
 
 struct nidus_cuckoo {
-    nidus_allocator alloc;
+    const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
     uint64_t seed;
     nidus_table_shape base; /* table 0's shape: bucket size, f0, offset bits, reach, semi-sorting */
     uint64_t max_memory;    /* 0: no limit */
     uint64_t deleted;       /* removes since creation or the last compaction */
     nidus_table *tables;    /* ntables of them, allocated to exactly that many */
-    void *mapping;          /* the mapped file of nidus_cuckoo_map_file, unmapped by free */
-    size_t mapping_bytes;
+    struct nidus_mapping *mapping; /* the mapped file of nidus_cuckoo_map_file, unmapped by free */
     nidus_cuckoo_loader *loader; /* while chunks are being loaded: the tables are incomplete */
     /* Narrow fields last, packed (every filter pays for this struct): each holds its checked range. */
     uint16_t max_kicks;     /* 1..NIDUS_CUCKOO_MAX_KICKS */

@@ -63,11 +63,11 @@ nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf)
     uint64_t need = nidus_cuckoo_table_cost(&shape);
     if (!nidus_cuckoo_fits(cf->max_memory, nidus_cuckoo_tables_memory(cf), need))
         return NIDUS_ERR_LIMIT_MEMORY;
-    nidus_table *tables = nidus_realloc(&cf->alloc, cf->tables, (cf->ntables + 1) * sizeof *tables);
+    nidus_table *tables = nidus_realloc(cf->alloc, cf->tables, (cf->ntables + 1) * sizeof *tables);
     if (!tables)
         return NIDUS_ERR_NO_MEMORY;
     cf->tables = tables;
-    st = nidus_table_init(&tables[cf->ntables], &shape, cf->max_kicks, &cf->alloc);
+    st = nidus_table_init(&tables[cf->ntables], &shape, cf->max_kicks, cf->alloc);
     if (st)
         return st;
     cf->ntables++;
@@ -116,7 +116,7 @@ nidus_status nidus_cuckoo_compact(nidus_cuckoo *cf, unsigned *freed)
     unsigned kept = 1;
     for (unsigned k = 1; k < cf->ntables; k++) {
         if (nidus_table_items(&cf->tables[k]) == 0) {
-            nidus_table_release(&cf->tables[k], &cf->alloc);
+            nidus_table_release(&cf->tables[k], cf->alloc);
             if (freed)
                 ++*freed;
         } else {

@@ -21,6 +21,14 @@
 #include "file_io.h"
 #include "file_format.h"
 
+void nidus_mapping_release(nidus_mapping *m, const nidus_allocator *a)
+{
+    if (!m)
+        return;
+    nidus_file_unmap(m->addr, m->bytes);
+    nidus_free(a, m);
+}
+
 void nidus_file_unmap(void *addr, size_t bytes)
 {
     if (addr)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alloc.h"
 #include "nidus/alloc.h"
 #include "nidus/nidus.h"
 #include "nidus/status.h"
@@ -31,6 +32,15 @@ nidus_status nidus_file_check_target(const char *path);
 /* Maps a regular file read-only. NIDUS_ERR_IO (errno set) or NIDUS_ERR_CORRUPT for an empty file. */
 nidus_status nidus_file_map(const char *path, void **addr, size_t *bytes);
 void nidus_file_unmap(void *addr, size_t bytes);
+
+/* The file a view was mapped from (map_file): filters keep a pointer to one, NULL for the many that have none. */
+typedef struct nidus_mapping {
+    void *addr;
+    size_t bytes;
+} nidus_mapping;
+
+/* Unmaps the file and frees the record; NULL does nothing. */
+void nidus_mapping_release(nidus_mapping *m, const nidus_allocator *a);
 
 /* Maps a regular file privately, readable and writable (copy on write: the file never changes through it),
  * and keeps its descriptor open in `*fd` (for nidus_file_patch to copy the very file that was mapped). */
@@ -62,7 +72,7 @@ nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_al
                                                 nidus_counting_bloom **out);
 
 /* Defines PREFIX_save_file, PREFIX_load_file, PREFIX_map_file and PREFIX_map_file_lazy for a filter type with
- * `alloc`, `mapping` and `mapping_bytes` members and PREFIX_encode / _encoded_size / _decode_mode functions:
+ * `alloc` and `mapping` (nidus_mapping *) members and PREFIX_encode / _encoded_size / _decode_mode functions:
  * they are the same for every kind. load_file and map_file check every block of a version 2 file first;
  * map_file_lazy leaves that to `prepare` and skips the scans of the tables. */
 #define NIDUS_DEFINE_FILE_FUNCTIONS(PREFIX, TYPE)                                                              \
@@ -74,7 +84,7 @@ nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_al
     {                                                                                                          \
         if (!f)                                                                                                \
             return NIDUS_ERR_INVALID_ARGUMENT;                                                                 \
-        return nidus_file_save(path, &f->alloc, PREFIX##_encoded_size(f), PREFIX##_encode_any, f);            \
+        return nidus_file_save(path, f->alloc, PREFIX##_encoded_size(f), PREFIX##_encode_any, f);            \
     }                                                                                                          \
     static nidus_status PREFIX##_open_file(const char *path, const nidus_allocator *allocator, bool view,     \
                                            nidus_file_prepare_fn prepare, void *ctx, TYPE **out)               \
@@ -100,9 +110,12 @@ nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_al
             nidus_file_unmap(p, n);                                                                            \
             if (st)                                                                                            \
                 return st;                                                                                     \
+        } else if (!(f->mapping = nidus_malloc(f->alloc, sizeof *f->mapping))) {                               \
+            PREFIX##_free(f);                                                                                  \
+            nidus_file_unmap(p, n);                                                                            \
+            return NIDUS_ERR_NO_MEMORY;                                                                        \
         } else {                                                                                               \
-            f->mapping = p;                                                                                    \
-            f->mapping_bytes = n;                                                                              \
+            *f->mapping = (nidus_mapping){p, n};                                                               \
         }                                                                                                      \
         *out = f;                                                                                              \
         return NIDUS_OK;                                                                                       \

@@ -11,7 +11,8 @@ extern "C" {
 
 /* Memory functions the library calls instead of malloc & co. Pass one in a filter's parameters to route
  * that filter's memory (the Redis module passes RedisModule_Alloc and friends); NULL means the C library's.
- * The structure is copied at creation, so it need not outlive the call. `ctx` is passed back untouched.
+ * A filter keeps a pointer to the structure (8 bytes a filter, not a copy), so it must outlive every filter
+ * made or loaded with it (a static const one does). `ctx` is passed back untouched.
  * `calloc` must return zeroed memory: large tables rely on it to stay untouched (and unpaid) until used. */
 typedef struct nidus_allocator {
     void *(*malloc)(void *ctx, size_t size);

@@ -42,7 +42,7 @@ typedef struct nidus_cuckoo_params {
     unsigned max_kicks;        /* fingerprints one add may move to make room, [1, 65535]; 0: 500 */
     bool semi_sort;            /* b = 4 only: store each slot in f-1 bits at the error rate of f */
     uint64_t seed;             /* hash seed; filters must share it to share pre-computed hashes */
-    const nidus_allocator *allocator; /* NULL: the C library's malloc/calloc/realloc/free */
+    const nidus_allocator *allocator; /* NULL: the C library's; else kept by pointer: must outlive the filter */
     /* Growth. 0 (the default) never grows: an add that finds no room fails with NIDUS_ERR_FULL. Otherwise a
      * full filter adds a table `expansion` times the buckets of its newest one, in [1, 32768]. */
     unsigned expansion;
