@@ -62,6 +62,15 @@ static int s_set_value(RedisModuleKey *k, RedisModuleType *t, void *v)
     db[k->slot].value = v;
     return REDISMODULE_OK;
 }
+static int s_replace_value(RedisModuleKey *k, RedisModuleType *t, void *v, void **old)
+{
+    if (db[k->slot].type != t)
+        return REDISMODULE_ERR;
+    if (old)
+        *old = db[k->slot].value;
+    db[k->slot].value = v; /* the old value is not freed: the caller owns it */
+    return REDISMODULE_OK;
+}
 static int s_delete_key(RedisModuleKey *k)
 {
     drop(k->slot);
@@ -372,6 +381,7 @@ void stubs_install(void)
     RedisModule_ModuleTypeGetType = s_get_type;
     RedisModule_ModuleTypeGetValue = s_get_value;
     RedisModule_ModuleTypeSetValue = s_set_value;
+    RedisModule_ModuleTypeReplaceValue = s_replace_value;
     RedisModule_ReplyWithArray = s_reply_array;
     RedisModule_ReplyWithMap = s_reply_map;
     RedisModule_ReplySetArrayLength = s_set_array_length;

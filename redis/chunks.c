@@ -78,10 +78,13 @@ int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
         rc = RedisModule_ReplyWithError(ctx, iter == 1 ? "ERR item exists" : ops->refused);
     } else {
         bool fresh = ks == KEY_EMPTY;
+        void *before = value;
         nidus_status st = ops->load(&value, data, len, nidus_load_limit());
         if (st == NIDUS_OK) {
             if (fresh)
                 RedisModule_ModuleTypeSetValue(key, type, value);
+            else if (value != before) /* the last chunk: the library freed the loading copy for a packed one */
+                RedisModule_ModuleTypeReplaceValue(key, type, value, NULL);
             RedisModule_ReplicateVerbatim(ctx);
             rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
         } else {

@@ -191,6 +191,7 @@ typedef struct RedisModuleTypeMethods {
     X(RedisModuleType *, ModuleTypeGetType, (RedisModuleKey *))                                               \
     X(void *, ModuleTypeGetValue, (RedisModuleKey *))                                                         \
     X(int, ModuleTypeSetValue, (RedisModuleKey *, RedisModuleType *, void *))                                 \
+    X(int, ModuleTypeReplaceValue, (RedisModuleKey *, RedisModuleType *, void *, void **))                     \
     X(RedisModuleType *, CreateDataType, (RedisModuleCtx *, const char *, int, RedisModuleTypeMethods *))     \
     X(const char *, StringPtrLen, (const RedisModuleString *, size_t *))                                      \
     X(int, StringToLongLong, (const RedisModuleString *, long long *))                                        \

@@ -5,6 +5,7 @@
 #include "alloc.h"
 #include "cuckoo_add_impl.h"
 #include "cuckoo_filter.h"
+#include "cuckoo_packed.h"
 #include "file_io.h"
 #include "params.h"
 
@@ -33,6 +34,9 @@ nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **
     if (!nidus_cuckoo_fits(params->max_memory, 0, nidus_cuckoo_table_cost(&shape)))
         return NIDUS_ERR_LIMIT_MEMORY;
     const nidus_allocator *alloc = nidus_alloc_pick(params->allocator);
+    if (nidus_cuckoo_packable_shape(&shape))
+        return nidus_cuckoo_packed_new(alloc, &shape, params->seed, max_kicks, params->expansion, max_tables,
+                                       params->max_memory, out);
     nidus_cuckoo *cf = nidus_calloc(alloc, 1, sizeof *cf);
     if (!cf)
         return NIDUS_ERR_NO_MEMORY;
@@ -62,6 +66,10 @@ void nidus_cuckoo_free(nidus_cuckoo *cf)
 {
     if (!cf)
         return;
+    if (nidus_cuckoo_form(cf)) {
+        nidus_cuckoo_packed_free(cf);
+        return;
+    }
     const nidus_allocator *alloc = cf->alloc;
     for (unsigned k = 0; k < cf->ntables; k++)
         nidus_table_release(&cf->tables[k], alloc);
@@ -73,10 +81,16 @@ void nidus_cuckoo_free(nidus_cuckoo *cf)
 
 uint64_t nidus_cuckoo_hash(const nidus_cuckoo *cf, const void *key, size_t len)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_hash(cf, key, len);
     return nidus_hash_bytes(key, len, cf->seed);
 }
 
-bool nidus_cuckoo_is_read_only(const nidus_cuckoo *cf) { return cf->read_only; }
+bool nidus_cuckoo_is_read_only(const nidus_cuckoo *cf)
+{
+    const nidus_cuckoo *full = nidus_cuckoo_full_of(cf);
+    return full && full->read_only;
+}
 
 /* Every bucket pair of the key is full: make room in the newest table, or grow. Out of line, so that the common
  * add needs no stack frame for it. */
@@ -221,6 +235,8 @@ static NIDUS_TARGET_V3 __attribute__((noinline)) nidus_status add_key_v3(nidus_c
 
 nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_add_hash(cf, hash);
 #if NIDUS_HAVE_ISA_V3
     if (cf->tables[0].isa == NIDUS_ISA_V3)
         return add_hash_v3(cf, hash);
@@ -230,6 +246,8 @@ nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
 
 nidus_status nidus_cuckoo_add(nidus_cuckoo *cf, const void *key, size_t len)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_add_hash(cf, nidus_cuckoo_packed_hash(cf, key, len));
 #if NIDUS_HAVE_ISA_V3
     if (cf->tables[0].isa == NIDUS_ISA_V3)
         return add_key_v3(cf, key, len);
@@ -239,6 +257,8 @@ nidus_status nidus_cuckoo_add(nidus_cuckoo *cf, const void *key, size_t len)
 
 nidus_status nidus_cuckoo_add_unique_hash(nidus_cuckoo *cf, uint64_t hash, bool *added)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_add_unique_hash(cf, hash, added);
     bool dummy;
     if (!added)
         added = &dummy;
@@ -330,6 +350,8 @@ static NIDUS_TARGET_V3 __attribute__((noinline)) uint64_t count_hash_v3(const ni
 
 bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_contains_hash(cf, nidus_cuckoo_packed_hash(cf, key, len));
 #if NIDUS_HAVE_ISA_V3
     if (NIDUS_V3(cf))
         return contains_key_v3(cf, key, len);
@@ -339,6 +361,8 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
 
 bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_contains_hash(cf, hash);
 #if NIDUS_HAVE_ISA_V3
     if (NIDUS_V3(cf))
         return contains_hash_v3(cf, hash);
@@ -348,6 +372,8 @@ bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
 
 uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_count_hash(cf, hash);
 #if NIDUS_HAVE_ISA_V3
     if (NIDUS_V3(cf))
         return count_hash_v3(cf, hash);
@@ -365,6 +391,8 @@ static uint64_t total_items(const nidus_cuckoo *cf)
 
 nidus_status nidus_cuckoo_remove_hash(nidus_cuckoo *cf, uint64_t hash)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_remove_hash(cf, hash);
     if (!nidus_cuckoo_writable(cf))
         return NIDUS_ERR_READ_ONLY;
     for (unsigned k = cf->ntables; k-- > 0;) {
@@ -394,6 +422,8 @@ uint64_t nidus_cuckoo_count(const nidus_cuckoo *cf, const void *key, size_t len)
 
 nidus_status nidus_cuckoo_clear(nidus_cuckoo *cf)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_clear(cf);
     if (!nidus_cuckoo_writable(cf))
         return NIDUS_ERR_READ_ONLY;
     while (cf->ntables > 1)
@@ -413,6 +443,10 @@ uint64_t nidus_cuckoo_tables_memory(const nidus_cuckoo *cf)
 
 void nidus_cuckoo_get_stats(const nidus_cuckoo *cf, nidus_cuckoo_stats *s)
 {
+    if (nidus_cuckoo_form(cf)) {
+        nidus_cuckoo_packed_get_stats(cf, s);
+        return;
+    }
     const nidus_table *t0 = &cf->tables[0];
     uint64_t items = 0, overflow = 0, occupied = 0, slots = 0;
     double bound = 0.0;
@@ -454,6 +488,8 @@ void nidus_cuckoo_get_stats(const nidus_cuckoo *cf, nidus_cuckoo_stats *s)
 
 nidus_status nidus_cuckoo_get_table_stats(const nidus_cuckoo *cf, unsigned index, nidus_cuckoo_table_stats *s)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_get_table_stats(cf, index, s);
     if (index >= cf->ntables || !s)
         return NIDUS_ERR_INVALID_ARGUMENT;
     const nidus_table *t = &cf->tables[index];

@@ -9,6 +9,7 @@
  * prefetch the whole block, then probe it. Two plain loops, no ring to index, and by the time the first key
  * is probed its lines have had the whole block's staging to arrive. */
 #include "cuckoo_filter.h"
+#include "cuckoo_packed.h"
 #include "cuckoo_table_impl.h"
 
 #define AHEAD 16u
@@ -138,6 +139,10 @@ static void probe_table(const nidus_table *t, const uint64_t *hashes, size_t n, 
 
 void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out)
 {
+    if (nidus_cuckoo_form(cf)) {
+        nidus_cuckoo_packed_contains_many_hash(cf, hashes, n, out);
+        return;
+    }
     const nidus_table *fast = fast_table(cf);
     if (fast) {
         (fast->isa == NIDUS_ISA_V3 ? fast_hashes_v3 : fast_hashes_base)(fast, hashes, n, out);
@@ -156,6 +161,8 @@ void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *has
  * results as single calls); the batch only prefetches the newest table's buckets of the keys ahead. */
 nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes, size_t n, size_t *added)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_add_many_hash(cf, hashes, n, added);
     size_t done = 0;
     nidus_status st = nidus_cuckoo_writable(cf) ? NIDUS_OK : NIDUS_ERR_READ_ONLY;
     pending p;
@@ -176,6 +183,11 @@ nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes
 void nidus_cuckoo_contains_many(const nidus_cuckoo *cf, const void *const *keys, const size_t *lens, size_t n,
                                 bool *out)
 {
+    if (nidus_cuckoo_form(cf)) { /* one key at a time: a packed filter is small */
+        for (size_t k = 0; k < n; k++)
+            out[k] = nidus_cuckoo_contains(cf, keys[k], lens[k]);
+        return;
+    }
     const nidus_table *fast = fast_table(cf);
     if (fast) {
         (fast->isa == NIDUS_ISA_V3 ? fast_keys_v3 : fast_keys_base)(fast, cf->seed, keys, lens, n, out);
@@ -199,7 +211,7 @@ nidus_status nidus_cuckoo_add_many(nidus_cuckoo *cf, const void *const *keys, co
     for (size_t base = 0; base < n && !st; base += HASH_BLOCK) {
         size_t m = n - base < HASH_BLOCK ? n - base : HASH_BLOCK, block_added = 0;
         for (size_t k = 0; k < m; k++)
-            hashes[k] = nidus_hash_bytes(keys[base + k], lens[base + k], cf->seed);
+            hashes[k] = nidus_cuckoo_hash(cf, keys[base + k], lens[base + k]);
         st = nidus_cuckoo_add_many_hash(cf, hashes, m, &block_added);
         total += block_added;
     }

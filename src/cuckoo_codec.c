@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "codec.h"
 #include "cuckoo_filter.h"
+#include "cuckoo_packed.h"
 #include "params.h"
 
 #define META_FIXED 40u
@@ -75,6 +76,8 @@ static uint64_t stream_bytes(const nidus_cuckoo *cf)
 
 uint64_t nidus_cuckoo_encoded_size(const nidus_cuckoo *cf)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_encoded_size(cf);
     return NIDUS_CODEC_PREFIX_FIXED + meta_bytes(cf->ntables) + stream_bytes(cf);
 }
 
@@ -141,6 +144,8 @@ nidus_status nidus_cuckoo_encode(const nidus_cuckoo *cf, void *buf, size_t cap, 
 {
     if (!cf || !buf)
         return NIDUS_ERR_INVALID_ARGUMENT;
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_encode(cf, buf, cap, written);
     if (cf->loader)
         return NIDUS_ERR_READ_ONLY;
     uint64_t total = nidus_cuckoo_encoded_size(cf);
@@ -323,6 +328,8 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
         return st;
     }
     *out = cf;
+    if (target == NIDUS_DECODE_COPY)
+        nidus_cuckoo_pack(out); /* small filters are kept packed */
     return NIDUS_OK;
 }
 
@@ -397,7 +404,11 @@ void nidus_cuckoo_loader_free(nidus_cuckoo *cf)
     cf->loader = NULL;
 }
 
-bool nidus_cuckoo_loading(const nidus_cuckoo *cf) { return cf->loader != NULL; }
+bool nidus_cuckoo_loading(const nidus_cuckoo *cf)
+{
+    const nidus_cuckoo *full = nidus_cuckoo_full_of(cf);
+    return full && full->loader != NULL;
+}
 
 /* The segments of a filter being loaded: staged overflow entries and the tables' bytes. */
 static unsigned loader_segments(const nidus_cuckoo *cf, nidus_segment *segs)
@@ -416,6 +427,8 @@ nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, vo
 {
     if (!cf || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_dump_chunk(cf, cursor, buf, cap, len, next);
     nidus_segment segs[SEGS_MAX];
     if (cf->loader)
         return nidus_codec_dump_received(&cf->loader->base, segs, loader_segments(cf, segs), cursor, buf, cap, len,
@@ -503,7 +516,7 @@ nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, s
     nidus_cuckoo *cf = *filter;
     if (seq == 0)
         return cf ? NIDUS_ERR_SEQUENCE : load_header(filter, payload, n, token, max_bytes, allocator);
-    if (!cf || !cf->loader)
+    if (!cf || nidus_cuckoo_form(cf) || !cf->loader) /* a packed filter is never loading */
         return NIDUS_ERR_SEQUENCE;
     nidus_segment segs[SEGS_MAX];
     unsigned count = loader_segments(cf, segs);
@@ -513,5 +526,7 @@ nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, s
         return st;
     if ((st = load_finish(cf)))
         cf->loader->base.failed = true;
+    else
+        nidus_cuckoo_pack(filter); /* complete: small filters are kept packed (*filter changes) */
     return st;
 }

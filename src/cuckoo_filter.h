@@ -15,7 +15,16 @@
 
 typedef struct nidus_cuckoo_loader nidus_cuckoo_loader;
 
+/* The full form of a filter (80 bytes on x86-64). Small filters are kept packed instead (cuckoo_packed.h): a
+ * public handle is one of those or this, told apart by the first byte. */
 struct nidus_cuckoo {
+    uint8_t form;           /* NIDUS_FORM_FULL (0) */
+    /* Narrow fields together (every filter pays for this struct): each holds its checked range. */
+    uint8_t max_tables;     /* 1..NIDUS_CUCKOO_MAX_TABLES */
+    uint8_t ntables;
+    bool read_only;         /* a view: tables borrow their data */
+    uint16_t max_kicks;     /* 1..NIDUS_CUCKOO_MAX_KICKS */
+    uint16_t expansion;     /* 0: never grow; at most NIDUS_CUCKOO_MAX_EXPANSION */
     const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
     uint64_t seed;
     nidus_table_shape base; /* table 0's shape: bucket size, f0, offset bits, reach, semi-sorting */
@@ -24,12 +33,6 @@ struct nidus_cuckoo {
     nidus_table *tables;    /* ntables of them, allocated to exactly that many */
     struct nidus_mapping *mapping; /* the mapped file of nidus_cuckoo_map_file, unmapped by free */
     nidus_cuckoo_loader *loader; /* while chunks are being loaded: the tables are incomplete */
-    /* Narrow fields last, packed (every filter pays for this struct): each holds its checked range. */
-    uint16_t max_kicks;     /* 1..NIDUS_CUCKOO_MAX_KICKS */
-    uint16_t expansion;     /* 0: never grow; at most NIDUS_CUCKOO_MAX_EXPANSION */
-    uint8_t max_tables;     /* 1..NIDUS_CUCKOO_MAX_TABLES */
-    uint8_t ntables;
-    bool read_only;         /* a view: tables borrow their data */
 };
 
 _Static_assert(NIDUS_CUCKOO_MAX_KICKS <= UINT16_MAX && NIDUS_CUCKOO_MAX_EXPANSION <= UINT16_MAX &&

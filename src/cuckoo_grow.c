@@ -4,6 +4,7 @@
 
 #include "alloc.h"
 #include "cuckoo_filter.h"
+#include "cuckoo_packed.h"
 #include "cuckoo_table_impl.h"
 #include "params.h"
 
@@ -106,6 +107,8 @@ static void compact_table(nidus_cuckoo *cf, unsigned k)
 
 nidus_status nidus_cuckoo_compact(nidus_cuckoo *cf, unsigned *freed)
 {
+    if (nidus_cuckoo_form(cf))
+        return nidus_cuckoo_packed_compact(cf, freed);
     if (freed)
         *freed = 0;
     if (!nidus_cuckoo_writable(cf))

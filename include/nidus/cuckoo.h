@@ -231,7 +231,9 @@ NIDUS_API nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *filter, uint6
  * grows into afterwards loads again under the same `max_bytes`. Later chunks must come
  * in the order they were dumped, from the same filter, else NIDUS_ERR_SEQUENCE and nothing changes. Until the
  * last one has landed and the whole checksum and contents check out, the filter is loading: lookups answer
- * false, writes fail. If that final check fails (NIDUS_ERR_CORRUPT), the filter stays unusable: free it. */
+ * false, writes fail. If that final check fails (NIDUS_ERR_CORRUPT), the filter stays unusable: free it.
+ * When the last chunk completes a small filter, `*filter` is replaced by a smaller copy (the loading one is
+ * freed): whoever holds the old pointer must take the new one. */
 NIDUS_API nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, size_t len,
                                                uint64_t max_bytes, const nidus_allocator *allocator);
 

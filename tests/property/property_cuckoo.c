@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuckoo_filter.h" /* white box: the tables' cost, as loads measure it */
+#include "cuckoo_packed.h" /* white box: the tables' cost, as loads measure it */
 
 typedef struct run {
     prop_rng r;
@@ -299,17 +299,19 @@ static void op_chunks(run *R)
     /* the byte limit of the load: none; the filter's own max_memory (which its tables never pass, so it must
      * load); one byte under the tables' cost (refused); exactly that cost (loads, and keeps it as max_memory) */
     uint64_t cost = 0, max_bytes = 0;
-    for (unsigned k = 0; k < R->cf->ntables; k++)
-        cost += nidus_cuckoo_table_cost(&R->cf->tables[k].shape);
+    nidus_cuckoo_thawed tw; /* a packed filter's full form, to read its fields */
+    const nidus_cuckoo *src = nidus_cuckoo_inspect(R->cf, &tw);
+    for (unsigned k = 0; k < src->ntables; k++)
+        cost += nidus_cuckoo_table_cost(&src->tables[k].shape);
     unsigned limit = (unsigned)prop_range(&R->r, 0, 3);
     if (limit == 1)
-        max_bytes = R->cf->max_memory;
+        max_bytes = src->max_memory;
     else if (limit == 2)
         max_bytes = cost - 1;
     else if (limit == 3)
         max_bytes = cost;
-    uint64_t expect_max = max_bytes && (R->cf->max_memory == 0 || R->cf->max_memory > max_bytes) ? max_bytes
-                                                                                                : R->cf->max_memory;
+    uint64_t expect_max = max_bytes && (src->max_memory == 0 || src->max_memory > max_bytes) ? max_bytes
+                                                                                           : src->max_memory;
     nidus_cuckoo *nf = NULL;
     R->alloc.armed = true;
     nidus_status st = nidus_cuckoo_load_chunk(&nf, chunk_buf[0], lens[0], max_bytes, &R->alloc.hook);
@@ -351,8 +353,9 @@ static void op_chunks(run *R)
         return;
     }
     PROP_CHECK(!nidus_cuckoo_loading(nf));
-    PROP_CHECK(nf->max_memory == expect_max); /* what it grows into here loads here again */
-    bool same = expect_max == R->cf->max_memory;
+    nidus_cuckoo_thawed tw2;
+    PROP_CHECK(nidus_cuckoo_inspect(nf, &tw2)->max_memory == expect_max); /* what it grows into here loads here */
+    bool same = expect_max == src->max_memory;
     encode_into(R, nf, &R->scratch2);
     PROP_CHECK(!same || (R->scratch2.n == R->enc.n && memcmp(R->scratch2.p, R->enc.p, R->enc.n) == 0));
     if (prop_chance(&R->r, 1, 2)) {

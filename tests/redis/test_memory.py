@@ -1,17 +1,32 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Bytes per key of small filters (issue 14.3), as the server counts them (used_memory), and MEMORY USAGE true
-to what a key holds. RedisBloom's figures on the same redis-server 7.0.15 (docs/BENCHMARKS.md): CF.RESERVE k 100
-279 B/key, CF.RESERVE k 4 157, BF.RESERVE k 0.01 100 344. The ceilings below are where nidus stands (the goal is
-RedisBloom's figures, reached as the library's small-table bytes come down); they catch any regression."""
+"""Bytes per key of small filters (issue 14.3), as the server counts them (used_memory), against RedisBloom's, and
+MEMORY USAGE true to what a key holds.
+
+The ceilings are RedisBloom's bytes per key beyond what a key holding a one-byte string costs, measured on the same
+redis-server 7.0.15 with /work/peers/rb/redisbloom.so (RedisBloom b28c2945 built for Redis 7.0) by
+`bench/small-keys-redis --sweep` on 2026-11-23 (nidus at the commit that added this file; docs/BENCHMARKS.md has
+the run). Configurations where nidus is still above RedisBloom are marked xfail (strict: the mark must go when
+they pass), with the gap and its cause."""
 import pytest
 
 from resp import Raw
 
+ABOVE_SIZING = ("b=2 tables are sized for the worst case over 100,000 seeds (issue 14.2: a reservation must hold in "
+                "its first table), 236 slots of 9 bits for 100 items where RedisBloom takes 128 of 8")
+ABOVE_BITS = ("the default 1 %% error takes 10-bit fingerprints at BUCKETSIZE 4 (RedisBloom: 8 bits, a %s bound)")
+
 CASES = [
-    # (command, keys, ceiling: bytes per key beyond what a key holding a one-byte string costs)
-    (("CF.RESERVE", 100), 2000, 940),
-    (("CF.RESERVE", 4), 2000, 800),
-    (("BF.RESERVE", "0.01", 100), 1000, 580),
+    # (command, keys, RedisBloom's bytes per key beyond a string key, xfail reason or None); as many keys as the
+    # bench measured with (fewer make the per-key figure noisier: the same filters measured 75 B/key at 2,000)
+    (("CF.RESERVE", 4), 20000, 72, None),
+    (("CF.RESERVE", 100), 20000, 192, ABOVE_SIZING),
+    (("CF.RESERVE", 10, "BUCKETSIZE", 4), 20000, 72, ABOVE_BITS % "3.1 %"),
+    (("CF.RESERVE", 100, "BUCKETSIZE", 4), 20000, 192, ABOVE_BITS % "3.1 %"),
+    (("CF.RESERVE", 10000, "BUCKETSIZE", 4), 5000, 16448, None),
+    (("BF.RESERVE", "0.01", 1), 10000, 106,
+     "the 112-byte Bloom struct with 8 bytes of bits is a 128-byte allocation; RedisBloom's three pieces total 104"),
+    (("BF.RESERVE", "0.01", 100), 10000, 258, None),
+    (("BF.RESERVE", "0.01", 1000), 10000, 1632, None),
 ]
 
 
@@ -30,8 +45,14 @@ def per_key(c, make, n):
     return (used_memory(c) - before) / n
 
 
-@pytest.mark.parametrize("cmd,n,ceiling", CASES, ids=[" ".join(map(str, c[0])) for c in CASES])
-def test_bytes_per_key_and_memory_usage(server, cmd, n, ceiling):
+def case_id(case):
+    return " ".join(map(str, case[0]))
+
+
+@pytest.mark.parametrize("cmd,n,redisbloom,above", [
+    pytest.param(*case, marks=[pytest.mark.xfail(strict=True, reason=case[3])] if case[3] else [])
+    for case in CASES], ids=[case_id(c) for c in CASES])
+def test_bytes_per_key_and_memory_usage(server, cmd, n, redisbloom, above):
     c = Raw(server.port)
     bytes_per_key = per_key(c, lambda i: (cmd[0], "k%d" % i, *cmd[1:]), n)
     usage = c("MEMORY", "USAGE", "k1")
@@ -39,8 +60,8 @@ def test_bytes_per_key_and_memory_usage(server, cmd, n, ceiling):
     string_key = per_key(c, lambda i: ("SET", "k%d" % i, "v"), n)
     string_usage = c("MEMORY", "USAGE", "k1")
     filter_bytes, filter_usage = bytes_per_key - string_key, usage - string_usage
-    print("%s: %.0f B/key (%.0f beyond a string key), MEMORY USAGE %d (%d beyond)" %
-          (" ".join(map(str, cmd)), bytes_per_key, filter_bytes, usage, filter_usage))
-    assert filter_bytes <= ceiling
+    print("%s: %.0f B/key (%.0f beyond a string key; RedisBloom %d), MEMORY USAGE %d (%d beyond)" %
+          (case_id((cmd,)), bytes_per_key, filter_bytes, redisbloom, usage, filter_usage))
     # MEMORY USAGE may miss the allocator's rounding of the filter's few allocations, nothing more
     assert 0.75 * filter_bytes <= filter_usage <= filter_bytes + 16
+    assert filter_bytes <= redisbloom

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Small cuckoo filters in one allocation: see cuckoo_packed.h. */
+#include <string.h>
+
+#include "alloc.h"
+#include "cuckoo_packed.h"
+#include "cuckoo_table_impl.h"
+#include "hash_impl.h"
+
+typedef nidus_cuckoo_thawed thawed;
+
+static nidus_cuckoo_packed *packed_of(const nidus_cuckoo *h)
+{
+    return (nidus_cuckoo_packed *)(uintptr_t)(const void *)h;
+}
+
+static nidus_cuckoo_forward *forward_of(const nidus_cuckoo *h)
+{
+    return (nidus_cuckoo_forward *)(uintptr_t)(const void *)h;
+}
+
+static nidus_table_shape shape_of(const nidus_cuckoo_packed *p)
+{
+    return (nidus_table_shape){.buckets = p->buckets, .bucket_size = p->bucket_size, .fp_bits = p->fp_bits,
+                               .offset_bits = p->offset_bits, .reach_log2 = p->reach_log2, .semi_sort = p->semi_sort};
+}
+
+static size_t slot_bytes(const nidus_cuckoo_packed *p)
+{
+    nidus_table_shape s = shape_of(p);
+    return (size_t)nidus_table_shape_bytes(&s);
+}
+
+/* The packed handle's allocation: what MEMORY USAGE and the stats report for it. */
+static uint64_t packed_bytes(const nidus_cuckoo_packed *p) { return sizeof *p + slot_bytes(p); }
+
+bool nidus_cuckoo_packable_shape(const nidus_table_shape *shape)
+{
+    return shape->buckets <= UINT32_MAX && nidus_table_shape_bytes(shape) <= NIDUS_CUCKOO_PACKED_MAX_BYTES;
+}
+
+/* Rebuilds the full form in `w`. `grows`: keep the filter's expansion; adds on the stack copy pass 0, so that
+ * they fail rather than grow (growth reallocates the table list, which is not the heap's here). */
+static void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows)
+{
+    nidus_table_shape shape = shape_of(p);
+    size_t bytes = (size_t)nidus_table_shape_bytes(&shape);
+    memcpy(w->data, p->slots, bytes);
+    memset(w->data + bytes, 0, NIDUS_BITS_SLACK);
+    /* cannot fail: the shape and max_kicks were checked when the filter was made */
+    (void)nidus_table_init_borrowed(&w->t, &shape, w->data);
+    (void)nidus_table_borrow_writable(&w->t, p->max_kicks, p->alloc);
+    w->t.occupied = p->occupied;
+    w->cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = p->alloc, .seed = p->seed, .base = shape,
+                           .max_memory = p->max_memory, .deleted = p->deleted, .tables = &w->t,
+                           .max_kicks = p->max_kicks, .expansion = grows ? p->expansion : 0,
+                           .max_tables = p->max_tables, .ntables = 1};
+}
+
+const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_thawed *w)
+{
+    if (nidus_cuckoo_form(h) != NIDUS_FORM_PACKED)
+        return nidus_cuckoo_full_of(h);
+    thaw(packed_of(h), w, true);
+    return &w->cf;
+}
+
+/* Copies a stack copy's slots and counters back (it holds nothing the packed form cannot). */
+static void freeze(nidus_cuckoo_packed *p, const thawed *w)
+{
+    memcpy(p->slots, w->data, slot_bytes(p));
+    p->occupied = (uint32_t)w->t.occupied;
+    p->deleted = (uint32_t)w->cf.deleted;
+}
+
+/* True when a full filter fits a packed allocation of `bytes` (the same shape's, as it was made). */
+static bool fits_packed(const nidus_cuckoo *cf, uint64_t bytes)
+{
+    const nidus_table *t = &cf->tables[0];
+    return cf->form == NIDUS_FORM_FULL && cf->ntables == 1 && !cf->loader && !cf->read_only && !cf->mapping &&
+           !t->borrowed && t->overflow.used == 0 && cf->deleted <= UINT32_MAX &&
+           memcmp(&t->shape, &cf->base, sizeof t->shape) == 0 && nidus_cuckoo_packable_shape(&t->shape) &&
+           sizeof(nidus_cuckoo_packed) + nidus_table_shape_bytes(&t->shape) == bytes;
+}
+
+/* Writes full filter `cf` into packed memory `p` (fits_packed). */
+static void pack_into(nidus_cuckoo_packed *p, const nidus_cuckoo *cf)
+{
+    const nidus_table *t = &cf->tables[0];
+    *p = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = t->shape.bucket_size,
+                               .fp_bits = t->shape.fp_bits, .offset_bits = t->shape.offset_bits,
+                               .reach_log2 = t->shape.reach_log2, .semi_sort = t->shape.semi_sort,
+                               .max_tables = cf->max_tables, .alloc = cf->alloc, .seed = cf->seed,
+                               .max_memory = cf->max_memory, .buckets = (uint32_t)t->shape.buckets,
+                               .occupied = (uint32_t)t->occupied, .deleted = (uint32_t)cf->deleted,
+                               .max_kicks = cf->max_kicks, .expansion = cf->expansion};
+    memcpy(p->slots, t->data, (size_t)nidus_table_shape_bytes(&t->shape));
+}
+
+nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table_shape *shape, uint64_t seed,
+                                     unsigned max_kicks, unsigned expansion, unsigned max_tables, uint64_t max_memory,
+                                     nidus_cuckoo **out)
+{
+    nidus_cuckoo_packed *p = nidus_calloc(a, 1, sizeof *p + (size_t)nidus_table_shape_bytes(shape));
+    if (!p)
+        return NIDUS_ERR_NO_MEMORY;
+    *p = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = shape->bucket_size,
+                               .fp_bits = shape->fp_bits, .offset_bits = shape->offset_bits,
+                               .reach_log2 = shape->reach_log2, .semi_sort = shape->semi_sort,
+                               .max_tables = (uint8_t)max_tables, .alloc = a, .seed = seed, .max_memory = max_memory,
+                               .buckets = (uint32_t)shape->buckets, .max_kicks = (uint16_t)max_kicks,
+                               .expansion = (uint16_t)expansion};
+    *out = (nidus_cuckoo *)(void *)p;
+    return NIDUS_OK;
+}
+
+void nidus_cuckoo_pack(nidus_cuckoo **f)
+{
+    nidus_cuckoo *cf = *f;
+    if (!cf || nidus_cuckoo_form(cf) != NIDUS_FORM_FULL || cf->ntables != 1)
+        return;
+    uint64_t bytes = sizeof(nidus_cuckoo_packed) + nidus_table_shape_bytes(&cf->tables[0].shape);
+    if (!fits_packed(cf, bytes))
+        return;
+    nidus_cuckoo_packed *p = nidus_malloc(cf->alloc, (size_t)bytes);
+    if (!p)
+        return; /* it stays full: as correct, only larger */
+    pack_into(p, cf);
+    nidus_cuckoo_free(cf);
+    *f = (nidus_cuckoo *)(void *)p;
+}
+
+/* A full heap copy of a packed filter. NULL when out of memory. */
+static nidus_cuckoo *full_copy(const nidus_cuckoo_packed *p)
+{
+    const nidus_allocator *a = p->alloc;
+    nidus_table_shape shape = shape_of(p);
+    nidus_cuckoo *cf = nidus_calloc(a, 1, sizeof *cf);
+    nidus_table *t = nidus_calloc(a, 1, sizeof *t);
+    if (!cf || !t || nidus_table_init(t, &shape, p->max_kicks, a) != NIDUS_OK) {
+        nidus_free(a, t);
+        nidus_free(a, cf);
+        return NULL;
+    }
+    memcpy(t->data, p->slots, slot_bytes(p));
+    t->occupied = p->occupied;
+    *cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = a, .seed = p->seed, .base = shape,
+                         .max_memory = p->max_memory, .deleted = p->deleted, .tables = t, .max_kicks = p->max_kicks,
+                         .expansion = p->expansion, .max_tables = p->max_tables, .ntables = 1};
+    return cf;
+}
+
+nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
+{
+    if (nidus_cuckoo_form(h) != NIDUS_FORM_PACKED)
+        return nidus_cuckoo_full_of(h);
+    nidus_cuckoo_packed *p = packed_of(h);
+    nidus_cuckoo *full = full_copy(p);
+    if (!full)
+        return NULL;
+    nidus_cuckoo_forward fw = {.form = NIDUS_FORM_FORWARD, .alloc = p->alloc, .full = full, .bytes = packed_bytes(p)};
+    memcpy(forward_of(h), &fw, sizeof fw);
+    return full;
+}
+
+/* After a write through a forward: back to packed when the full filter fits the handle again (a remove emptied
+ * its overflow map, a clear or compaction dropped its tables). */
+static void settle(nidus_cuckoo *h)
+{
+    nidus_cuckoo_forward *fw = forward_of(h);
+    nidus_cuckoo *full = fw->full;
+    if (!fits_packed(full, fw->bytes))
+        return;
+    pack_into(packed_of(h), full);
+    nidus_cuckoo_free(full);
+}
+
+void nidus_cuckoo_packed_free(nidus_cuckoo *h)
+{
+    const nidus_allocator *a = packed_of(h)->alloc;
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
+        nidus_cuckoo_free(forward_of(h)->full);
+    nidus_free(a, h);
+}
+
+uint64_t nidus_cuckoo_packed_hash(const nidus_cuckoo *h, const void *key, size_t len)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
+        return nidus_cuckoo_hash(forward_of(h)->full, key, len);
+    return nidus_hash_bytes(key, len, packed_of(h)->seed);
+}
+
+nidus_status nidus_cuckoo_packed_add_hash(nidus_cuckoo *h, uint64_t hash)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED) {
+        thawed w;
+        thaw(packed_of(h), &w, false);
+        uint64_t i;
+        uint32_t fp;
+        nidus_table_locate(&w.t, hash, &i, &fp);
+        if (nidus_table_place_free(&w.t, i, fp)) {
+            freeze(packed_of(h), &w);
+            return NIDUS_OK;
+        }
+        /* Both buckets full: moves, a duplicate counted on the side, or growth. The ordinary add does them on a
+         * full copy, and the handle goes back to packed if what it did fits. */
+        if (!nidus_cuckoo_unpack(h))
+            return NIDUS_ERR_NO_MEMORY;
+    }
+    nidus_status st = nidus_cuckoo_add_hash(forward_of(h)->full, hash);
+    settle(h);
+    return st;
+}
+
+nidus_status nidus_cuckoo_packed_add_unique_hash(nidus_cuckoo *h, uint64_t hash, bool *added)
+{
+    bool dummy;
+    if (!added)
+        added = &dummy;
+    *added = false;
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
+        return nidus_cuckoo_add_unique_hash(forward_of(h)->full, hash, added);
+    if (nidus_cuckoo_packed_contains_hash(h, hash))
+        return NIDUS_OK;
+    nidus_status st = nidus_cuckoo_packed_add_hash(h, hash);
+    *added = st == NIDUS_OK;
+    return st;
+}
+
+nidus_status nidus_cuckoo_packed_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes, size_t n, size_t *added)
+{
+    size_t done = 0;
+    nidus_status st = NIDUS_OK;
+    for (; done < n; done++)
+        if ((st = nidus_cuckoo_add_hash(h, hashes[done])))
+            break;
+    if (added)
+        *added = done;
+    return st;
+}
+
+bool nidus_cuckoo_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
+        return nidus_cuckoo_contains_hash(forward_of(h)->full, hash);
+    thawed w;
+    thaw(packed_of(h), &w, true);
+    return nidus_cuckoo_contains_hash(&w.cf, hash);
+}
+
+void nidus_cuckoo_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD) {
+        nidus_cuckoo_contains_many_hash(forward_of(h)->full, hashes, n, out);
+        return;
+    }
+    thawed w;
+    thaw(packed_of(h), &w, true);
+    nidus_cuckoo_contains_many_hash(&w.cf, hashes, n, out);
+}
+
+uint64_t nidus_cuckoo_packed_count_hash(const nidus_cuckoo *h, uint64_t hash)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
+        return nidus_cuckoo_count_hash(forward_of(h)->full, hash);
+    thawed w;
+    thaw(packed_of(h), &w, true);
+    return nidus_cuckoo_count_hash(&w.cf, hash);
+}
+
+nidus_status nidus_cuckoo_packed_remove_hash(nidus_cuckoo *h, uint64_t hash)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED && packed_of(h)->deleted < UINT32_MAX) {
+        thawed w;
+        thaw(packed_of(h), &w, true);
+        nidus_status st = nidus_cuckoo_remove_hash(&w.cf, hash); /* one table: nothing to compact */
+        if (st == NIDUS_OK)
+            freeze(packed_of(h), &w);
+        return st;
+    }
+    /* a forward, or a remove counter about to pass what the packed form holds */
+    if (!nidus_cuckoo_unpack(h))
+        return NIDUS_ERR_NO_MEMORY;
+    nidus_status st = nidus_cuckoo_remove_hash(forward_of(h)->full, hash);
+    settle(h);
+    return st;
+}
+
+nidus_status nidus_cuckoo_packed_clear(nidus_cuckoo *h)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED) {
+        nidus_cuckoo_packed *p = packed_of(h);
+        memset(p->slots, 0, slot_bytes(p));
+        p->occupied = 0;
+        p->deleted = 0;
+        return NIDUS_OK;
+    }
+    nidus_status st = nidus_cuckoo_clear(forward_of(h)->full);
+    settle(h);
+    return st;
+}
+
+nidus_status nidus_cuckoo_packed_compact(nidus_cuckoo *h, unsigned *freed)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED) { /* one table: compaction only resets the remove count */
+        if (freed)
+            *freed = 0;
+        packed_of(h)->deleted = 0;
+        return NIDUS_OK;
+    }
+    nidus_status st = nidus_cuckoo_compact(forward_of(h)->full, freed);
+    settle(h);
+    return st;
+}
+
+void nidus_cuckoo_packed_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s)
+{
+    uint64_t memory;
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD) {
+        nidus_cuckoo_get_stats(forward_of(h)->full, s);
+        memory = s->memory_bytes + forward_of(h)->bytes;
+    } else {
+        thawed w;
+        thaw(packed_of(h), &w, true);
+        nidus_cuckoo_get_stats(&w.cf, s);
+        memory = packed_bytes(packed_of(h));
+    }
+    s->memory_bytes = memory;
+    s->bits_per_item = (double)memory * 8.0 / (double)(s->capacity ? s->capacity : 1);
+}
+
+nidus_status nidus_cuckoo_packed_get_table_stats(const nidus_cuckoo *h, unsigned index, nidus_cuckoo_table_stats *s)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
+        return nidus_cuckoo_get_table_stats(forward_of(h)->full, index, s);
+    thawed w; /* a table's figures are its full form's (what max_memory measures); the packing is the filter's */
+    thaw(packed_of(h), &w, true);
+    return nidus_cuckoo_get_table_stats(&w.cf, index, s);
+}
+
+uint64_t nidus_cuckoo_packed_encoded_size(const nidus_cuckoo *h)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
+        return nidus_cuckoo_encoded_size(forward_of(h)->full);
+    thawed w;
+    thaw(packed_of(h), &w, true);
+    return nidus_cuckoo_encoded_size(&w.cf);
+}
+
+nidus_status nidus_cuckoo_packed_encode(const nidus_cuckoo *h, void *buf, size_t cap, size_t *written)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
+        return nidus_cuckoo_encode(forward_of(h)->full, buf, cap, written);
+    thawed w;
+    thaw(packed_of(h), &w, true);
+    return nidus_cuckoo_encode(&w.cf, buf, cap, written);
+}
+
+nidus_status nidus_cuckoo_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap,
+                                            size_t *len, uint64_t *next)
+{
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
+        return nidus_cuckoo_dump_chunk(forward_of(h)->full, cursor, buf, cap, len, next);
+    thawed w;
+    thaw(packed_of(h), &w, true);
+    return nidus_cuckoo_dump_chunk(&w.cf, cursor, buf, cap, len, next);
+}

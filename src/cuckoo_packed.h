@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal: the packed form of a small cuckoo filter (issue 14.3: a small filter costs no more than RedisBloom's).
+ *
+ * A full filter is a struct nidus_cuckoo (88 bytes on x86-64), a table struct (240: shape, the lookup kernels'
+ * derived constants, overflow map) and the slots with 16 bytes of slack, in three allocations. For one small
+ * table that is most of its memory: CF.RESERVE k 4 held 5 bytes of fingerprints in ~370. Those structs are a
+ * cache of what a 48-byte header says, so a small filter is kept as that header with its slots packed after it,
+ * in one allocation, and each call rebuilds the full form on the stack (a struct, a table struct and a copy of
+ * the slots with their slack: at most NIDUS_CUCKOO_PACKED_MAX_BYTES), runs the ordinary code on it and, when it
+ * wrote, copies the slots and counters back. Whatever the packed header cannot hold (a second table, duplicate
+ * copies in an overflow map, a remove counter past 2^32) turns the handle into a forward to a full filter, so
+ * the ordinary code keeps doing all the work.
+ *
+ * A handle's first byte tells the forms apart: struct nidus_cuckoo starts with `form` = NIDUS_FORM_FULL (0).
+ * Every form keeps its allocator pointer at offset 8, so code that only needs the allocator may read it there. */
+#ifndef NIDUS_SRC_CUCKOO_PACKED_H
+#define NIDUS_SRC_CUCKOO_PACKED_H
+
+#include <stddef.h>
+
+#include "cuckoo_filter.h"
+
+/* Slot bytes a packed filter may hold (the stack copy each call makes): b=2 at 1 % holds ~900 items. */
+#define NIDUS_CUCKOO_PACKED_MAX_BYTES 2048u
+
+enum { NIDUS_FORM_FULL = 0, NIDUS_FORM_PACKED = 1, NIDUS_FORM_FORWARD = 2 };
+
+typedef struct nidus_cuckoo_packed {
+    uint8_t form; /* NIDUS_FORM_PACKED */
+    uint8_t bucket_size, fp_bits, offset_bits, reach_log2;
+    bool semi_sort;
+    uint8_t max_tables;
+    uint8_t unused; /* zero */
+    const nidus_allocator *alloc;
+    uint64_t seed;
+    uint64_t max_memory;
+    uint32_t buckets;
+    uint32_t occupied;
+    uint32_t deleted;
+    uint16_t max_kicks;
+    uint16_t expansion;
+    uint8_t slots[]; /* nidus_table_shape_bytes of the shape: no slack */
+} nidus_cuckoo_packed;
+
+/* What a packed handle becomes when its filter outgrows the form: the allocation stays (the caller holds it). */
+typedef struct nidus_cuckoo_forward {
+    uint8_t form; /* NIDUS_FORM_FORWARD */
+    const nidus_allocator *alloc;
+    nidus_cuckoo *full;
+    uint64_t bytes; /* the handle's own allocation */
+} nidus_cuckoo_forward;
+
+_Static_assert(offsetof(nidus_cuckoo_packed, alloc) == 8 && offsetof(nidus_cuckoo_forward, alloc) == 8 &&
+                   offsetof(struct nidus_cuckoo, alloc) == 8 && offsetof(struct nidus_cuckoo, form) == 0,
+               "every form keeps its allocator at offset 8");
+_Static_assert(sizeof(nidus_cuckoo_forward) <= sizeof(nidus_cuckoo_packed), "a packed handle can become a forward");
+
+/* The form of a handle (its first byte). */
+static inline unsigned nidus_cuckoo_form(const nidus_cuckoo *h) { return *(const uint8_t *)h; }
+
+/* The full filter behind a forward handle, else the handle itself; NULL for a packed one. */
+static inline nidus_cuckoo *nidus_cuckoo_full_of(const nidus_cuckoo *h)
+{
+    unsigned form = nidus_cuckoo_form(h);
+    return form == NIDUS_FORM_FULL      ? (nidus_cuckoo *)(uintptr_t)h
+           : form == NIDUS_FORM_FORWARD ? ((const nidus_cuckoo_forward *)(const void *)h)->full
+                                        : NULL;
+}
+
+/* A packed filter rebuilt as a full one (on the caller's stack): what each call on a packed handle runs on. */
+typedef struct nidus_cuckoo_thawed {
+    nidus_cuckoo cf;
+    nidus_table t;
+    _Alignas(8) uint8_t data[NIDUS_CUCKOO_PACKED_MAX_BYTES + NIDUS_BITS_SLACK];
+} nidus_cuckoo_thawed;
+
+/* The full struct of any handle, for reading (white-box tests, tools): a full filter itself, a forward's
+ * target, or a packed filter rebuilt in `w`. */
+const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_thawed *w);
+
+/* True when a new filter of this shape is made packed. */
+bool nidus_cuckoo_packable_shape(const nidus_table_shape *shape);
+
+/* A new empty packed filter (its shape packable). NIDUS_ERR_NO_MEMORY. */
+nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table_shape *shape, uint64_t seed,
+                                     unsigned max_kicks, unsigned expansion, unsigned max_tables, uint64_t max_memory,
+                                     nidus_cuckoo **out);
+
+/* Replaces *f, a full filter, by its packed form when it has one (the full one is freed); otherwise, or when
+ * the allocation fails, leaves it as it is. */
+void nidus_cuckoo_pack(nidus_cuckoo **f);
+
+/* Makes a packed handle a forward to a full copy of its filter (forwards and full filters are returned as they
+ * are): for callers that need the full struct. NULL when out of memory (nothing changed). */
+nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h);
+
+/* The public calls on a packed or forward handle (the public functions start by sending those here). */
+void nidus_cuckoo_packed_free(nidus_cuckoo *h);
+uint64_t nidus_cuckoo_packed_hash(const nidus_cuckoo *h, const void *key, size_t len);
+nidus_status nidus_cuckoo_packed_add_hash(nidus_cuckoo *h, uint64_t hash);
+nidus_status nidus_cuckoo_packed_add_unique_hash(nidus_cuckoo *h, uint64_t hash, bool *added);
+nidus_status nidus_cuckoo_packed_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes, size_t n, size_t *added);
+bool nidus_cuckoo_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash);
+void nidus_cuckoo_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out);
+uint64_t nidus_cuckoo_packed_count_hash(const nidus_cuckoo *h, uint64_t hash);
+nidus_status nidus_cuckoo_packed_remove_hash(nidus_cuckoo *h, uint64_t hash);
+nidus_status nidus_cuckoo_packed_clear(nidus_cuckoo *h);
+nidus_status nidus_cuckoo_packed_compact(nidus_cuckoo *h, unsigned *freed);
+void nidus_cuckoo_packed_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s);
+nidus_status nidus_cuckoo_packed_get_table_stats(const nidus_cuckoo *h, unsigned index, nidus_cuckoo_table_stats *s);
+uint64_t nidus_cuckoo_packed_encoded_size(const nidus_cuckoo *h);
+nidus_status nidus_cuckoo_packed_encode(const nidus_cuckoo *h, void *buf, size_t cap, size_t *written);
+nidus_status nidus_cuckoo_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap,
+                                            size_t *len, uint64_t *next);
+
+#endif
