@@ -34,6 +34,8 @@ static size_t slot_bytes(const nidus_cuckoo_packed *p)
 /* The packed handle's allocation: what MEMORY USAGE and the stats report for it. */
 static uint64_t packed_bytes(const nidus_cuckoo_packed *p) { return sizeof *p + slot_bytes(p); }
 
+static uint64_t handle_bytes(const nidus_table_shape *shape);
+
 bool nidus_cuckoo_packable_shape(const nidus_table_shape *shape)
 {
     return shape->buckets <= UINT32_MAX && nidus_table_shape_bytes(shape) <= NIDUS_CUCKOO_PACKED_MAX_BYTES;
@@ -73,35 +75,46 @@ static void freeze(nidus_cuckoo_packed *p, const thawed *w)
     p->deleted = (uint32_t)w->cf.deleted;
 }
 
-/* True when a full filter fits a packed allocation of `bytes` (the same shape's, as it was made). */
-static bool fits_packed(const nidus_cuckoo *cf, uint64_t bytes)
+/* The packed (and forward) handle of a first table of this shape. */
+static uint64_t handle_bytes(const nidus_table_shape *shape)
 {
-    const nidus_table *t = &cf->tables[0];
-    return cf->form == NIDUS_FORM_FULL && cf->ntables == 1 && !cf->loader && !cf->read_only && !cf->mapping &&
-           !t->borrowed && t->overflow.used == 0 && cf->deleted <= UINT32_MAX &&
-           memcmp(&t->shape, &cf->base, sizeof t->shape) == 0 && nidus_cuckoo_packable_shape(&t->shape) &&
-           sizeof(nidus_cuckoo_packed) + nidus_table_shape_bytes(&t->shape) == bytes;
+    return sizeof(nidus_cuckoo_packed) + nidus_table_shape_bytes(shape);
 }
 
-/* Writes full filter `cf` into packed memory `p` (fits_packed). */
-static void pack_into(nidus_cuckoo_packed *p, const nidus_cuckoo *cf)
+/* A full filter whose first table a handle can hold: small, the base shape, writable, in memory it owns (or in
+ * its forward handle, for `in_handle`). */
+static bool handle_holds(const nidus_cuckoo *cf, bool in_handle)
 {
     const nidus_table *t = &cf->tables[0];
-    *p = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = t->shape.bucket_size,
-                               .fp_bits = t->shape.fp_bits, .offset_bits = t->shape.offset_bits,
-                               .reach_log2 = t->shape.reach_log2, .semi_sort = t->shape.semi_sort,
-                               .max_tables = cf->max_tables, .alloc = cf->alloc, .seed = cf->seed,
-                               .max_memory = cf->max_memory, .buckets = (uint32_t)t->shape.buckets,
-                               .occupied = (uint32_t)t->occupied, .deleted = (uint32_t)cf->deleted,
-                               .max_kicks = cf->max_kicks, .expansion = cf->expansion};
-    memcpy(p->slots, t->data, (size_t)nidus_table_shape_bytes(&t->shape));
+    return cf->form == NIDUS_FORM_FULL && !cf->loader && !cf->read_only && !cf->mapping &&
+           (in_handle || !t->borrowed) && memcmp(&t->shape, &cf->base, sizeof t->shape) == 0 &&
+           nidus_cuckoo_packable_shape(&t->shape);
+}
+
+/* Whether everything of such a filter fits the packed header. */
+static bool fits_packed(const nidus_cuckoo *cf)
+{
+    return cf->ntables == 1 && cf->tables[0].overflow.used == 0 && cf->deleted <= UINT32_MAX;
+}
+
+/* The packed header of a full filter that fits. */
+static nidus_cuckoo_packed header_of(const nidus_cuckoo *cf)
+{
+    const nidus_table *t = &cf->tables[0];
+    return (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = t->shape.bucket_size,
+                                 .fp_bits = t->shape.fp_bits, .offset_bits = t->shape.offset_bits,
+                                 .reach_log2 = t->shape.reach_log2, .semi_sort = t->shape.semi_sort,
+                                 .max_tables = cf->max_tables, .alloc = cf->alloc, .seed = cf->seed,
+                                 .max_memory = cf->max_memory, .buckets = (uint32_t)t->shape.buckets,
+                                 .occupied = (uint32_t)t->occupied, .deleted = (uint32_t)cf->deleted,
+                                 .max_kicks = cf->max_kicks, .expansion = cf->expansion};
 }
 
 nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table_shape *shape, uint64_t seed,
                                      unsigned max_kicks, unsigned expansion, unsigned max_tables, uint64_t max_memory,
                                      nidus_cuckoo **out)
 {
-    nidus_cuckoo_packed *p = nidus_calloc(a, 1, sizeof *p + (size_t)nidus_table_shape_bytes(shape));
+    nidus_cuckoo_packed *p = nidus_calloc(a, 1, (size_t)handle_bytes(shape));
     if (!p)
         return NIDUS_ERR_NO_MEMORY;
     *p = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = shape->bucket_size,
@@ -117,62 +130,72 @@ nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table
 void nidus_cuckoo_pack(nidus_cuckoo **f)
 {
     nidus_cuckoo *cf = *f;
-    if (!cf || nidus_cuckoo_form(cf) != NIDUS_FORM_FULL || cf->ntables != 1)
+    if (!cf || nidus_cuckoo_form(cf) != NIDUS_FORM_FULL || !handle_holds(cf, false))
         return;
-    uint64_t bytes = sizeof(nidus_cuckoo_packed) + nidus_table_shape_bytes(&cf->tables[0].shape);
-    if (!fits_packed(cf, bytes))
+    nidus_table *t = &cf->tables[0];
+    void *h = nidus_malloc(cf->alloc, (size_t)handle_bytes(&t->shape));
+    if (!h)
         return;
-    nidus_cuckoo_packed *p = nidus_malloc(cf->alloc, (size_t)bytes);
-    if (!p)
-        return; /* it stays full: as correct, only larger */
-    pack_into(p, cf);
-    nidus_cuckoo_free(cf);
-    *f = (nidus_cuckoo *)(void *)p;
-}
-
-/* A full heap copy of a packed filter. NULL when out of memory. */
-static nidus_cuckoo *full_copy(const nidus_cuckoo_packed *p)
-{
-    const nidus_allocator *a = p->alloc;
-    nidus_table_shape shape = shape_of(p);
-    nidus_cuckoo *cf = nidus_calloc(a, 1, sizeof *cf);
-    nidus_table *t = nidus_calloc(a, 1, sizeof *t);
-    if (!cf || !t || nidus_table_init(t, &shape, p->max_kicks, a) != NIDUS_OK) {
-        nidus_free(a, t);
-        nidus_free(a, cf);
-        return NULL;
+    if (fits_packed(cf)) {
+        nidus_cuckoo_packed hdr = header_of(cf);
+        memcpy(h, &hdr, sizeof hdr);
+        memcpy(((nidus_cuckoo_packed *)h)->slots, t->data, (size_t)nidus_table_shape_bytes(&t->shape));
+        nidus_cuckoo_free(cf);
+    } else { /* the first table's slots move into the handle */
+        nidus_cuckoo_forward *fw = h;
+        memcpy(fw->data, t->data, (size_t)nidus_table_bytes(t));
+        nidus_free(cf->alloc, t->data);
+        t->data = fw->data;
+        t->borrowed = true;
+        fw->form = NIDUS_FORM_FORWARD;
+        fw->alloc = cf->alloc;
+        fw->full = cf;
     }
-    memcpy(t->data, p->slots, slot_bytes(p));
-    t->occupied = p->occupied;
-    *cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = a, .seed = p->seed, .base = shape,
-                         .max_memory = p->max_memory, .deleted = p->deleted, .tables = t, .max_kicks = p->max_kicks,
-                         .expansion = p->expansion, .max_tables = p->max_tables, .ntables = 1};
-    return cf;
+    *f = h;
 }
 
 nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
 {
     if (nidus_cuckoo_form(h) != NIDUS_FORM_PACKED)
         return nidus_cuckoo_full_of(h);
-    nidus_cuckoo_packed *p = packed_of(h);
-    nidus_cuckoo *full = full_copy(p);
-    if (!full)
+    const nidus_cuckoo_packed hdr = *packed_of(h); /* the header, before the forward's fields overwrite it */
+    const nidus_allocator *a = hdr.alloc;
+    nidus_cuckoo *cf = nidus_calloc(a, 1, sizeof *cf);
+    nidus_table *t = nidus_calloc(a, 1, sizeof *t);
+    if (!cf || !t) {
+        nidus_free(a, t);
+        nidus_free(a, cf);
         return NULL;
-    nidus_cuckoo_forward fw = {.form = NIDUS_FORM_FORWARD, .alloc = p->alloc, .full = full, .bytes = packed_bytes(p)};
-    memcpy(forward_of(h), &fw, sizeof fw);
-    return full;
+    }
+    /* the slots move down over the header's tail, and get their slack */
+    nidus_table_shape shape = shape_of(&hdr);
+    size_t bytes = (size_t)nidus_table_shape_bytes(&shape);
+    nidus_cuckoo_forward *fw = forward_of(h);
+    memmove(fw->data, packed_of(h)->slots, bytes);
+    memset(fw->data + bytes, 0, NIDUS_BITS_SLACK);
+    (void)nidus_table_init_borrowed(t, &shape, fw->data); /* the shape was checked when the filter was made */
+    (void)nidus_table_borrow_writable(t, hdr.max_kicks, a);
+    t->occupied = hdr.occupied;
+    *cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = a, .seed = hdr.seed, .base = shape,
+                         .max_memory = hdr.max_memory, .deleted = hdr.deleted, .tables = t, .max_kicks = hdr.max_kicks,
+                         .expansion = hdr.expansion, .max_tables = hdr.max_tables, .ntables = 1};
+    fw->form = NIDUS_FORM_FORWARD;
+    fw->alloc = a;
+    fw->full = cf;
+    return cf;
 }
 
-/* After a write through a forward: back to packed when the full filter fits the handle again (a remove emptied
- * its overflow map, a clear or compaction dropped its tables). */
+/* After a write through a forward: back to packed when the full filter fits again (a kick-only add, a remove
+ * that emptied its overflow map, a clear or compaction that dropped its tables). */
 static void settle(nidus_cuckoo *h)
 {
-    nidus_cuckoo_forward *fw = forward_of(h);
-    nidus_cuckoo *full = fw->full;
-    if (!fits_packed(full, fw->bytes))
+    nidus_cuckoo *full = forward_of(h)->full;
+    if (!fits_packed(full) || !handle_holds(full, true))
         return;
-    pack_into(packed_of(h), full);
-    nidus_cuckoo_free(full);
+    nidus_cuckoo_packed hdr = header_of(full);
+    memmove(packed_of(h)->slots, full->tables[0].data, (size_t)nidus_table_shape_bytes(&full->tables[0].shape));
+    memcpy(h, &hdr, sizeof hdr);
+    nidus_cuckoo_free(full); /* its first table's data is the handle's: borrowed, not freed */
 }
 
 void nidus_cuckoo_packed_free(nidus_cuckoo *h)
@@ -316,9 +339,10 @@ nidus_status nidus_cuckoo_packed_compact(nidus_cuckoo *h, unsigned *freed)
 void nidus_cuckoo_packed_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s)
 {
     uint64_t memory;
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD) {
+    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD) { /* the first table's data is counted as the handle */
+        const nidus_table *t0 = &forward_of(h)->full->tables[0];
         nidus_cuckoo_get_stats(forward_of(h)->full, s);
-        memory = s->memory_bytes + forward_of(h)->bytes;
+        memory = s->memory_bytes - nidus_table_bytes(t0) + handle_bytes(&t0->shape);
     } else {
         thawed w;
         thaw(packed_of(h), &w, true);

@@ -9,7 +9,11 @@
  * the slots with their slack: at most NIDUS_CUCKOO_PACKED_MAX_BYTES), runs the ordinary code on it and, when it
  * wrote, copies the slots and counters back. Whatever the packed header cannot hold (a second table, duplicate
  * copies in an overflow map, a remove counter past 2^32) turns the handle into a forward to a full filter, so
- * the ordinary code keeps doing all the work.
+ * the ordinary code keeps doing all the work. The forward keeps that filter's first table's slots (and their
+ * slack) in the handle's own memory, where the packed slots were: a filter that outgrew the packed form pays
+ * the 24-byte forward header, not a second copy of its first table. The form follows from the contents alone
+ * (packed when they fit, forward when the first table is small, full otherwise), so a reloaded or replicated
+ * filter has the same form and the same memory figures as its source.
  *
  * A handle's first byte tells the forms apart: struct nidus_cuckoo starts with `form` = NIDUS_FORM_FULL (0).
  * Every form keeps its allocator pointer at offset 8, so code that only needs the allocator may read it there. */
@@ -46,14 +50,15 @@ typedef struct nidus_cuckoo_packed {
 typedef struct nidus_cuckoo_forward {
     uint8_t form; /* NIDUS_FORM_FORWARD */
     const nidus_allocator *alloc;
-    nidus_cuckoo *full;
-    uint64_t bytes; /* the handle's own allocation */
+    nidus_cuckoo *full; /* its tables[0].data is `data` (borrowed: the full filter's release leaves it) */
+    uint8_t data[];     /* the first table's slots, then NIDUS_BITS_SLACK zero bytes */
 } nidus_cuckoo_forward;
 
 _Static_assert(offsetof(nidus_cuckoo_packed, alloc) == 8 && offsetof(nidus_cuckoo_forward, alloc) == 8 &&
                    offsetof(struct nidus_cuckoo, alloc) == 8 && offsetof(struct nidus_cuckoo, form) == 0,
                "every form keeps its allocator at offset 8");
-_Static_assert(sizeof(nidus_cuckoo_forward) <= sizeof(nidus_cuckoo_packed), "a packed handle can become a forward");
+_Static_assert(offsetof(nidus_cuckoo_forward, data) + NIDUS_BITS_SLACK <= offsetof(nidus_cuckoo_packed, slots),
+               "a packed handle can hold a forward and its first table with the table's slack");
 
 /* The form of a handle (its first byte). */
 static inline unsigned nidus_cuckoo_form(const nidus_cuckoo *h) { return *(const uint8_t *)h; }
@@ -86,11 +91,12 @@ nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table
                                      unsigned max_kicks, unsigned expansion, unsigned max_tables, uint64_t max_memory,
                                      nidus_cuckoo **out);
 
-/* Replaces *f, a full filter, by its packed form when it has one (the full one is freed); otherwise, or when
- * the allocation fails, leaves it as it is. */
+/* Replaces *f, a full filter, by a packed handle when its first table is small: packed when everything fits,
+ * else a forward holding the first table's slots (the rest stays where it is). Leaves it as it is otherwise, or
+ * when the allocation fails (as correct, only larger). */
 void nidus_cuckoo_pack(nidus_cuckoo **f);
 
-/* Makes a packed handle a forward to a full copy of its filter (forwards and full filters are returned as they
+/* Makes a packed handle a forward to a full form of its filter (forwards and full filters are returned as they
  * are): for callers that need the full struct. NULL when out of memory (nothing changed). */
 nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h);
 

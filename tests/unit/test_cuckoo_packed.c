@@ -153,8 +153,12 @@ static void test_overflow_forwards_and_returns(void **state)
     uint8_t *enc = encode(cf, &n);
     nidus_cuckoo *copy = NULL;
     assert_int_equal(nidus_cuckoo_decode(enc, n, &g_hook, &copy), NIDUS_OK);
-    assert_int_equal(nidus_cuckoo_form(copy), NIDUS_FORM_FULL); /* an overflow map: not packable */
+    assert_int_equal(nidus_cuckoo_form(copy), NIDUS_FORM_FORWARD); /* the form follows from the contents */
     assert_int_equal(nidus_cuckoo_count(copy, "dup", 3), 10);
+    nidus_cuckoo_stats s1, s2;
+    nidus_cuckoo_get_stats(cf, &s1);
+    nidus_cuckoo_get_stats(copy, &s2);
+    assert_int_equal(s1.memory_bytes, s2.memory_bytes);
     nidus_cuckoo_free(copy);
     free(enc);
     for (int k = 0; k < 6; k++)
@@ -189,6 +193,19 @@ static void test_growth_forwards_and_clear_packs(void **state)
     assert_true(st.tables > 1);
     for (uint64_t i = 0; i < n; i++)
         assert_true(nidus_cuckoo_contains_hash(cf, hash_of(cf, i)));
+    /* a reloaded copy has the same form and the same figures (replicas and DEBUG RELOAD report alike) */
+    size_t len;
+    uint8_t *enc = encode(cf, &len);
+    nidus_cuckoo *copy = NULL;
+    assert_int_equal(nidus_cuckoo_decode(enc, len, &g_hook, &copy), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_form(copy), NIDUS_FORM_FORWARD);
+    nidus_cuckoo_stats s2;
+    nidus_cuckoo_get_stats(copy, &s2);
+    assert_int_equal(st.memory_bytes, s2.memory_bytes);
+    for (uint64_t i = 0; i < n; i++)
+        assert_true(nidus_cuckoo_contains_hash(copy, hash_of(cf, i)));
+    nidus_cuckoo_free(copy);
+    free(enc);
     assert_int_equal(nidus_cuckoo_clear(cf), NIDUS_OK);
     assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
     assert_int_equal(nidus_cuckoo_add_hash(cf, hash_of(cf, 7)), NIDUS_OK);
