@@ -70,3 +70,22 @@ def test_bytes_per_key_and_memory_usage(server, cmd, n, redisbloom, above):
     # + NOISE: the server's own buffers move used_memory a little between two readings, spread over the keys
     # (RedisBloom's BF.RESERVE k 0.01 100 measured 256 and 258 in two runs; both are one 256-byte allocation)
     assert filter_bytes <= redisbloom + NOISE
+
+
+@pytest.mark.parametrize("cmd", [("CF.RESERVE", 100), ("BF.RESERVE", "0.01", 100)], ids=["CF", "BF"])
+def test_reload_keeps_bytes_per_key(server, cmd):
+    """A small filter loaded from RDB (DEBUG RELOAD) or a RESTORE costs what the one it came from did: the loaders
+    hand back the packed form (a loaded copy in the full form would cost the 704 bytes of before)."""
+    c = Raw(server.port)
+    n = 20000
+    per_key(c, lambda i: (cmd[0], "k%d" % i, *cmd[1:]), n)
+    before = used_memory(c)
+    assert c("DEBUG", "RELOAD") == "OK"
+    after = used_memory(c)
+    usage = c("MEMORY", "USAGE", "k1")
+    print("%s: %d bytes before DEBUG RELOAD, %d after; MEMORY USAGE %d" % (cmd[0], before, after, usage))
+    # DEBUG RELOAD itself moves used_memory by up to ~30 KB here; a full-form copy would add 384 B/key (CF),
+    # a separate allocation for the bits 64 (BF)
+    assert abs(after - before) / n <= 16
+    assert c("RESTORE", "copy", 0, c("DUMP", "k1")) == "OK"
+    assert c("MEMORY", "USAGE", "copy") == usage
