@@ -46,7 +46,10 @@ static inline size_t test_key(char *buf, size_t cap, const char *ns, uint64_t i)
     return (size_t)snprintf(buf, cap, "%s:%" PRIu64, ns, i);
 }
 
-/* A one-sided statistical ceiling for a measured rate: the expected rate plus three standard deviations. */
-static inline double test_rate_ceiling(double rate, double trials) { return rate + 3.0 * sqrt(rate / trials); }
+/* A one-sided statistical ceiling for a measured rate: the expected rate plus four standard deviations. Every
+ * run draws a new seed and the suite holds several such checks, so three (one failure in ~740 per check) made
+ * CI fail now and then on a correct filter: seed 1795464022 measured 292 false positives in 2M probes at f=16,
+ * 4.0 sigma above the mean of 30 other seeds (231, spread exactly binomial), against a 3-sigma ceiling of 291. */
+static inline double test_rate_ceiling(double rate, double trials) { return rate + 4.0 * sqrt(rate / trials); }
 
 #endif
