@@ -5,7 +5,8 @@
  * usage: nidus_bench_cuckoo_load load SLOTS RUNS [F]       worst and mean load at the first failure, every (b, kicks)
  *        nidus_bench_cuckoo_load hold N RUNS B KICKS       filters of capacity N: how many of RUNS seeds fail to
  *                                                      take N distinct keys in their first table
- *        nidus_bench_cuckoo_load need N RUNS B KICKS       the fewest slots (even buckets) a table needs to hold N keys
+ *        nidus_bench_cuckoo_load need N RUNS B KICKS [STASH]  the fewest slots (even buckets) a table needs to hold N keys
+ *                                                   (with STASH: all but at most STASH of them, the rest in a stash)
  *                                                      in every one of RUNS seeds (the small-table margin) */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_util.h */
 #include <inttypes.h>
@@ -91,8 +92,9 @@ static int run_hold(uint64_t n, unsigned runs, unsigned b, unsigned kicks)
     return failed != 0;
 }
 
-/* Does a table of `buckets` buckets take n keys from every one of `runs` seeds? */
-static bool holds(uint64_t n, unsigned runs, unsigned b, unsigned kicks, uint64_t buckets)
+/* Does a table of `buckets` buckets take n keys from every one of `runs` seeds, all but at most `stash` of them
+ * (the adds that fail are skipped: they would wait in a stash)? */
+static bool holds(uint64_t n, unsigned runs, unsigned b, unsigned kicks, uint64_t buckets, unsigned stash)
 {
     nidus_table_shape shape = {.buckets = buckets, .bucket_size = b, .fp_bits = 12, .offset_bits = 12,
                                .reach_log2 = 16};
@@ -102,31 +104,39 @@ static bool holds(uint64_t n, unsigned runs, unsigned b, unsigned kicks, uint64_
         nidus_table t;
         if (nidus_table_init(&t, &shape, kicks, &a))
             return false;
-        uint64_t s = UINT64_C(7777777) * (r + 1);
-        uint64_t k = bench_fill_table(&t, &a, &s, n);
+        uint64_t s = UINT64_C(7777777) * (r + 1), k = 0;
+        unsigned failed = 0;
+        while (k < n && failed <= stash) {
+            uint64_t added = bench_fill_table(&t, &a, &s, n - k);
+            k += added;
+            if (k < n) { /* the key that failed was consumed from the stream: count it as stashed */
+                failed++;
+                k++;
+            }
+        }
         nidus_table_release(&t, &a);
-        if (k < n)
+        if (failed > stash)
             return false;
     }
     return true;
 }
 
-static int run_need(uint64_t n, unsigned runs, unsigned b, unsigned kicks)
+static int run_need(uint64_t n, unsigned runs, unsigned b, unsigned kicks, unsigned stash)
 {
     uint64_t lo = (n / b + 1) & ~UINT64_C(1), hi = lo < 2 ? 2 : lo; /* buckets: lo fails or is the minimum */
-    while (!holds(n, runs, b, kicks, hi))
+    while (!holds(n, runs, b, kicks, hi, stash))
         hi *= 2;
     while (hi - lo > 2) { /* even bucket counts only */
         uint64_t mid = (lo + (hi - lo) / 2) & ~UINT64_C(1);
         if (mid <= lo)
             mid = lo + 2;
-        if (holds(n, runs, b, kicks, mid))
+        if (holds(n, runs, b, kicks, mid, stash))
             hi = mid;
         else
             lo = mid;
     }
-    printf("N=%" PRIu64 " b=%u kicks=%u: %" PRIu64 " slots hold it in all %u runs (load %.4f, extra over N/L %.1f)\n",
-           n, b, kicks, hi * b, runs, (double)n / (double)(hi * b),
+    printf("N=%" PRIu64 " b=%u kicks=%u stash=%u: %" PRIu64 " slots hold it in all %u runs (load %.4f, extra over "
+           "N/L %.1f)\n", n, b, kicks, stash, hi * b, runs, (double)n / (double)(hi * b),
            (double)(hi * b) - (double)n / nidus_cuckoo_design_load(b, 12, kicks));
     return 0;
 }
@@ -141,7 +151,7 @@ int main(int argc, char **argv)
                         (unsigned)atoi(argv[5]));
     if (argc >= 6 && !strcmp(argv[1], "need"))
         return run_need(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]),
-                        (unsigned)atoi(argv[5]));
-    fprintf(stderr, "usage: %s load SLOTS RUNS [F] | hold N RUNS B KICKS | need N RUNS B KICKS\n", argv[0]);
+                        (unsigned)atoi(argv[5]), argc > 6 ? (unsigned)atoi(argv[6]) : 0);
+    fprintf(stderr, "usage: %s load SLOTS RUNS [F] | hold N RUNS B KICKS | need N RUNS B KICKS [STASH]\n", argv[0]);
     return 2;
 }
