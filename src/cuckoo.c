@@ -133,24 +133,14 @@ static inline bool add_fast_ok(const nidus_cuckoo *cf, unsigned char fast)
 }
 
 /* The add of such a table: both buckets read with one load each, the item put into the emptier one with one
- * store; both full (or a duplicate that fills its pair) is a tail call to add_slow. */
-static inline __attribute__((always_inline)) nidus_status add_plain(nidus_cuckoo *cf, uint64_t hash)
+ * store; both full (or a duplicate that fills its pair) is a tail call to add_slow. `semi` is a constant at
+ * every call, so each caller compiles one kernel. */
+static inline __attribute__((always_inline)) nidus_status add_one_word(nidus_cuckoo *cf, uint64_t hash, bool semi)
 {
     nidus_table *t = cf->tables;
     uint64_t i, j;
     uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-    if (!nidus_table_word_put_pair(t, i, j, fp))
-        return add_slow(cf, hash);
-    t->occupied++;
-    return NIDUS_OK;
-}
-
-static inline __attribute__((always_inline)) nidus_status add_semi(nidus_cuckoo *cf, uint64_t hash)
-{
-    nidus_table *t = cf->tables;
-    uint64_t i, j;
-    uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-    if (!nidus_table_semi_put_pair(t, i, j, fp))
+    if (!(semi ? nidus_table_semi_put_pair(t, i, j, fp) : nidus_table_word_put_pair(t, i, j, fp)))
         return add_slow(cf, hash);
     t->occupied++;
     return NIDUS_OK;
@@ -166,7 +156,7 @@ static __attribute__((noinline)) nidus_status add_key_any(nidus_cuckoo *cf, cons
 static inline __attribute__((always_inline)) nidus_status add_hash_rest(nidus_cuckoo *cf, uint64_t hash)
 {
     if (add_fast_ok(cf, NIDUS_FAST_SEMI))
-        return add_semi(cf, hash);
+        return add_one_word(cf, hash, true);
     return add_any(cf, hash);
 }
 
@@ -174,7 +164,7 @@ static inline __attribute__((always_inline)) nidus_status add_key_rest(nidus_cuc
                                                                        size_t len)
 {
     if (len <= 16 && add_fast_ok(cf, NIDUS_FAST_SEMI))
-        return add_semi(cf, nidus_hash_short(key, len, cf->seed));
+        return add_one_word(cf, nidus_hash_short(key, len, cf->seed), true);
     return add_key_any(cf, key, len);
 }
 
@@ -196,7 +186,7 @@ static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo 
                                                                    add_hash_fn rest)
 {
     if (add_fast_ok(cf, NIDUS_FAST_PLAIN))
-        return add_plain(cf, hash);
+        return add_one_word(cf, hash, false);
     return rest(cf, hash);
 }
 
@@ -205,7 +195,7 @@ static inline __attribute__((always_inline)) nidus_status add_key(nidus_cuckoo *
                                                                   add_key_fn rest)
 {
     if (len <= 16 && add_fast_ok(cf, NIDUS_FAST_PLAIN))
-        return add_plain(cf, nidus_hash_short(key, len, cf->seed));
+        return add_one_word(cf, nidus_hash_short(key, len, cf->seed), false);
     return rest(cf, key, len);
 }
 
