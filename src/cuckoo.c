@@ -234,10 +234,16 @@ nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *cf, uint64_t hash)
     return add_hash(cf, hash, add_hash_rest_base);
 }
 
+/* Out of line: a nested call in nidus_cuckoo_add would give it a stack frame on every path. */
+static __attribute__((noinline)) nidus_status add_key_packed(nidus_cuckoo *cf, const void *key, size_t len)
+{
+    return nidus_cuckoo_packed_add_hash(cf, nidus_cuckoo_packed_hash(cf, key, len));
+}
+
 nidus_status nidus_cuckoo_add(nidus_cuckoo *cf, const void *key, size_t len)
 {
     if (nidus_cuckoo_form(cf))
-        return nidus_cuckoo_packed_add_hash(cf, nidus_cuckoo_packed_hash(cf, key, len));
+        return add_key_packed(cf, key, len);
 #if NIDUS_HAVE_ISA_V3
     if (cf->tables[0].isa == NIDUS_ISA_V3)
         return add_key_v3(cf, key, len);
