@@ -289,20 +289,53 @@ static __attribute__((noinline)) bool contains_key_any(const nidus_cuckoo *cf, c
     return contains_any(cf, nidus_hash_bytes(key, len, cf->seed));
 }
 
-/* A filter that never grew (the common case) is one table: the lookup is inlined here whole, and everything
- * else (grown or loading filters, other table shapes, keys over 16 bytes) is a tail call, so that this path
- * needs no stack frame. */
-static inline __attribute__((always_inline)) bool contains_key(const nidus_cuckoo *cf, const void *key, size_t len)
+/* XXH3 of a short key; an 8-byte key (the common case: integers, hashes) takes the branch for its length with
+ * the length a constant. */
+static inline __attribute__((always_inline)) uint64_t hash_short(const void *key, size_t len, uint64_t seed)
 {
-    const nidus_table *t = cf->tables;
-    if (len <= 16 && cf->ntables == 1 && !cf->loader && t->fast != NIDUS_FAST_NONE) {
-        uint64_t i, j;
-        uint32_t fp = nidus_table_fast_locate(t, nidus_hash_short(key, len, cf->seed), &i, &j);
-        if (t->fast == NIDUS_FAST_PLAIN)
-            return nidus_table_plain_probe(t, i, j, fp);
-        return nidus_table_semi_probe(t, i, j, fp);
+    return len == 8 ? nidus_hash_short(key, 8, seed) : nidus_hash_short(key, len, seed);
+}
+
+/* Lookups in a filter of one t->fast table (one that never grew, the common case): leaf functions, one per
+ * kernel and instruction set, that the public calls reach by a tail call after testing the filter once, so
+ * that neither needs a stack frame. */
+#define NIDUS_FAST_KERNELS(SUFFIX, TARGET)                                                                         \
+    static TARGET __attribute__((noinline)) bool plain_key_##SUFFIX(const nidus_table *t, const void *key,      \
+                                                                    size_t len, uint64_t seed)                  \
+    {                                                                                                            \
+        uint64_t i, j;                                                                                           \
+        uint32_t fp = nidus_table_fast_locate(t, hash_short(key, len, seed), &i, &j);                           \
+        return nidus_table_plain_probe(t, i, j, fp);                                                             \
+    }                                                                                                            \
+    static TARGET __attribute__((noinline)) bool semi_key_##SUFFIX(const nidus_table *t, const void *key,       \
+                                                                   size_t len, uint64_t seed)                   \
+    {                                                                                                            \
+        uint64_t i, j;                                                                                           \
+        uint32_t fp = nidus_table_fast_locate(t, hash_short(key, len, seed), &i, &j);                           \
+        return nidus_table_semi_probe(t, i, j, fp);                                                              \
+    }                                                                                                            \
+    static TARGET __attribute__((noinline)) bool plain_hash_##SUFFIX(const nidus_table *t, uint64_t hash)       \
+    {                                                                                                            \
+        uint64_t i, j;                                                                                           \
+        uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);                                                  \
+        return nidus_table_plain_probe(t, i, j, fp);                                                             \
+    }                                                                                                            \
+    static TARGET __attribute__((noinline)) bool semi_hash_##SUFFIX(const nidus_table *t, uint64_t hash)        \
+    {                                                                                                            \
+        uint64_t i, j;                                                                                           \
+        uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);                                                  \
+        return nidus_table_semi_probe(t, i, j, fp);                                                              \
     }
-    return contains_key_any(cf, key, len);
+
+NIDUS_FAST_KERNELS(base, )
+#if NIDUS_HAVE_ISA_V3
+NIDUS_FAST_KERNELS(v3, NIDUS_TARGET_V3)
+#endif
+
+/* The table of a filter that takes a fast kernel, or NULL. */
+static inline const nidus_table *fast_table(const nidus_cuckoo *cf)
+{
+    return cf->ntables == 1 && !cf->loader && cf->tables[0].fast != NIDUS_FAST_NONE ? cf->tables : NULL;
 }
 
 static inline __attribute__((always_inline)) bool contains_hash(const nidus_cuckoo *cf, uint64_t hash)
@@ -326,13 +359,8 @@ static inline __attribute__((always_inline)) uint64_t count_hash(const nidus_cuc
     return n;
 }
 
-/* The same three compiled for x86-64-v3 (isa_impl.h), taken when the filter's first table chose it. */
+/* The general paths compiled for x86-64-v3 (isa_impl.h) too, taken when the filter's first table chose it. */
 #if NIDUS_HAVE_ISA_V3
-static NIDUS_TARGET_V3 __attribute__((noinline)) bool contains_key_v3(const nidus_cuckoo *cf, const void *key,
-                                                                      size_t len)
-{
-    return contains_key(cf, key, len);
-}
 static NIDUS_TARGET_V3 __attribute__((noinline)) bool contains_hash_v3(const nidus_cuckoo *cf, uint64_t hash)
 {
     return contains_hash(cf, hash);
@@ -348,21 +376,32 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
 {
     if (nidus_cuckoo_form(cf))
         return nidus_cuckoo_packed_contains_hash(cf, nidus_cuckoo_packed_hash(cf, key, len));
+    const nidus_table *t = fast_table(cf);
+    if (t && len <= 16) {
 #if NIDUS_HAVE_ISA_V3
-    if (NIDUS_V3(cf))
-        return contains_key_v3(cf, key, len);
+        if (t->isa == NIDUS_ISA_V3)
+            return t->fast == NIDUS_FAST_PLAIN ? plain_key_v3(t, key, len, cf->seed)
+                                               : semi_key_v3(t, key, len, cf->seed);
 #endif
-    return contains_key(cf, key, len);
+        return t->fast == NIDUS_FAST_PLAIN ? plain_key_base(t, key, len, cf->seed)
+                                           : semi_key_base(t, key, len, cf->seed);
+    }
+    return contains_key_any(cf, key, len);
 }
 
 bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
     if (nidus_cuckoo_form(cf))
         return nidus_cuckoo_packed_contains_hash(cf, hash);
+    const nidus_table *t = fast_table(cf);
 #if NIDUS_HAVE_ISA_V3
+    if (t && t->isa == NIDUS_ISA_V3)
+        return t->fast == NIDUS_FAST_PLAIN ? plain_hash_v3(t, hash) : semi_hash_v3(t, hash);
     if (NIDUS_V3(cf))
         return contains_hash_v3(cf, hash);
 #endif
+    if (t)
+        return t->fast == NIDUS_FAST_PLAIN ? plain_hash_base(t, hash) : semi_hash_base(t, hash);
     return contains_hash(cf, hash);
 }
 

@@ -2,7 +2,8 @@
 /* Encoding and decoding of cuckoo filters: whole, viewed in place, and in chunks. Layout in codec.h; the
  * cuckoo meta is
  *     seed u64 | max_memory u64 | deleted u64 | max_kicks u32 | expansion u32 |
- *     bucket_size u8 | f0 u8 | reach_log2 u8 | flags u8 (bit 0: semi-sorted) |
+ *     bucket_size u8 | f0 u8 | reach_log2 u8 | flags u8 (bit 0: semi-sorted; bit 1, from version 5: range
+ *     placement, else the mod placement of versions 1-4: cuckoo_table_impl.h) |
  *     tables u8 | max_tables u8 | offset_bits u8 | 0 u8
  *     per table: buckets u64 | overflow entries u64 | fingerprints in slots u64 | fingerprint bits u8 | 7 zeros
  * and the segments are, per table, its overflow entries (bucket u64 | count u64 | fingerprint u32 each, in
@@ -23,6 +24,7 @@
 #define PREFIX_MAX (NIDUS_CODEC_PREFIX_FIXED + META_FIXED + META_PER_TABLE * NIDUS_CUCKOO_MAX_TABLES)
 #define SEGS_MAX (2 * NIDUS_CUCKOO_MAX_TABLES + 1)
 #define FLAG_SEMI 1u
+#define FLAG_RANGE 2u
 
 typedef struct cuckoo_meta {
     uint64_t seed, max_memory, deleted;
@@ -49,7 +51,7 @@ static size_t write_prefix(const nidus_cuckoo *cf, uint8_t *out, uint64_t total)
     nidus_put_u8(&w, cf->base.bucket_size);
     nidus_put_u8(&w, cf->base.fp_bits);
     nidus_put_u8(&w, cf->base.reach_log2);
-    nidus_put_u8(&w, cf->base.semi_sort ? FLAG_SEMI : 0);
+    nidus_put_u8(&w, (cf->base.semi_sort ? FLAG_SEMI : 0) | (cf->base.mod_placement ? 0 : FLAG_RANGE));
     nidus_put_u8(&w, cf->ntables);
     nidus_put_u8(&w, cf->max_tables);
     nidus_put_u8(&w, cf->base.offset_bits);
@@ -170,6 +172,7 @@ nidus_status nidus_cuckoo_encode(const nidus_cuckoo *cf, void *buf, size_t cap, 
 /* Parses and checks every field of the meta; fills `m`. Nothing is allocated. */
 static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
 {
+    unsigned known_flags = nidus_codec_meta_version(r) >= 3 ? FLAG_SEMI | FLAG_RANGE : FLAG_SEMI;
     m->seed = nidus_get_u64(r);
     m->max_memory = nidus_get_u64(r);
     m->deleted = nidus_get_u64(r);
@@ -185,7 +188,8 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
     base.offset_bits = nidus_get_u8(r);
     unsigned zero = nidus_get_u8(r);
     base.semi_sort = flags & FLAG_SEMI;
-    if (r->bad || zero || (flags & ~FLAG_SEMI) || m->ntables < 1 || m->ntables > m->max_tables ||
+    base.mod_placement = !(flags & FLAG_RANGE); /* every filter of versions 1-4 */
+    if (r->bad || zero || (flags & ~known_flags) || m->ntables < 1 || m->ntables > m->max_tables ||
         base.offset_bits != base.fp_bits || r->left != (size_t)m->ntables * META_PER_TABLE ||
         nidus_cuckoo_check_limits(m->expansion, m->max_tables, m->max_kicks))
         return NIDUS_ERR_CORRUPT;
@@ -197,6 +201,7 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
         m->overflow[k] = nidus_get_u64(r);
         m->occupied[k] = nidus_get_u64(r);
         s.fp_bits = nidus_get_u8(r);
+        s.stride = k == 0 || s.buckets % m->shapes[0].buckets ? 1 : s.buckets / m->shapes[0].buckets;
         for (unsigned z = 0; z < 7; z++)
             zero |= nidus_get_u8(r);
         if (r->bad || zero || nidus_table_check_shape(&s))

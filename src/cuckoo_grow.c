@@ -38,6 +38,7 @@ nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_
     if (prev_buckets > UINT64_MAX / cf->expansion)
         return NIDUS_ERR_TOO_LARGE;
     s.buckets = prev_buckets * cf->expansion;
+    s.stride = s.buckets / cf->base.buckets; /* the first table's size divides every later one's */
     s.fp_bits = f;
     *out = s;
     return nidus_table_check_shape(&s);
@@ -76,8 +77,9 @@ nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf)
 }
 
 /* Moves what it can of table k into free slots of tables 0..k-1. A fingerprint in bucket i of table k reduces
- * to bucket i mod m_j of table j (m_j divides m_k, and the pair of buckets reduces with it) and to its low f_j
- * bits (0 read as 1, as nidus_fingerprint does). Copies of a (pair, fingerprint) with overflow copies stay:
+ * to bucket floor(i / (m_k / m_j)) of table j under range placement (i mod m_j under mod placement; m_j
+ * divides m_k, and the pair of buckets reduces with it: cuckoo_table_impl.h) and to its low f_j bits (0 read
+ * as 1, as nidus_fingerprint does). Copies of a (pair, fingerprint) with overflow copies stay:
  * the overflow count is only meaningful beside at least bucket_size copies in the slots. */
 static void compact_table(nidus_cuckoo *cf, unsigned k)
 {
@@ -95,7 +97,8 @@ static void compact_table(nidus_cuckoo *cf, unsigned k)
                  * compaction by code before that was prevented) cannot rebuild the bits this one lacks. */
                 if (older->shape.fp_bits > t->shape.fp_bits)
                     continue;
-                uint64_t to = nidus_fastmod_reduce(&older->bucket_mod, i);
+                uint64_t to = t->shape.mod_placement ? nidus_fastmod_reduce(&older->bucket_mod, i)
+                                                     : i / (t->shape.buckets / older->shape.buckets);
                 if (nidus_table_place_free(older, to, nidus_fingerprint(fp, older->fp_mask))) {
                     nidus_table_take(t, i, fp);
                     break;

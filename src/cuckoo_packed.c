@@ -22,7 +22,8 @@ static nidus_cuckoo_forward *forward_of(const nidus_cuckoo *h)
 static nidus_table_shape shape_of(const nidus_cuckoo_packed *p)
 {
     return (nidus_table_shape){.buckets = p->buckets, .bucket_size = p->bucket_size, .fp_bits = p->fp_bits,
-                               .offset_bits = p->offset_bits, .reach_log2 = p->reach_log2, .semi_sort = p->semi_sort};
+                               .offset_bits = p->offset_bits, .reach_log2 = p->reach_log2, .semi_sort = p->semi_sort,
+                               .mod_placement = p->mod_placement, .stride = 1};
 }
 
 static size_t slot_bytes(const nidus_cuckoo_packed *p)
@@ -53,7 +54,8 @@ static void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows)
     (void)nidus_table_init_borrowed(&w->t, &shape, w->data);
     (void)nidus_table_borrow_writable(&w->t, p->max_kicks, p->alloc);
     w->t.occupied = p->occupied;
-    w->cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = p->alloc, .seed = p->seed, .base = shape,
+    w->cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = p->alloc, .seed = p->seed,
+                           .hash8_flip = nidus_hash8_flip(p->seed), .base = shape,
                            .max_memory = p->max_memory, .deleted = p->deleted, .tables = &w->t,
                            .max_kicks = p->max_kicks, .expansion = grows ? p->expansion : 0,
                            .max_tables = p->max_tables, .ntables = 1};
@@ -104,7 +106,7 @@ static nidus_cuckoo_packed header_of(const nidus_cuckoo *cf)
     return (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = t->shape.bucket_size,
                                  .fp_bits = t->shape.fp_bits, .offset_bits = t->shape.offset_bits,
                                  .reach_log2 = t->shape.reach_log2, .semi_sort = t->shape.semi_sort,
-                                 .max_tables = cf->max_tables, .alloc = cf->alloc, .seed = cf->seed,
+                                 .mod_placement = t->shape.mod_placement, .max_tables = cf->max_tables, .alloc = cf->alloc, .seed = cf->seed,
                                  .max_memory = cf->max_memory, .buckets = (uint32_t)t->shape.buckets,
                                  .occupied = (uint32_t)t->occupied, .deleted = (uint32_t)cf->deleted,
                                  .max_kicks = cf->max_kicks, .expansion = cf->expansion};
@@ -120,7 +122,7 @@ nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table
     *p = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = shape->bucket_size,
                                .fp_bits = shape->fp_bits, .offset_bits = shape->offset_bits,
                                .reach_log2 = shape->reach_log2, .semi_sort = shape->semi_sort,
-                               .max_tables = (uint8_t)max_tables, .alloc = a, .seed = seed, .max_memory = max_memory,
+                               .mod_placement = shape->mod_placement, .max_tables = (uint8_t)max_tables, .alloc = a, .seed = seed, .max_memory = max_memory,
                                .buckets = (uint32_t)shape->buckets, .max_kicks = (uint16_t)max_kicks,
                                .expansion = (uint16_t)expansion};
     *out = (nidus_cuckoo *)(void *)p;
@@ -176,7 +178,8 @@ nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
     (void)nidus_table_init_borrowed(t, &shape, fw->data); /* the shape was checked when the filter was made */
     (void)nidus_table_borrow_writable(t, hdr.max_kicks, a);
     t->occupied = hdr.occupied;
-    *cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = a, .seed = hdr.seed, .base = shape,
+    *cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = a, .seed = hdr.seed,
+                         .hash8_flip = nidus_hash8_flip(hdr.seed), .base = shape,
                          .max_memory = hdr.max_memory, .deleted = hdr.deleted, .tables = t, .max_kicks = hdr.max_kicks,
                          .expansion = hdr.expansion, .max_tables = hdr.max_tables, .ntables = 1};
     fw->form = NIDUS_FORM_FORWARD;

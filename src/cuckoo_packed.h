@@ -34,7 +34,7 @@ typedef struct nidus_cuckoo_packed {
     uint8_t bucket_size, fp_bits, offset_bits, reach_log2;
     bool semi_sort;
     uint8_t max_tables;
-    uint8_t unused; /* zero */
+    bool mod_placement; /* a filter first written by format versions 1-4 (cuckoo_table_impl.h) */
     const nidus_allocator *alloc;
     uint64_t seed;
     uint64_t max_memory;

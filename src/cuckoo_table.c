@@ -16,6 +16,10 @@ nidus_status nidus_table_check_shape(const nidus_table_shape *s)
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (s->buckets < 2 || s->buckets % 2)
         return NIDUS_ERR_INVALID_ARGUMENT;
+    /* Range placement: the first table's size (buckets / stride) is even too, the size alt works in. */
+    uint64_t stride = s->stride ? s->stride : 1;
+    if (!s->mod_placement && (s->buckets % stride || (s->buckets / stride) % 2))
+        return NIDUS_ERR_INVALID_ARGUMENT;
     unsigned bucket_bits = s->semi_sort ? 4u * s->fp_bits - 4 : b * s->fp_bits;
     if (s->buckets > (UINT64_MAX - 7) / bucket_bits)
         return NIDUS_ERR_TOO_LARGE;
@@ -62,8 +66,12 @@ static nidus_status setup(nidus_table *t, const nidus_table_shape *shape, unsign
     if (max_kicks < 1 || max_kicks > 65535)
         return NIDUS_ERR_INVALID_ARGUMENT;
     t->shape = *shape;
+    if (shape->mod_placement || !shape->stride)
+        t->shape.stride = 1;
     t->bucket_bits = shape->semi_sort ? 4 * shape->fp_bits - 4 : shape->bucket_size * shape->fp_bits;
-        t->bucket_mod = nidus_fastmod_make(shape->buckets);
+    /* Offsets are reduced modulo the first table's size (this table's own under mod placement, where it is
+     * also the primary bucket's divisor). */
+    t->bucket_mod = nidus_fastmod_make(shape->buckets / t->shape.stride);
     t->fp_mask = (uint32_t)nidus_low_mask(shape->fp_bits);
     t->offset_mask = (uint32_t)nidus_low_mask(shape->offset_bits);
     t->slot_of_bit = (65536 + shape->fp_bits - 1) / shape->fp_bits;

@@ -31,6 +31,10 @@ typedef struct nidus_table_shape {
     uint8_t offset_bits;   /* low fingerprint bits that choose the alternate bucket's offset, <= fp_bits */
     uint8_t reach_log2;    /* the alternate bucket lies less than 2^reach_log2 buckets away, 1..32 */
     bool semi_sort;        /* bucket_size 4 only */
+    bool mod_placement;    /* the placement of format versions 1-4 (cuckoo_table_impl.h): filters loaded from them */
+    /* Range placement: buckets / the filter's first table's buckets (growth multiplies it by the expansion);
+     * 0 is read as 1. Unused by mod placement. */
+    uint64_t stride;
 } nidus_table_shape;
 
 /* Every filter holds one of these per table, so it is kept small (240 bytes on x86-64, the narrow fields

@@ -1,15 +1,25 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the hot paths of a cuckoo table, inline so that lookups compile to straight-line code.
  *
- * Placement. The primary bucket of a hash is `hash mod buckets`. The alternate bucket of bucket i for
- * fingerprint fp is
- *     alt(i) = i + r  (mod m)  when i is even,      alt(i) = i - r  (mod m)  when i is odd,
- * with m = buckets (even) and r an odd offset below 2^reach_log2 hashed from the fingerprint's low offset_bits.
- * An odd r flips parity, so applying alt twice returns to i, and alt(i) != i: a true involution for every even
- * m, not only powers of two. The offset is bounded, so both buckets of a key lie within reach of each other in
- * memory. And since the rule only looks at i's parity and at r, it commutes with reduction modulo any even
- * divisor of m: the pair of a key in a table of m buckets reduces to its pair in a table of m/k buckets, which
- * is what lets compaction move fingerprints between tables exactly. */
+ * Placement (range placement, format version 5 on). A key's 64-bit hash h gives
+ *     primary bucket  i = floor(h * m / 2^64)          (one multiply, the high half; m = buckets)
+ *     fingerprint     fp = the low f bits of h, 0 read as 1
+ * and the alternate bucket of bucket i for fingerprint fp is, in the filter's first table (m0 buckets),
+ *     alt(i) = i + r  (mod m0)  when i is even,      alt(i) = i - r  (mod m0)  when i is odd,
+ * with r an odd offset below 2^reach_log2 hashed from the fingerprint's low offset_bits. An odd r flips parity,
+ * so applying alt twice returns to i, and alt(i) != i: a true involution for every even m0. Bucket and
+ * fingerprint come from opposite ends of h, so neither waits for the other and they are independent (the
+ * bucket depends on h's low 32 bits only through a carry while m <= 2^32).
+ *
+ * A grown table has m = m0 * stride buckets (stride = expansion^k). Its bucket i is read as the digit pair
+ * (a, d) = (i / stride, i mod stride), and alt moves only the high digit: alt(i) = alt0(a) * stride + d. Since
+ * floor(floor(x * q) / q) = floor(x), the primary bucket in a table q times smaller is floor(i / q), and with
+ * alt acting on the high digit alone the pair reduces with it: that is what lets compaction move fingerprints
+ * between tables exactly. (The high digit of the primary bucket is floor(h * m0 / 2^64) itself.)
+ *
+ * Mod placement (format versions 1-4, kept for the filters they hold: shape.mod_placement): the primary bucket
+ * is h mod m (exact, by a multiply, fastmod_impl.h), the fingerprint the low f bits of a murmur3-finalised h,
+ * and alt the same parity rule over the whole table, which commutes with reduction modulo a divisor of m. */
 #ifndef NIDUS_SRC_CUCKOO_TABLE_IMPL_H
 #define NIDUS_SRC_CUCKOO_TABLE_IMPL_H
 
@@ -19,22 +29,34 @@
 #include "isa_impl.h"
 #include "semisort.h"
 
+/* The primary bucket of hash h among m under range placement: floor(h * m / 2^64). */
+static inline uint64_t nidus_range_reduce(uint64_t h, uint64_t m)
+{
+    return (uint64_t)(((unsigned __int128)h * m) >> 64);
+}
+
 /* Where a hash lives in table t. */
 static inline void nidus_table_locate(const nidus_table *t, uint64_t hash, uint64_t *bucket, uint32_t *fp)
 {
-    *bucket = nidus_fastmod_reduce(&t->bucket_mod, hash);
-    *fp = nidus_fingerprint(nidus_fingerprint_source(hash), t->fp_mask);
+    if (t->shape.mod_placement) {
+        *bucket = nidus_fastmod_reduce(&t->bucket_mod, hash);
+        *fp = nidus_fingerprint(nidus_fingerprint_source_mod(hash), t->fp_mask);
+    } else {
+        *bucket = nidus_range_reduce(hash, t->shape.buckets);
+        *fp = nidus_fingerprint((uint32_t)hash, t->fp_mask);
+    }
 }
 
 /* The offset comes from the fingerprint's low offset_bits, with 0 read as 1 just as a fingerprint of 0 is
  * stored as 1: then a table with longer fingerprints, whose fp truncates to this one's, offsets identically,
- * which is what compaction needs (see nidus_fingerprint). */
+ * which is what compaction needs (see nidus_fingerprint). Reduced modulo bucket_mod's divisor (the first
+ * table's buckets, or this table's under mod placement) when that is below the reach. */
 static inline uint64_t nidus_table_offset(const nidus_table *t, uint32_t fp)
 {
     uint32_t o = fp & t->offset_mask;
     uint32_t x = (o | (uint32_t)(o == 0)) * UINT32_C(0x9E3779B1);
     uint64_t r = ((uint64_t)x >> (32 - t->shape.reach_log2)) | 1;
-    if (r >= t->shape.buckets) /* only tables smaller than the reach */
+    if (r >= t->bucket_mod.d) /* only tables smaller than the reach */
         r = nidus_fastmod_reduce(&t->bucket_mod, r);
     return r;
 }
@@ -49,7 +71,11 @@ static inline uint64_t nidus_table_alt_by(uint64_t i, uint64_t r, uint64_t m)
 
 static inline uint64_t nidus_table_alt(const nidus_table *t, uint64_t i, uint32_t fp)
 {
-    return nidus_table_alt_by(i, nidus_table_offset(t, fp), t->shape.buckets);
+    uint64_t r = nidus_table_offset(t, fp), stride = t->shape.stride;
+    if (stride == 1) /* every first table, and every table under mod placement */
+        return nidus_table_alt_by(i, r, t->shape.buckets);
+    uint64_t a = i / stride; /* the high digit; a grown table, off the fast paths */
+    return i - a * stride + nidus_table_alt_by(a, r, t->bucket_mod.d) * stride;
 }
 
 /* Up to 64 bits at bit `pos`, without masking off the bits above n: SWAR matching ignores them. The 9th byte
@@ -79,8 +105,8 @@ static inline void nidus_table_plan_probe(nidus_table *t)
     t->bucket_bytes = word ? t->bucket_bits / 8 : 0;
     t->probe = !word ? NIDUS_PROBE_GENERAL : t->shape.semi_sort ? NIDUS_PROBE_SEMI_WORD : NIDUS_PROBE_PLAIN_WORD;
     t->offset_shift = 32 - t->shape.reach_log2;
-    bool direct = t->offset_mask == t->fp_mask;
-    t->offset_wraps = (t->shape.buckets >> t->shape.reach_log2) == 0;
+    bool direct = t->offset_mask == t->fp_mask && !t->shape.mod_placement && t->shape.stride == 1;
+    t->offset_wraps = (t->bucket_mod.d >> t->shape.reach_log2) == 0;
     t->isa = nidus_isa_detect();
     t->fast = !direct ? NIDUS_FAST_NONE
               : t->probe == NIDUS_PROBE_PLAIN_WORD ? NIDUS_FAST_PLAIN
@@ -232,12 +258,14 @@ static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64
  * The common tables (t->fast: one-word buckets, offsets drawn from the whole fingerprint, as in every first
  * table) have kernels with no test of the table's shape but one predicted branch. */
 
-/* Bucket, alternate and fingerprint of a hash in a t->fast table. */
+/* Bucket, alternate and fingerprint of a hash in a t->fast table (range placement, stride 1). The bucket (one
+ * multiply, high half) and the fingerprint (a mask) come from opposite ends of the hash, and the offset's
+ * multiply waits only for the mask: three short chains side by side. */
 static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate(const nidus_table *t, uint64_t hash,
                                                                               uint64_t *i, uint64_t *j)
 {
-    uint32_t fp = nidus_fingerprint(nidus_fingerprint_source(hash), t->fp_mask);
-    *i = nidus_fastmod_reduce(&t->bucket_mod, hash);
+    uint32_t fp = nidus_fingerprint((uint32_t)hash, t->fp_mask);
+    *i = nidus_range_reduce(hash, t->shape.buckets);
     uint64_t r = ((uint64_t)(fp * UINT32_C(0x9E3779B1)) >> t->offset_shift) | 1;
     if (t->offset_wraps) /* a table smaller than the reach: a per-table constant, so a predicted branch */
         r = nidus_fastmod_reduce(&t->bucket_mod, r);
@@ -253,12 +281,20 @@ static inline __attribute__((always_inline)) bool nidus_table_plain_probe(const 
             nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, j) ^ pattern)) != 0;
 }
 
-/* Semi-sorted, second stage: some high part matched in bucket i or j; compare the low nibbles. Out of line:
- * an absent key rarely gets here, and the inlined first stage then needs no stack frame. */
-static __attribute__((noinline, unused)) bool nidus_table_semi_nibbles(const nidus_table *t, uint64_t ri, uint64_t hi, uint64_t rj,
-                                            uint64_t hj, uint32_t fp)
+/* The SWAR matches of fp's high part against the four high parts of semi-sorted bucket word `raw`. */
+static inline uint64_t nidus_table_semi_high_hits(const nidus_table *t, uint64_t raw, uint32_t fp)
 {
-    return (nidus_table_semi_hits(t, ri, hi, fp) | nidus_table_semi_hits(t, rj, hj, fp)) != 0;
+    return nidus_swar_zero_fields(&t->semi_swar, (raw >> NIDUS_SEMISORT_RANK_BITS) ^ ((fp >> 4) * t->semi_swar.ones));
+}
+
+/* Semi-sorted, second stage: some high part matched in bucket word ri or rj; compare the low nibbles. Out of
+ * line and given only the two words (the matches are recomputed): an absent key rarely gets here, and the
+ * inlined first stage then needs no stack frame and reaches this by a tail call. */
+static __attribute__((noinline, unused)) bool nidus_table_semi_nibbles(const nidus_table *t, uint64_t ri, uint64_t rj,
+                                                                       uint32_t fp)
+{
+    return (nidus_table_semi_hits(t, ri, nidus_table_semi_high_hits(t, ri, fp), fp) |
+            nidus_table_semi_hits(t, rj, nidus_table_semi_high_hits(t, rj, fp), fp)) != 0;
 }
 
 static inline __attribute__((always_inline)) bool nidus_table_semi_probe(const nidus_table *t, uint64_t i,
@@ -270,7 +306,7 @@ static inline __attribute__((always_inline)) bool nidus_table_semi_probe(const n
     uint64_t hj = nidus_swar_zero_fields(&t->semi_swar, (rj >> NIDUS_SEMISORT_RANK_BITS) ^ pattern);
     if (!(hi | hj))
         return false;
-    return nidus_table_semi_nibbles(t, ri, hi, rj, hj, fp);
+    return nidus_table_semi_nibbles(t, ri, rj, fp);
 }
 
 static inline __attribute__((always_inline)) bool nidus_table_lookup(const nidus_table *t, uint64_t hash)

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: key hashing and what is derived from the one 64-bit hash of a key.
  *
- * The bucket index is `hash mod buckets` (exact modulo, so an index reduces consistently to any table whose
- * size divides this one's — compaction depends on it). The fingerprint comes from a full-avalanche remix of
- * the same hash, so it is independent of the index even though both come from one 64-bit value. */
+ * A cuckoo table takes its bucket from the hash's high end and its fingerprint from its low end
+ * (cuckoo_table_impl.h); tables of format versions 1-4 took `hash mod buckets` and a murmur3 remix. */
 #ifndef NIDUS_SRC_HASH_IMPL_H
 #define NIDUS_SRC_HASH_IMPL_H
 
@@ -48,8 +47,9 @@ static inline uint64_t nidus_mix64(uint64_t x)
     return x;
 }
 
-/* 32 fingerprint bits, independent of the bucket index taken from the same hash. */
-static inline uint32_t nidus_fingerprint_source(uint64_t hash) { return (uint32_t)(nidus_mix64(hash) >> 32); }
+/* 32 fingerprint bits under mod placement (format versions 1-4), independent of the bucket `hash mod m` taken
+ * from the same hash. Range placement takes the hash's own low bits (cuckoo_table_impl.h). */
+static inline uint32_t nidus_fingerprint_source_mod(uint64_t hash) { return (uint32_t)(nidus_mix64(hash) >> 32); }
 
 /* The f-bit fingerprint: the low f bits of the source, with 0 (which marks an empty slot) mapped to 1.
  * Taking low bits means a shorter fingerprint is the truncation of a longer one (0 -> 1 commutes with

@@ -161,6 +161,7 @@ nidus_status nidus_cuckoo_resolve(const nidus_cuckoo_params *p, nidus_cuckoo_pla
         .offset_bits = best_f,
         .reach_log2 = NIDUS_REACH_LOG2,
         .semi_sort = p->semi_sort,
+        .stride = 1, /* a first table: what nidus_table_init keeps, so base and table 0 compare equal */
     };
     nidus_status st = nidus_table_check_shape(&s);
     if (st)

@@ -19,10 +19,11 @@ extern "C" {
 
 /* The version byte of encodings (encode/decode, chunks, the module's RDB) and of filter files (_save_file: the
  * encoding with per-block checksums). Version 3 encodings and version 4 files added Bloom layer layouts (plain
- * and split blocks); the versions before them, 1 (encodings, and whole-encoding files) and 2 (files), are still
- * read. */
-#define NIDUS_FORMAT_VERSION 3u
-#define NIDUS_FILE_FORMAT_VERSION 4u
+ * and split blocks); version 5 encodings and 6 files the cuckoo filter's range placement (a cuckoo meta flag
+ * says which placement a filter has). Every earlier version, 1 and 3 (encodings, and whole-encoding files),
+ * 2 and 4 (files), is still read; cuckoo filters read from them keep their placement. */
+#define NIDUS_FORMAT_VERSION 5u
+#define NIDUS_FILE_FORMAT_VERSION 6u
 
 /* Data chunks carry at most this many bytes of the encoding, plus NIDUS_CHUNK_OVERHEAD of framing. */
 #define NIDUS_CHUNK_PAYLOAD_MAX (4u << 20)

@@ -194,7 +194,7 @@ static void test_forged_fields_with_valid_checksum_are_refused(void **state)
     /* layout: prefix 20 bytes, meta (40 fixed + 32 per table), segments, checksum */
     const size_t meta = 20, table0 = meta + 40;
     uint8_t huge[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f};
-    uint8_t one = 1, zero = 0, big = 200, three = 3;
+    uint8_t one = 1, zero = 0, big = 200, three = 3, four = 4;
     assert_int_equal(decode_forged(buf, len, 5, &big, 1), NIDUS_ERR_VERSION);
     assert_int_equal(decode_forged(buf, len, 6, &three, 1), NIDUS_ERR_UNSUPPORTED);
     assert_int_equal(decode_forged(buf, len, 7, &one, 1), NIDUS_ERR_CORRUPT);              /* flags */
@@ -202,6 +202,7 @@ static void test_forged_fields_with_valid_checksum_are_refused(void **state)
     assert_int_equal(decode_forged(buf, len, 16, huge, 4), NIDUS_ERR_CORRUPT);             /* meta length */
     assert_int_equal(decode_forged(buf, len, meta + 32, &three, 1), NIDUS_ERR_CORRUPT);    /* bucket size */
     assert_int_equal(decode_forged(buf, len, meta + 33, &big, 1), NIDUS_ERR_CORRUPT);      /* fingerprint bits */
+    assert_int_equal(decode_forged(buf, len, meta + 35, &four, 1), NIDUS_ERR_CORRUPT);     /* meta flags */
     assert_int_equal(decode_forged(buf, len, meta + 36, &zero, 1), NIDUS_ERR_CORRUPT);     /* tables */
     assert_int_equal(decode_forged(buf, len, meta + 36, &big, 1), NIDUS_ERR_CORRUPT);
     assert_int_equal(decode_forged(buf, len, meta + 28, huge, 4), NIDUS_ERR_CORRUPT);      /* expansion */

@@ -10,44 +10,87 @@ static nidus_allocator libc;
 
 static nidus_table make(uint64_t buckets, unsigned b, unsigned f, bool semi, unsigned reach, unsigned kicks)
 {
-    nidus_table_shape shape = {buckets, b, f, f, reach, semi};
+    nidus_table_shape shape = {.buckets = buckets, .bucket_size = b, .fp_bits = f, .offset_bits = f,
+                               .reach_log2 = reach, .semi_sort = semi};
     nidus_table t;
     assert_int_equal(nidus_table_init(&t, &shape, kicks, &libc), NIDUS_OK);
     return t;
 }
 
+/* The placement fields of a table of m buckets (stride under range placement), without its memory. */
+static nidus_table placement_only(uint64_t m, uint64_t stride, unsigned reach, bool mod)
+{
+    nidus_table t = {0};
+    t.shape = (nidus_table_shape){.buckets = m, .bucket_size = 4, .fp_bits = 12, .offset_bits = 12,
+                                  .reach_log2 = reach, .mod_placement = mod, .stride = mod ? 1 : stride};
+    t.bucket_mod = nidus_fastmod_make(mod ? m : m / stride);
+    t.fp_mask = t.offset_mask = 0xfff;
+    return t;
+}
+
 /* alt() is an involution without fixed points for even bucket counts of every kind, with offsets below the
- * reach, and it reduces consistently to any even divisor of the bucket count. */
+ * reach, under both placements. Mod placement: the pair reduces modulo any even divisor of the bucket count.
+ * Range placement: a grown table (stride s) moves only the high digit i / s, and both the primary bucket
+ * floor(h m / 2^64) and the pair reduce by floor division to every table whose stride divides s — what
+ * compaction relies on. */
 static void test_alternate_bucket_is_an_involution_for_any_even_size(void **state)
 {
     (void)state;
     const uint64_t sizes[] = {2, 4, 6, 10, 1000, 999984, 600002, 131072, UINT64_C(1) << 33};
+    const uint64_t strides[] = {1, 2, 3, 8, 12};
     const unsigned reaches[] = {1, 4, 16, 32};
     uint64_t rng = test_seed();
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         for (size_t r = 0; r < 4; r++) {
-            nidus_table_shape shape = {sizes[k], 4, 12, 12, reaches[r], false};
-            nidus_table t = {0};
-            t.shape = shape;
-            t.bucket_mod = nidus_fastmod_make(shape.buckets);
-            t.offset_mask = 0xfff;
+            nidus_table t = placement_only(sizes[k], 1, reaches[r], true);
             for (int n = 0; n < 20000; n++) {
-                uint64_t i = test_splitmix(&rng) % shape.buckets;
+                uint64_t i = test_splitmix(&rng) % sizes[k];
                 uint32_t fp = (uint32_t)(test_splitmix(&rng) & 0xfff) | 1;
                 uint64_t j = nidus_table_alt(&t, i, fp);
-                assert_true(j < shape.buckets);
+                assert_true(j < sizes[k]);
                 assert_true(j != i);
                 assert_int_equal(nidus_table_alt(&t, j, fp), i);
                 uint64_t dist = i > j ? i - j : j - i;
-                if (dist > shape.buckets / 2)
-                    dist = shape.buckets - dist;
+                if (dist > sizes[k] / 2)
+                    dist = sizes[k] - dist;
                 assert_true(dist < (UINT64_C(1) << reaches[r]));
                 /* reduction: the pair in a table of m/2 buckets (m/2 even) is the pair reduced mod m/2 */
-                if (shape.buckets % 4 == 0) {
-                    nidus_table half = t;
-                    half.shape.buckets = shape.buckets / 2;
-                    half.bucket_mod = nidus_fastmod_make(half.shape.buckets);
-                    assert_int_equal(nidus_table_alt(&half, i % half.shape.buckets, fp), j % half.shape.buckets);
+                if (sizes[k] % 4 == 0) {
+                    nidus_table half = placement_only(sizes[k] / 2, 1, reaches[r], true);
+                    assert_int_equal(nidus_table_alt(&half, i % (sizes[k] / 2), fp), j % (sizes[k] / 2));
+                }
+            }
+            for (size_t s = 0; s < sizeof strides / sizeof strides[0]; s++) {
+                uint64_t m0 = sizes[k], stride = strides[s], m = m0 * stride;
+                if (m0 > (UINT64_C(1) << 33) / stride)
+                    continue;
+                nidus_table g = placement_only(m, stride, reaches[r], false);
+                for (int n = 0; n < 5000; n++) {
+                    uint64_t h = test_splitmix(&rng);
+                    uint64_t i;
+                    uint32_t fp;
+                    nidus_table_locate(&g, h, &i, &fp);
+                    assert_int_equal(fp, (uint32_t)(h & 0xfff) | (uint32_t)((h & 0xfff) == 0));
+                    uint64_t j = nidus_table_alt(&g, i, fp);
+                    assert_true(i < m && j < m && j != i);
+                    assert_int_equal(nidus_table_alt(&g, j, fp), i);
+                    assert_int_equal(i % stride, j % stride); /* only the high digit moves */
+                    uint64_t a = i / stride, b = j / stride, dist = a > b ? a - b : b - a;
+                    if (dist > m0 / 2)
+                        dist = m0 - dist;
+                    assert_true(dist < (UINT64_C(1) << reaches[r]));
+                    assert_int_equal(a, nidus_range_reduce(h, m0)); /* the high digit of the primary bucket */
+                    /* every older table, stride / q: primary and pair by floor division */
+                    for (uint64_t q = 1; q <= stride; q++) {
+                        if (stride % q)
+                            continue;
+                        nidus_table older = placement_only(m / q, stride / q, reaches[r], false);
+                        uint64_t io;
+                        uint32_t fo;
+                        nidus_table_locate(&older, h, &io, &fo);
+                        assert_int_equal(io, i / q);
+                        assert_int_equal(nidus_table_alt(&older, i / q, fp), j / q);
+                    }
                 }
             }
         }
@@ -150,10 +193,11 @@ static void test_table_beyond_two_to_the_32_slots(void **state)
     for (int k = 0; k < 4000; k++) {
         uint64_t i;
         uint32_t fp;
-        /* every other key is steered into the last 1000 buckets, whose slots are numbered past 2^32 */
+        /* every other key is steered into the last ~1000 buckets, whose slots are numbered past 2^32: a hash
+         * 2^64 - d with d < 2^44 lands at floor(h * buckets / 2^64) >= buckets - 1 - 2^44 * 2^30 / 2^64, about buckets - 1025 */
         hashes[k] = test_splitmix(&rng);
         if (k % 2)
-            hashes[k] = (hashes[k] >> 40) * buckets + (buckets - 1 - hashes[k] % 1000);
+            hashes[k] = ~(hashes[k] >> 20);
         nidus_table_locate(&t, hashes[k], &i, &fp);
         high += i * 4 >= (UINT64_C(1) << 32);
         assert_int_equal(nidus_table_add(&t, &libc, i, fp), NIDUS_OK);
