@@ -43,6 +43,7 @@ nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **
     *cf = (nidus_cuckoo){
         .alloc = alloc,
         .seed = params->seed,
+        .hash8_flip = nidus_hash8_flip(params->seed),
         .base = shape,
         .max_kicks = max_kicks,
         .expansion = params->expansion,
@@ -289,29 +290,28 @@ static __attribute__((noinline)) bool contains_key_any(const nidus_cuckoo *cf, c
     return contains_any(cf, nidus_hash_bytes(key, len, cf->seed));
 }
 
-/* XXH3 of a short key; an 8-byte key (the common case: integers, hashes) takes the branch for its length with
- * the length a constant. */
-static inline __attribute__((always_inline)) uint64_t hash_short(const void *key, size_t len, uint64_t seed)
+/* XXH3 of a short key; an 8-byte key (the common case: integers, hashes) with the seed's part precomputed. */
+static inline __attribute__((always_inline)) uint64_t hash_short(const nidus_cuckoo *cf, const void *key, size_t len)
 {
-    return len == 8 ? nidus_hash_short(key, 8, seed) : nidus_hash_short(key, len, seed);
+    return len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_short(key, len, cf->seed);
 }
 
 /* Lookups in a filter of one t->fast table (one that never grew, the common case): leaf functions, one per
  * kernel and instruction set, that the public calls reach by a tail call after testing the filter once, so
  * that neither needs a stack frame. */
 #define NIDUS_FAST_KERNELS(SUFFIX, TARGET)                                                                         \
-    static TARGET __attribute__((noinline)) bool plain_key_##SUFFIX(const nidus_table *t, const void *key,      \
-                                                                    size_t len, uint64_t seed)                  \
+    static TARGET __attribute__((noinline)) bool plain_key_##SUFFIX(const nidus_cuckoo *cf, const nidus_table *t, \
+                                                                    const void *key, size_t len)                \
     {                                                                                                            \
         uint64_t i, j;                                                                                           \
-        uint32_t fp = nidus_table_fast_locate(t, hash_short(key, len, seed), &i, &j);                           \
+        uint32_t fp = nidus_table_fast_locate(t, hash_short(cf, key, len), &i, &j);                             \
         return nidus_table_plain_probe(t, i, j, fp);                                                             \
     }                                                                                                            \
-    static TARGET __attribute__((noinline)) bool semi_key_##SUFFIX(const nidus_table *t, const void *key,       \
-                                                                   size_t len, uint64_t seed)                   \
+    static TARGET __attribute__((noinline)) bool semi_key_##SUFFIX(const nidus_cuckoo *cf, const nidus_table *t,  \
+                                                                   const void *key, size_t len)                 \
     {                                                                                                            \
         uint64_t i, j;                                                                                           \
-        uint32_t fp = nidus_table_fast_locate(t, hash_short(key, len, seed), &i, &j);                           \
+        uint32_t fp = nidus_table_fast_locate(t, hash_short(cf, key, len), &i, &j);                             \
         return nidus_table_semi_probe(t, i, j, fp);                                                              \
     }                                                                                                            \
     static TARGET __attribute__((noinline)) bool plain_hash_##SUFFIX(const nidus_table *t, uint64_t hash)       \
@@ -380,11 +380,9 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *cf, const void *key, size_t len)
     if (t && len <= 16) {
 #if NIDUS_HAVE_ISA_V3
         if (t->isa == NIDUS_ISA_V3)
-            return t->fast == NIDUS_FAST_PLAIN ? plain_key_v3(t, key, len, cf->seed)
-                                               : semi_key_v3(t, key, len, cf->seed);
+            return t->fast == NIDUS_FAST_PLAIN ? plain_key_v3(cf, t, key, len) : semi_key_v3(cf, t, key, len);
 #endif
-        return t->fast == NIDUS_FAST_PLAIN ? plain_key_base(t, key, len, cf->seed)
-                                           : semi_key_base(t, key, len, cf->seed);
+        return t->fast == NIDUS_FAST_PLAIN ? plain_key_base(cf, t, key, len) : semi_key_base(cf, t, key, len);
     }
     return contains_key_any(cf, key, len);
 }

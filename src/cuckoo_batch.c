@@ -52,7 +52,7 @@ static inline __attribute__((always_inline)) void contains_fast_hashes(const nid
     }
 }
 
-static inline __attribute__((always_inline)) void contains_fast_keys(const nidus_table *t, uint64_t seed,
+static inline __attribute__((always_inline)) void contains_fast_keys(const nidus_cuckoo *cf, const nidus_table *t,
                                                                     const void *const *keys, const size_t *lens,
                                                                     size_t n, bool *out)
 {
@@ -61,7 +61,10 @@ static inline __attribute__((always_inline)) void contains_fast_keys(const nidus
     for (size_t base = 0; base < n; base += FAST_BLOCK) {
         size_t m = n - base < FAST_BLOCK ? n - base : FAST_BLOCK;
         for (size_t k = 0; k < m; k++) {
-            fp[k] = nidus_table_fast_locate(t, nidus_hash_bytes(keys[base + k], lens[base + k], seed), &i[k], &j[k]);
+            const void *key = keys[base + k];
+            size_t len = lens[base + k];
+            uint64_t h = len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_bytes(key, len, cf->seed);
+            fp[k] = nidus_table_fast_locate(t, h, &i[k], &j[k]);
             prefetch_word(t, i[k]);
             prefetch_word(t, j[k]);
         }
@@ -74,20 +77,20 @@ static void fast_hashes_base(const nidus_table *t, const uint64_t *hashes, size_
 {
     contains_fast_hashes(t, hashes, n, out);
 }
-static void fast_keys_base(const nidus_table *t, uint64_t seed, const void *const *keys, const size_t *lens, size_t n,
-                           bool *out)
+static void fast_keys_base(const nidus_cuckoo *cf, const nidus_table *t, const void *const *keys, const size_t *lens,
+                           size_t n, bool *out)
 {
-    contains_fast_keys(t, seed, keys, lens, n, out);
+    contains_fast_keys(cf, t, keys, lens, n, out);
 }
 #if NIDUS_HAVE_ISA_V3
 static NIDUS_TARGET_V3 void fast_hashes_v3(const nidus_table *t, const uint64_t *hashes, size_t n, bool *out)
 {
     contains_fast_hashes(t, hashes, n, out);
 }
-static NIDUS_TARGET_V3 void fast_keys_v3(const nidus_table *t, uint64_t seed, const void *const *keys,
+static NIDUS_TARGET_V3 void fast_keys_v3(const nidus_cuckoo *cf, const nidus_table *t, const void *const *keys,
                                          const size_t *lens, size_t n, bool *out)
 {
-    contains_fast_keys(t, seed, keys, lens, n, out);
+    contains_fast_keys(cf, t, keys, lens, n, out);
 }
 #else
 #define fast_hashes_v3 fast_hashes_base
@@ -190,7 +193,7 @@ void nidus_cuckoo_contains_many(const nidus_cuckoo *cf, const void *const *keys,
     }
     const nidus_table *fast = fast_table(cf);
     if (fast) {
-        (fast->isa == NIDUS_ISA_V3 ? fast_keys_v3 : fast_keys_base)(fast, cf->seed, keys, lens, n, out);
+        (fast->isa == NIDUS_ISA_V3 ? fast_keys_v3 : fast_keys_base)(cf, fast, keys, lens, n, out);
         return;
     }
     uint64_t hashes[HASH_BLOCK];

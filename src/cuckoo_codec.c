@@ -16,6 +16,7 @@
 #include "codec.h"
 #include "cuckoo_filter.h"
 #include "cuckoo_packed.h"
+#include "hash_impl.h"
 #include "params.h"
 
 #define META_FIXED 40u
@@ -242,6 +243,7 @@ static nidus_status filter_from_meta(const cuckoo_meta *m, const nidus_allocator
     *cf = (nidus_cuckoo){
         .alloc = alloc,
         .seed = m->seed,
+        .hash8_flip = nidus_hash8_flip(m->seed),
         .base = m->shapes[0],
         .max_kicks = m->max_kicks,
         .expansion = m->expansion,

@@ -33,6 +33,7 @@ struct nidus_cuckoo {
     nidus_table *tables;    /* ntables of them, allocated to exactly that many */
     struct nidus_mapping *mapping; /* the mapped file of nidus_cuckoo_map_file, unmapped by free */
     nidus_cuckoo_loader *loader; /* while chunks are being loaded: the tables are incomplete */
+    uint64_t hash8_flip;    /* nidus_hash8_flip(seed): hashing an 8-byte key costs less with it */
 };
 
 _Static_assert(NIDUS_CUCKOO_MAX_KICKS <= UINT16_MAX && NIDUS_CUCKOO_MAX_EXPANSION <= UINT16_MAX &&

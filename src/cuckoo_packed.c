@@ -106,7 +106,8 @@ static nidus_cuckoo_packed header_of(const nidus_cuckoo *cf)
     return (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = t->shape.bucket_size,
                                  .fp_bits = t->shape.fp_bits, .offset_bits = t->shape.offset_bits,
                                  .reach_log2 = t->shape.reach_log2, .semi_sort = t->shape.semi_sort,
-                                 .mod_placement = t->shape.mod_placement, .max_tables = cf->max_tables, .alloc = cf->alloc, .seed = cf->seed,
+                                 .mod_placement = t->shape.mod_placement, .max_tables = cf->max_tables,
+                                 .alloc = cf->alloc, .seed = cf->seed,
                                  .max_memory = cf->max_memory, .buckets = (uint32_t)t->shape.buckets,
                                  .occupied = (uint32_t)t->occupied, .deleted = (uint32_t)cf->deleted,
                                  .max_kicks = cf->max_kicks, .expansion = cf->expansion};
@@ -122,7 +123,8 @@ nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table
     *p = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = shape->bucket_size,
                                .fp_bits = shape->fp_bits, .offset_bits = shape->offset_bits,
                                .reach_log2 = shape->reach_log2, .semi_sort = shape->semi_sort,
-                               .mod_placement = shape->mod_placement, .max_tables = (uint8_t)max_tables, .alloc = a, .seed = seed, .max_memory = max_memory,
+                               .mod_placement = shape->mod_placement, .max_tables = (uint8_t)max_tables,
+                               .alloc = a, .seed = seed, .max_memory = max_memory,
                                .buckets = (uint32_t)shape->buckets, .max_kicks = (uint16_t)max_kicks,
                                .expansion = (uint16_t)expansion};
     *out = (nidus_cuckoo *)(void *)p;

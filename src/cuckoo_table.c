@@ -72,6 +72,8 @@ static nidus_status setup(nidus_table *t, const nidus_table_shape *shape, unsign
     /* Offsets are reduced modulo the first table's size (this table's own under mod placement, where it is
      * also the primary bucket's divisor). */
     t->bucket_mod = nidus_fastmod_make(shape->buckets / t->shape.stride);
+    if (!shape->mod_placement)
+        t->xor_limit = nidus_range_xor_limit(t->bucket_mod.d, shape->reach_log2);
     t->fp_mask = (uint32_t)nidus_low_mask(shape->fp_bits);
     t->offset_mask = (uint32_t)nidus_low_mask(shape->offset_bits);
     t->slot_of_bit = (65536 + shape->fp_bits - 1) / shape->fp_bits;

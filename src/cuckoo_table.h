@@ -64,6 +64,7 @@ typedef struct nidus_table {
     bool offset_wraps;       /* buckets < 2^reach_log2: an offset may need reducing modulo buckets */
     unsigned char isa;       /* NIDUS_ISA_*: which compiled copy of the lookup kernels (isa_impl.h) */
     bool borrowed;           /* data belongs to someone else (a mapped file): read-only, never freed */
+    uint64_t xor_limit;      /* range placement: alt is a XOR below this high digit (nidus_range_xor_limit) */
 } nidus_table;
 
 /* Checks a shape; NIDUS_ERR_INVALID_ARGUMENT or NIDUS_ERR_TOO_LARGE when it cannot be built. */

@@ -4,12 +4,18 @@
  * Placement (range placement, format version 5 on). A key's 64-bit hash h gives
  *     primary bucket  i = floor(h * m / 2^64)          (one multiply, the high half; m = buckets)
  *     fingerprint     fp = the low f bits of h, 0 read as 1
- * and the alternate bucket of bucket i for fingerprint fp is, in the filter's first table (m0 buckets),
- *     alt(i) = i + r  (mod m0)  when i is even,      alt(i) = i - r  (mod m0)  when i is odd,
- * with r an odd offset below 2^reach_log2 hashed from the fingerprint's low offset_bits. An odd r flips parity,
- * so applying alt twice returns to i, and alt(i) != i: a true involution for every even m0. Bucket and
- * fingerprint come from opposite ends of h, so neither waits for the other and they are independent (the
- * bucket depends on h's low 32 bits only through a carry while m <= 2^32).
+ * and the alternate bucket of bucket i for fingerprint fp is, in the filter's first table (m0 buckets), with r an
+ * odd offset below B = 2^reach_log2 hashed from the fingerprint's low offset_bits:
+ *     alt(i) = i XOR r                                  for i < L (L: nidus_range_xor_limit, a multiple of B)
+ *     alt(i) = L + ((i - L) + r  (mod m0 - L))          for i >= L, i - L even
+ *     alt(i) = L + ((i - L) - r  (mod m0 - L))          for i >= L, i - L odd.
+ * Below L the table is whole B-aligned blocks and the XOR keeps a key's two buckets in its block (one instruction
+ * on the lookup's critical path); the last block, merged with what is left over past the last whole one so that
+ * it holds at least B buckets when the table does, takes the parity rule, which needs only an even size (an odd
+ * r flips parity, so alt is an involution without fixed points there too). A table of a multiple of B buckets
+ * (every size from 1M items up the sizing gives here) has no such block: L = m0. Bucket and fingerprint come
+ * from opposite ends of h, so neither waits for the other and they are independent (the bucket depends on h's
+ * low 32 bits only through a carry while m <= 2^32).
  *
  * A grown table has m = m0 * stride buckets (stride = expansion^k). Its bucket i is read as the digit pair
  * (a, d) = (i / stride, i mod stride), and alt moves only the high digit: alt(i) = alt0(a) * stride + d. Since
@@ -69,13 +75,34 @@ static inline uint64_t nidus_table_alt_by(uint64_t i, uint64_t r, uint64_t m)
     return j >= m ? j - m : j;
 }
 
+/* Range placement: where alt stops being a XOR in a first table of m0 buckets with offsets below 2^reach: m0
+ * when it is whole blocks of 2^reach, else the start of its last whole block (0 below two blocks). */
+static inline uint64_t nidus_range_xor_limit(uint64_t m0, unsigned reach)
+{
+    uint64_t blocks = m0 >> reach;
+    if (m0 == blocks << reach)
+        return m0;
+    return blocks >= 2 ? (blocks - 1) << reach : 0;
+}
+
+/* Range placement's alt in the first table's size m0 (see the top of this file). */
+static inline uint64_t nidus_range_alt0(const nidus_table *t, uint64_t a, uint64_t r, uint64_t m0)
+{
+    uint64_t l = t->xor_limit;
+    if (__builtin_expect(a < l, 1))
+        return a ^ r;
+    return l + nidus_table_alt_by(a - l, r, m0 - l);
+}
+
 static inline uint64_t nidus_table_alt(const nidus_table *t, uint64_t i, uint32_t fp)
 {
     uint64_t r = nidus_table_offset(t, fp), stride = t->shape.stride;
-    if (stride == 1) /* every first table, and every table under mod placement */
+    if (t->shape.mod_placement)
         return nidus_table_alt_by(i, r, t->shape.buckets);
+    if (stride == 1) /* every first table */
+        return nidus_range_alt0(t, i, r, t->shape.buckets);
     uint64_t a = i / stride; /* the high digit; a grown table, off the fast paths */
-    return i - a * stride + nidus_table_alt_by(a, r, t->bucket_mod.d) * stride;
+    return i - a * stride + nidus_range_alt0(t, a, r, t->bucket_mod.d) * stride;
 }
 
 /* Up to 64 bits at bit `pos`, without masking off the bits above n: SWAR matching ignores them. The 9th byte
@@ -269,16 +296,17 @@ static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate(co
     uint64_t r = ((uint64_t)(fp * UINT32_C(0x9E3779B1)) >> t->offset_shift) | 1;
     if (t->offset_wraps) /* a table smaller than the reach: a per-table constant, so a predicted branch */
         r = nidus_fastmod_reduce(&t->bucket_mod, r);
-    *j = nidus_table_alt_by(*i, r, t->shape.buckets);
+    *j = nidus_range_alt0(t, *i, r, t->shape.buckets);
     return fp;
 }
 
 static inline __attribute__((always_inline)) bool nidus_table_plain_probe(const nidus_table *t, uint64_t i,
                                                                           uint64_t j, uint32_t fp)
 {
-    uint64_t pattern = fp * t->chunk_swar[0].ones;
-    return (nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, i) ^ pattern) |
-            nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, j) ^ pattern)) != 0;
+    const nidus_swar *s = &t->chunk_swar[0];
+    uint64_t pattern = fp * s->ones;
+    return ((nidus_swar_any_zero(s, nidus_table_word(t, i) ^ pattern) |
+             nidus_swar_any_zero(s, nidus_table_word(t, j) ^ pattern)) & s->high) != 0;
 }
 
 /* The SWAR matches of fp's high part against the four high parts of semi-sorted bucket word `raw`. */
@@ -287,14 +315,18 @@ static inline uint64_t nidus_table_semi_high_hits(const nidus_table *t, uint64_t
     return nidus_swar_zero_fields(&t->semi_swar, (raw >> NIDUS_SEMISORT_RANK_BITS) ^ ((fp >> 4) * t->semi_swar.ones));
 }
 
-/* Semi-sorted, second stage: some high part matched in bucket word ri or rj; compare the low nibbles. Out of
+/* Semi-sorted, second stage: some high part matched in bucket word ri or rj; compare the low nibbles, only in
+ * a bucket whose high parts matched (a present key: usually one of the two), bucket i first. Out of
  * line and given only the two words (the matches are recomputed): an absent key rarely gets here, and the
  * inlined first stage then needs no stack frame and reaches this by a tail call. */
 static __attribute__((noinline, unused)) bool nidus_table_semi_nibbles(const nidus_table *t, uint64_t ri, uint64_t rj,
                                                                        uint32_t fp)
 {
-    return (nidus_table_semi_hits(t, ri, nidus_table_semi_high_hits(t, ri, fp), fp) |
-            nidus_table_semi_hits(t, rj, nidus_table_semi_high_hits(t, rj, fp), fp)) != 0;
+    uint64_t hi = nidus_table_semi_high_hits(t, ri, fp);
+    if (hi && nidus_table_semi_hits(t, ri, hi, fp))
+        return true;
+    uint64_t hj = nidus_table_semi_high_hits(t, rj, fp);
+    return hj && nidus_table_semi_hits(t, rj, hj, fp);
 }
 
 static inline __attribute__((always_inline)) bool nidus_table_semi_probe(const nidus_table *t, uint64_t i,

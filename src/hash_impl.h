@@ -27,6 +27,23 @@ static inline uint64_t nidus_hash_short(const void *key, size_t len, uint64_t se
     return XXH3_len_0to16_64b((const xxh_u8 *)key, len, XXH3_kSecret, seed);
 }
 
+/* The part of XXH3-64 of an 8-byte key that depends only on the seed (XXH3_len_4to8_64b's bitflip), so that a
+ * filter computes it once (nidus_hash8). */
+static inline uint64_t nidus_hash8_flip(uint64_t seed)
+{
+    seed ^= (uint64_t)XXH_swap32((uint32_t)seed) << 32;
+    return (XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16)) - seed;
+}
+
+/* XXH3-64 of the 8 bytes at `key` with the seed whose nidus_hash8_flip is `flip`: XXH3_len_4to8_64b for
+ * len = 8, whose two 32-bit reads (low half, high half) swapped into one word are a rotation of one 64-bit
+ * read. The unit tests check it against XXH3_64bits_withSeed. */
+static inline uint64_t nidus_hash8(const void *key, uint64_t flip)
+{
+    uint64_t w = XXH_readLE64(key);
+    return XXH3_rrmxmx(((w >> 32) | (w << 32)) ^ flip, 8);
+}
+
 /* XXH3-64 of the key, seeded. Keys up to 16 bytes are hashed inline (about 30 instructions for 8 bytes). */
 static inline uint64_t nidus_hash_bytes(const void *key, size_t len, uint64_t seed)
 {

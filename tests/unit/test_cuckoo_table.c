@@ -25,18 +25,21 @@ static nidus_table placement_only(uint64_t m, uint64_t stride, unsigned reach, b
                                   .reach_log2 = reach, .mod_placement = mod, .stride = mod ? 1 : stride};
     t.bucket_mod = nidus_fastmod_make(mod ? m : m / stride);
     t.fp_mask = t.offset_mask = 0xfff;
+    if (!mod)
+        t.xor_limit = nidus_range_xor_limit(m / stride, reach);
     return t;
 }
 
 /* alt() is an involution without fixed points for even bucket counts of every kind, with offsets below the
  * reach, under both placements. Mod placement: the pair reduces modulo any even divisor of the bucket count.
- * Range placement: a grown table (stride s) moves only the high digit i / s, and both the primary bucket
+ * Range placement: both buckets in one 2^reach-aligned block below xor_limit, both at or past it otherwise; a
+ * grown table (stride s) moves only the high digit i / s, and both the primary bucket
  * floor(h m / 2^64) and the pair reduce by floor division to every table whose stride divides s — what
  * compaction relies on. */
 static void test_alternate_bucket_is_an_involution_for_any_even_size(void **state)
 {
     (void)state;
-    const uint64_t sizes[] = {2, 4, 6, 10, 1000, 999984, 600002, 131072, UINT64_C(1) << 33};
+    const uint64_t sizes[] = {2, 4, 6, 10, 1000, 999984, 600002, 131072, 3 * 65536 + 2, UINT64_C(1) << 33};
     const uint64_t strides[] = {1, 2, 3, 8, 12};
     const unsigned reaches[] = {1, 4, 16, 32};
     uint64_t rng = test_seed();
@@ -75,10 +78,11 @@ static void test_alternate_bucket_is_an_involution_for_any_even_size(void **stat
                     assert_true(i < m && j < m && j != i);
                     assert_int_equal(nidus_table_alt(&g, j, fp), i);
                     assert_int_equal(i % stride, j % stride); /* only the high digit moves */
-                    uint64_t a = i / stride, b = j / stride, dist = a > b ? a - b : b - a;
-                    if (dist > m0 / 2)
-                        dist = m0 - dist;
-                    assert_true(dist < (UINT64_C(1) << reaches[r]));
+                    uint64_t a = i / stride, b = j / stride, l = g.xor_limit;
+                    if (a < l)
+                        assert_true(b < l && a >> reaches[r] == b >> reaches[r]);
+                    else
+                        assert_true(b >= l && (l == 0 || m0 - l < (UINT64_C(2) << reaches[r])));
                     assert_int_equal(a, nidus_range_reduce(h, m0)); /* the high digit of the primary bucket */
                     /* every older table, stride / q: primary and pair by floor division */
                     for (uint64_t q = 1; q <= stride; q++) {
