@@ -71,7 +71,7 @@ static void test_swar_match_finds_exactly_the_equal_fields(void **state)
 }
 
 /* The inline short-key hash is XXH3_64bits_withSeed for every length up to 16, and nidus_hash_bytes is too
- * for longer keys. */
+ * for longer keys; so is the 8-byte hash with the seed's part precomputed (nidus_hash8). */
 static void test_short_key_hash_is_xxh3(void **state)
 {
     (void)state;
@@ -86,6 +86,8 @@ static void test_short_key_hash_is_xxh3(void **state)
             assert_int_equal(nidus_hash_bytes(key + t % 7, len > 57 ? 57 : len, seed), want);
             if (len <= 16)
                 assert_int_equal(nidus_hash_short(key + t % 7, len, seed), want);
+            if (len == 8)
+                assert_int_equal(nidus_hash8(key + t % 7, nidus_hash8_flip(seed)), want);
         }
     }
 }
