@@ -19,19 +19,6 @@ static char *temp_path(char *buf, size_t cap, const char *name)
     return buf;
 }
 
-static uint8_t *read_all(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    *len = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(*len);
-    assert_int_equal(fread(buf, 1, *len, f), *len);
-    fclose(f);
-    return buf;
-}
-
 static void write_all(const char *path, const uint8_t *buf, size_t len)
 {
     FILE *f = fopen(path, "wb");
@@ -60,7 +47,7 @@ static void test_saved_files_are_version_2_and_load_back(void **state)
     temp_path(path, sizeof path, "v2");
     nidus_cuckoo *cf = saved_filter(path, 200000, 20000);
     size_t len;
-    uint8_t *file = read_all(path, &len);
+    uint8_t *file = test_read_all(path, &len);
     nidus_file_layout l;
     assert_int_equal(nidus_file_parse(file, len, &l), NIDUS_OK);
     assert_int_equal(l.version, 2);
@@ -100,7 +87,7 @@ static void test_damage_is_found_in_its_block(void **state)
     temp_path(bad, sizeof bad, "bad");
     nidus_cuckoo_free(saved_filter(path, 200000, 5000));
     size_t len;
-    uint8_t *file = read_all(path, &len);
+    uint8_t *file = test_read_all(path, &len);
     uint64_t rng = test_seed();
     for (int round = 0; round < 60; round++) {
         size_t at = round < 20 ? (size_t)(test_splitmix(&rng) % 64)                        /* the prefix */
@@ -123,7 +110,7 @@ static void test_damage_is_found_in_its_block(void **state)
         st = nidus_cuckoo_map_file(bad, NULL, &cf);
         assert_true(st == NIDUS_ERR_CORRUPT || st == NIDUS_ERR_VERSION);
         free(file);
-        file = read_all(path, &len);
+        file = test_read_all(path, &len);
     }
     for (size_t cut = 1; cut < 200; cut += 7) { /* truncated */
         nidus_file_layout l;
@@ -150,7 +137,7 @@ static void test_lazy_map_leaves_blocks_to_the_caller(void **state)
     temp_path(path, sizeof path, "lazy");
     nidus_cuckoo_free(saved_filter(path, 200000, 5000));
     size_t len;
-    uint8_t *file = read_all(path, &len);
+    uint8_t *file = test_read_all(path, &len);
     nidus_file_layout l;
     assert_int_equal(nidus_file_parse(file, len, &l), NIDUS_OK);
     file[l.block_bytes + 17] ^= 4;
@@ -174,7 +161,7 @@ static void test_version_1_files_are_read(void **state)
         char path[512];
         snprintf(path, sizeof path, "%s/v1-%s.nidus", NIDUS_FIXTURES_DIR, names[n]);
         size_t len;
-        uint8_t *file = read_all(path, &len);
+        uint8_t *file = test_read_all(path, &len);
         nidus_kind kind;
         assert_int_equal(nidus_codec_peek(file, len, &kind), NIDUS_OK);
         assert_int_equal(file[5], 1);

@@ -21,15 +21,7 @@ static uint8_t *read_fixture(const char *name, size_t *len)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", NIDUS_FIXTURES_DIR, name);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    *len = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(*len);
-    assert_int_equal(fread(buf, 1, *len, f), *len);
-    fclose(f);
-    return buf;
+    return test_read_all(path, len);
 }
 
 static bool has(const nidus_cuckoo *cf, const char *ns, int i)

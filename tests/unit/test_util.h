@@ -52,4 +52,18 @@ static inline size_t test_key(char *buf, size_t cap, const char *ns, uint64_t i)
  * 4.0 sigma above the mean of 30 other seeds (231, spread exactly binomial), against a 3-sigma ceiling of 291. */
 static inline double test_rate_ceiling(double rate, double trials) { return rate + 4.0 * sqrt(rate / trials); }
 
+/* The whole file at `path` (malloc'd; the test fails if it cannot be read). */
+static inline uint8_t *test_read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(*len);
+    assert_int_equal(fread(buf, 1, *len, f), *len);
+    fclose(f);
+    return buf;
+}
+
 #endif
