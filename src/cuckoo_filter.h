@@ -15,8 +15,9 @@
 
 typedef struct nidus_cuckoo_loader nidus_cuckoo_loader;
 
-/* The full form of a filter (80 bytes on x86-64). Small filters are kept packed instead (cuckoo_packed.h): a
- * public handle is one of those or this, told apart by the first byte. */
+/* The full form of a filter (96 bytes on x86-64; 80 before range placement added the shape's stride and
+ * hash8_flip). Small filters are kept packed instead (cuckoo_packed.h): a public handle is one of those or
+ * this, told apart by the first byte. */
 struct nidus_cuckoo {
     uint8_t form;           /* NIDUS_FORM_FULL (0) */
     /* Narrow fields together (every filter pays for this struct): each holds its checked range. */

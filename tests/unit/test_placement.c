@@ -8,10 +8,13 @@
  *   v3-cuckoo-grown.bin              capacity 500, error 0.01, b=4, expansion 2, seed 5: "key-1".."key-5000"
  *                                    added (several tables), then "key-1".."key-1000" removed
  *   v3-cuckoo-semisort-grown.bin,    capacity 1000, f=13 semi-sorted, expansion 3, seed 3: "key-1".."key-6000"
- *   v4-cuckoo-semisort-grown.nidus */
+ *   v4-cuckoo-semisort-grown.nidus
+ *   v3-cuckoo-small.bin              capacity 100, error 0.01, b=4, seed 13: "key-1".."key-90" (kept packed) */
 #include "test_util.h"
 
 #include <nidus/nidus.h>
+
+#include "cuckoo_packed.h"
 
 #define META 20u          /* the meta follows the 20-byte prefix */
 #define META_FLAGS 35u    /* bucket_size at 32, f0, reach_log2, then flags */
@@ -148,6 +151,37 @@ static void test_mod_placement_semi_sorted_grown_filter_is_read(void **state)
     free(buf);
 }
 
+/* A small filter of mod placement is kept packed (cuckoo_packed.h): the packed header keeps its placement
+ * through adds, removes, growth out of the packed form and back, and re-encoding. */
+static void test_mod_placement_small_filter_stays_mod_when_packed(void **state)
+{
+    (void)state;
+    size_t len;
+    uint8_t *buf = read_fixture("v3-cuckoo-small.bin", &len);
+    nidus_cuckoo *cf = decode_and_round_trip(buf, len, false);
+    assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
+    assert_true(all_present(cf, "key", 1, 90));
+    assert_error_within_bound(cf, 100000);
+    char key[32];
+    for (int i = 91; i <= 100; i++)
+        assert_int_equal(nidus_cuckoo_add(cf, key, (size_t)snprintf(key, sizeof key, "key-%d", i)), NIDUS_OK);
+    for (int c = 0; c < 10; c++) /* duplicates past the pair: an overflow map, so a forward to a full filter */
+        assert_int_equal(nidus_cuckoo_add(cf, "key-5", 5), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_FORWARD);
+    assert_true(all_present(cf, "key", 1, 100));
+    for (int c = 0; c < 10; c++)
+        assert_int_equal(nidus_cuckoo_remove(cf, "key-5", 5), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
+    assert_true(all_present(cf, "key", 1, 100));
+    free(buf);
+    buf = encode(cf, &len);
+    nidus_cuckoo_free(cf);
+    cf = decode_and_round_trip(buf, len, false);
+    assert_true(all_present(cf, "key", 1, 100));
+    nidus_cuckoo_free(cf);
+    free(buf);
+}
+
 /* Files of version 4 (framed), loaded and mapped. */
 static void test_version_4_files_are_read(void **state)
 {
@@ -198,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_mod_placement_filter_is_read_and_keeps_working),
         cmocka_unit_test(test_mod_placement_grown_filter_grows_and_compacts),
         cmocka_unit_test(test_mod_placement_semi_sorted_grown_filter_is_read),
+        cmocka_unit_test(test_mod_placement_small_filter_stays_mod_when_packed),
         cmocka_unit_test(test_version_4_files_are_read),
         cmocka_unit_test(test_new_filters_have_range_placement),
     };
