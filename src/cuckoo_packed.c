@@ -83,13 +83,21 @@ static uint64_t handle_bytes(const nidus_table_shape *shape)
     return sizeof(nidus_cuckoo_packed) + nidus_table_shape_bytes(shape);
 }
 
+/* Field by field: shapes have padding, which memcmp would compare and which nobody initialises. */
+static bool same_shape(const nidus_table_shape *a, const nidus_table_shape *b)
+{
+    return a->buckets == b->buckets && a->bucket_size == b->bucket_size && a->fp_bits == b->fp_bits &&
+           a->offset_bits == b->offset_bits && a->reach_log2 == b->reach_log2 && a->semi_sort == b->semi_sort &&
+           a->mod_placement == b->mod_placement && (a->stride ? a->stride : 1) == (b->stride ? b->stride : 1);
+}
+
 /* A full filter whose first table a handle can hold: small, the base shape, writable, in memory it owns (or in
  * its forward handle, for `in_handle`). */
 static bool handle_holds(const nidus_cuckoo *cf, bool in_handle)
 {
     const nidus_table *t = &cf->tables[0];
     return cf->form == NIDUS_FORM_FULL && !cf->loader && !cf->read_only && !cf->mapping &&
-           (in_handle || !t->borrowed) && memcmp(&t->shape, &cf->base, sizeof t->shape) == 0 &&
+           (in_handle || !t->borrowed) && same_shape(&t->shape, &cf->base) &&
            nidus_cuckoo_packable_shape(&t->shape);
 }
 
