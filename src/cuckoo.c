@@ -133,6 +133,12 @@ static inline bool add_fast_ok(const nidus_cuckoo *cf, unsigned char fast)
     return cf->ntables == 1 && !cf->loader && !cf->read_only && cf->tables->fast == fast;
 }
 
+/* XXH3 of a short key; an 8-byte key (the common case: integers, hashes) with the seed's part precomputed. */
+static inline __attribute__((always_inline)) uint64_t hash_short(const nidus_cuckoo *cf, const void *key, size_t len)
+{
+    return len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_short(key, len, cf->seed);
+}
+
 /* The add of such a table: both buckets read with one load each, the item put into the emptier one with one
  * store; both full (or a duplicate that fills its pair) is a tail call to add_slow. `semi` is a constant at
  * every call, so each caller compiles one kernel. */
@@ -165,7 +171,7 @@ static inline __attribute__((always_inline)) nidus_status add_key_rest(nidus_cuc
                                                                        size_t len)
 {
     if (len <= 16 && add_fast_ok(cf, NIDUS_FAST_SEMI))
-        return add_one_word(cf, nidus_hash_short(key, len, cf->seed), true);
+        return add_one_word(cf, hash_short(cf, key, len), true);
     return add_key_any(cf, key, len);
 }
 
@@ -196,7 +202,7 @@ static inline __attribute__((always_inline)) nidus_status add_key(nidus_cuckoo *
                                                                   add_key_fn rest)
 {
     if (len <= 16 && add_fast_ok(cf, NIDUS_FAST_PLAIN))
-        return add_one_word(cf, nidus_hash_short(key, len, cf->seed), false);
+        return add_one_word(cf, hash_short(cf, key, len), false);
     return rest(cf, key, len);
 }
 
@@ -290,11 +296,6 @@ static __attribute__((noinline)) bool contains_key_any(const nidus_cuckoo *cf, c
     return contains_any(cf, nidus_hash_bytes(key, len, cf->seed));
 }
 
-/* XXH3 of a short key; an 8-byte key (the common case: integers, hashes) with the seed's part precomputed. */
-static inline __attribute__((always_inline)) uint64_t hash_short(const nidus_cuckoo *cf, const void *key, size_t len)
-{
-    return len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_short(key, len, cf->seed);
-}
 
 /* Lookups in a filter of one t->fast table (one that never grew, the common case): leaf functions, one per
  * kernel and instruction set, that the public calls reach by a tail call after testing the filter once, so
