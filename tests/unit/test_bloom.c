@@ -98,7 +98,7 @@ static void test_compact_error_and_bytes_at_capacity(void **state)
     (void)state;
     const double targets[] = {0.1, 0.01, 0.001, 0.0001};
     for (size_t t = 0; t < 4; t++) {
-        const uint64_t n = 100000, trials = 2000000;
+        const uint64_t n = 100000, trials = test_trials(2000000);
         nidus_bloom *bf = bloom_in(n, targets[t], 0, NIDUS_BLOOM_LAYOUT_COMPACT);
         fill(bf, "in", n);
         double rate = measure(bloom_has, bf, trials);
@@ -128,7 +128,7 @@ static void test_blocked_error_at_capacity_meets_target(void **state)
     (void)state;
     const double targets[] = {0.1, 0.01, 0.001, 0.0001, 0.00001};
     for (size_t t = 0; t < 5; t++) {
-        const uint64_t n = 100000, trials = t < 4 ? 2000000 : 20000000;
+        const uint64_t n = 100000, trials = test_trials(t < 4 ? 2000000 : 20000000);
         nidus_bloom *bf = bloom_in(n, targets[t], 0, NIDUS_BLOOM_LAYOUT_BLOCKED);
         fill(bf, "in", n);
         double rate = measure(bloom_has, bf, trials);
@@ -228,7 +228,7 @@ static void test_scalable_error_within_target_after_six_layers(void **state)
     } while (s.layers < 6 || s.items < s.capacity);
     for (uint64_t k = 0; k < n; k++)
         assert_true(nidus_bloom_contains_hash(bf, h_of("grow", k)));
-    const uint64_t trials = 1000000;
+    const uint64_t trials = test_trials(1000000);
     double rate = measure(bloom_has, bf, trials);
     printf("# %u layers, %" PRIu64 " items: measured %.4f%%, bound %.4f%%, target %.2f%%\n", s.layers, s.items,
            100 * rate, 100 * s.error_bound, 100 * target);
@@ -358,7 +358,7 @@ static void test_counting_error_at_capacity_meets_target(void **state)
     (void)state;
     const double targets[] = {0.1, 0.01, 0.001, 0.0001};
     for (size_t t = 0; t < 4; t++) {
-        const uint64_t n = 50000, trials = 2000000;
+        const uint64_t n = 50000, trials = test_trials(2000000);
         nidus_counting_bloom *cb = counting(n, targets[t]);
         for (uint64_t k = 0; k < n; k++)
             assert_int_equal(nidus_counting_bloom_add_hash(cb, h_of("in", k)), NIDUS_OK);

@@ -184,7 +184,7 @@ static void measure_error(unsigned f, bool semi)
     /* a few items may sit in the overflow map rather than in slots: distinct keys whose 8-bit fingerprints
      * agree count as duplicates once b of them fill a bucket pair */
     assert_true(s.load >= 0.949);
-    const double trials = 2e6;
+    const double trials = (double)test_trials(2000000);
     uint64_t hits = 0, probe = test_seed() ^ UINT64_C(0x5555555555555555);
     for (uint64_t k = 0; k < (uint64_t)trials; k++)
         hits += nidus_cuckoo_contains(cf, &probe, sizeof probe) + (probe++ * 0); /* absent: other key space */
