@@ -11,6 +11,8 @@ import time
 import pytest
 import redis
 
+from resp import Raw
+
 MODULE = os.environ.get(
     "NIDUS_MODULE", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nidus.so"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -132,6 +134,14 @@ def server(tmp_path):
 @pytest.fixture
 def r(server):
     return server.client()
+
+
+@pytest.fixture
+def c(server):
+    """A raw RESP connection to the server: replies exactly as sent (resp.Raw), for exact-reply tests."""
+    raw = Raw(server.port)
+    yield raw
+    raw.close()
 
 
 @pytest.fixture

@@ -1,15 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """BF.* commands: replies and errors as RedisBloom gives them."""
-import pytest
 
 from resp import Error, Raw, scandump
-
-
-@pytest.fixture
-def c(server):
-    raw = Raw(server.port)
-    yield raw
-    raw.close()
 
 
 def bf_info(c, key):

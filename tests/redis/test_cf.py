@@ -5,13 +5,6 @@ import pytest
 from resp import Error, Raw, scandump
 
 
-@pytest.fixture
-def c(server):
-    raw = Raw(server.port)
-    yield raw
-    raw.close()
-
-
 def test_reserve_and_its_errors(c):
     assert c("CF.RESERVE", "cf", 1000) == "OK"
     assert c("CF.RESERVE", "cf", 1000) == Error("ERR item exists")

@@ -9,13 +9,6 @@ from resp import Error, Raw
 
 
 @pytest.fixture
-def c(server):
-    raw = Raw(server.port)
-    yield raw
-    raw.close()
-
-
-@pytest.fixture
 def c3(server):
     raw = Raw(server.port, resp3=True)
     yield raw

@@ -2,15 +2,6 @@
 BUCKETSIZE and any MAXITERATIONS (the table is sized for the load an add reaches with that many moves)."""
 import pytest
 
-from resp import Raw
-
-
-@pytest.fixture
-def c(server):
-    raw = Raw(server.port)
-    yield raw
-    raw.close()
-
 
 def info(c, key):
     reply = c("CF.INFO", key)
