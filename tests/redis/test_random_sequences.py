@@ -5,38 +5,20 @@ copy, and every acknowledged item must still be there (and the server alive).
 
 Seeded: NIDUS_SEQ_SEED=<seed> replays a run (the seed is printed). NIDUS_SEQ_BATCHES (default 5) and
 NIDUS_SEQ_COMMANDS (default 200 a batch) set the budget; the nightly long mode is e.g. NIDUS_SEQ_BATCHES=200.
-Servers use ports 32200..32299."""
+Servers take their ports as every Redis test does (conftest.free_port, NIDUS_TEST_PORTS)."""
 import os
 import random
 import shutil
-import socket
 import subprocess
 import time
 
 import pytest
 
-from conftest import REDIS_SERVER, MODULE
+from conftest import REDIS_SERVER, MODULE, free_port
 from resp import Error, Raw, scandump
 
 BATCHES = int(os.environ.get("NIDUS_SEQ_BATCHES", "5"))
 COMMANDS = int(os.environ.get("NIDUS_SEQ_COMMANDS", "200"))
-
-
-def port_free(port):
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def private_port():
-    for port in random.Random().sample(range(32200, 32300), 100):
-        if port_free(port):
-            return port
-    raise RuntimeError("no free port in 32200..32299")
 
 
 class Redis:
@@ -51,7 +33,7 @@ class Redis:
         self.start()
 
     def start(self):
-        self.port = private_port()
+        self.port = free_port()
         args = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.dir, "--save", "",
                 "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "always",
                 "--enable-debug-command", "local", "--logfile", "redis.log",
