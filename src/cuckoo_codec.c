@@ -274,6 +274,7 @@ static nidus_status load_overflow(nidus_table *t, const nidus_allocator *a, cons
             return NIDUS_ERR_CORRUPT;
         total += n;
         nidus_status st = nidus_overflow_set(&t->overflow, a, bucket, fp, n);
+        nidus_table_overflow_changed(t);
         if (st)
             return st;
     }

@@ -144,7 +144,10 @@ void nidus_table_clear(nidus_table *t)
     memset(t->data, 0, (size_t)nidus_table_bytes(t));
     t->occupied = 0;
     nidus_overflow_clear(&t->overflow);
+    nidus_table_overflow_changed(t);
 }
+
+void nidus_table_overflow_changed(nidus_table *t) { t->fast = nidus_table_plan_fast(t); }
 
 /* ---- bucket mutation: plain buckets edit one field in place; semi-sorted ones are decoded, edited and
  * re-encoded, since any change can reorder them. */
@@ -396,8 +399,11 @@ nidus_status nidus_table_add_full(nidus_table *t, const nidus_allocator *a, uint
     /* When fp already fills its share of the pair, moving things would mostly shuffle its own copies between
      * the two buckets: count the copy on the side instead. */
     unsigned copies = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
-    if (copies >= t->shape.bucket_size)
-        return nidus_overflow_add(&t->overflow, a, i < j ? i : j, fp);
+    if (copies >= t->shape.bucket_size) {
+        nidus_status st = nidus_overflow_add(&t->overflow, a, i < j ? i : j, fp);
+        nidus_table_overflow_changed(t);
+        return st;
+    }
     return search_and_move(t, i, j, fp);
 }
 
@@ -407,8 +413,10 @@ nidus_status nidus_table_add_full(nidus_table *t, const nidus_allocator *a, uint
 bool nidus_table_remove(nidus_table *t, uint64_t i, uint32_t fp)
 {
     uint64_t j = nidus_table_alt(t, i, fp);
-    if (t->overflow.used && nidus_overflow_take(&t->overflow, i < j ? i : j, fp))
+    if (t->overflow.used && nidus_overflow_take(&t->overflow, i < j ? i : j, fp)) {
+        nidus_table_overflow_changed(t);
         return true;
+    }
     if (bucket_replace(t, i, fp, 0) || bucket_replace(t, j, fp, 0)) {
         t->occupied--;
         return true;

@@ -108,6 +108,10 @@ void nidus_table_read_bucket(const nidus_table *t, uint64_t i, uint32_t *fps);
 /* Removes one copy of fp from bucket i itself (not its alternate, not the overflow); false when absent. */
 bool nidus_table_take(nidus_table *t, uint64_t i, uint32_t fp);
 
+/* Re-derives what depends on the overflow map (today: which lookup kernel the table takes, t->fast: the kernels
+ * that skip the map serve only tables whose map is empty). Every change of t->overflow calls it afterwards. */
+void nidus_table_overflow_changed(nidus_table *t);
+
 /* Copies of fp in the overflow map for the pair of bucket i. */
 uint64_t nidus_table_overflow_count(const nidus_table *t, uint64_t i, uint32_t fp);
 

@@ -126,18 +126,26 @@ enum {
 /* Which lookup kernel a table takes (see nidus_table_lookup). */
 enum { NIDUS_FAST_NONE = 0, NIDUS_FAST_PLAIN, NIDUS_FAST_SEMI };
 
+/* The lookup kernel a table's shape allows (NIDUS_FAST_NONE when its overflow map is not empty: the kernels
+ * never read the map, and a stash entry's copy is found only there; nidus_table_overflow_changed). */
+static inline unsigned char nidus_table_plan_fast(const nidus_table *t)
+{
+    bool direct = t->offset_mask == t->fp_mask && !t->shape.mod_placement && t->shape.stride == 1;
+    if (!direct || t->overflow.used)
+        return NIDUS_FAST_NONE;
+    return t->probe == NIDUS_PROBE_PLAIN_WORD ? NIDUS_FAST_PLAIN
+           : t->probe == NIDUS_PROBE_SEMI_WORD ? NIDUS_FAST_SEMI : NIDUS_FAST_NONE;
+}
+
 static inline void nidus_table_plan_probe(nidus_table *t)
 {
     bool word = t->bucket_bits % 8 == 0 && t->bucket_bits <= 64;
     t->bucket_bytes = word ? t->bucket_bits / 8 : 0;
     t->probe = !word ? NIDUS_PROBE_GENERAL : t->shape.semi_sort ? NIDUS_PROBE_SEMI_WORD : NIDUS_PROBE_PLAIN_WORD;
     t->offset_shift = 32 - t->shape.reach_log2;
-    bool direct = t->offset_mask == t->fp_mask && !t->shape.mod_placement && t->shape.stride == 1;
     t->offset_wraps = (t->bucket_mod.d >> t->shape.reach_log2) == 0;
     t->isa = nidus_isa_detect();
-    t->fast = !direct ? NIDUS_FAST_NONE
-              : t->probe == NIDUS_PROBE_PLAIN_WORD ? NIDUS_FAST_PLAIN
-              : t->probe == NIDUS_PROBE_SEMI_WORD ? NIDUS_FAST_SEMI : NIDUS_FAST_NONE;
+    t->fast = nidus_table_plan_fast(t);
 }
 
 /* The 64 bits at the start of bucket i of a *_WORD table (the bits past the bucket belong to the next one). */
@@ -267,9 +275,8 @@ static inline bool nidus_table_semi_contains(const nidus_table *t, uint64_t i, u
     return (nidus_table_semi_hits(t, ri, hi, fp) | nidus_table_semi_hits(t, rj, hj, fp)) != 0;
 }
 
-/* True when fp may be in bucket i or its alternate j. Overflow copies need no probe: a pair holds overflow
- * copies of fp only while it holds copies in its buckets too. */
-static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
+/* True when fp is in a slot of bucket i or of its alternate j. */
+static inline bool nidus_table_slots_contain(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
     if (t->probe == NIDUS_PROBE_PLAIN_WORD) {
         uint64_t pattern = fp * t->chunk_swar[0].ones;
@@ -279,6 +286,22 @@ static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64
     if (t->shape.semi_sort)
         return nidus_table_semi_contains(t, i, j, fp);
     return (nidus_table_plain_match(t, i, fp) | nidus_table_plain_match(t, j, fp)) != 0;
+}
+
+/* True when fp may be in the pair (i, j): in its slots, or counted in the overflow map (a stash entry of an item
+ * the add's search could not place has no copy in the slots; cuckoo_table.c). Out of line: only a table with a
+ * nonempty map gets here on a miss. */
+static __attribute__((noinline, unused)) bool nidus_table_overflow_has(const nidus_table *t, uint64_t i, uint64_t j,
+                                                                       uint32_t fp)
+{
+    return nidus_overflow_get(&t->overflow, i < j ? i : j, fp) != 0;
+}
+
+static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
+{
+    if (nidus_table_slots_contain(t, i, j, fp))
+        return true;
+    return t->overflow.used && nidus_table_overflow_has(t, i, j, fp);
 }
 
 /* ---- lookups of a hash in one table.
@@ -362,7 +385,7 @@ static inline uint64_t nidus_table_count_pair(const nidus_table *t, uint64_t i, 
 {
     uint64_t j = nidus_table_alt(t, i, fp);
     uint64_t n = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
-    if (n >= t->shape.bucket_size)
+    if (t->overflow.used) /* duplicates beyond the pair's share, or a stash entry (no copy in the slots) */
         n += nidus_overflow_get(&t->overflow, i < j ? i : j, fp);
     return n;
 }
