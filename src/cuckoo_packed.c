@@ -22,8 +22,20 @@ static nidus_cuckoo_forward *forward_of(const nidus_cuckoo *h)
 static nidus_table_shape shape_of(const nidus_cuckoo_packed *p)
 {
     return (nidus_table_shape){.buckets = p->buckets, .bucket_size = p->bucket_size, .fp_bits = p->fp_bits,
-                               .offset_bits = p->offset_bits, .reach_log2 = p->reach_log2, .semi_sort = p->semi_sort,
-                               .mod_placement = p->mod_placement, .stride = 1};
+                               .offset_bits = p->offset_bits, .reach_log2 = p->reach_log2,
+                               .semi_sort = (p->flags & NIDUS_PACKED_SEMI_SORT) != 0,
+                               .mod_placement = (p->flags & NIDUS_PACKED_MOD_PLACEMENT) != 0, .stride = 1};
+}
+
+static uint8_t flags_of(const nidus_table_shape *shape)
+{
+    return (uint8_t)((shape->semi_sort ? NIDUS_PACKED_SEMI_SORT : 0) |
+                     (shape->mod_placement ? NIDUS_PACKED_MOD_PLACEMENT : 0));
+}
+
+static uint64_t max_memory_of(const nidus_cuckoo_packed *p)
+{
+    return p->side_entries ? p->side->max_memory : p->max_memory;
 }
 
 static size_t slot_bytes(const nidus_cuckoo_packed *p)
@@ -32,8 +44,64 @@ static size_t slot_bytes(const nidus_cuckoo_packed *p)
     return (size_t)nidus_table_shape_bytes(&s);
 }
 
-/* The packed handle's allocation: what MEMORY USAGE and the stats report for it. */
-static uint64_t packed_bytes(const nidus_cuckoo_packed *p) { return sizeof *p + slot_bytes(p); }
+/* The packed handle's allocations: what MEMORY USAGE and the stats report for it. */
+static uint64_t packed_bytes(const nidus_cuckoo_packed *p)
+{
+    return sizeof *p + slot_bytes(p) + (p->side_entries ? sizeof(nidus_cuckoo_side) : 0);
+}
+
+/* Drops the side block (its entries are gone or moved): the header holds max_memory again. */
+static void drop_side(nidus_cuckoo_packed *p)
+{
+    if (!p->side_entries)
+        return;
+    nidus_cuckoo_side *side = p->side;
+    p->side_entries = 0;
+    p->max_memory = side->max_memory;
+    nidus_free(p->alloc, side);
+}
+
+/* Puts the side entries into an empty overflow map: the stack copy's (no allocation: its capacity is twice
+ * NIDUS_CUCKOO_SIDE_ENTRIES, so nidus_overflow_set never grows it), or a full table's (may allocate). */
+static nidus_status install_side(const nidus_cuckoo_packed *p, nidus_overflow *ov)
+{
+    const nidus_cuckoo_side *side = p->side;
+    for (unsigned e = 0; e < p->side_entries; e++) {
+        nidus_status st = nidus_overflow_set(ov, p->alloc, side->bucket[e], side->fingerprint[e], side->count[e]);
+        if (st)
+            return st;
+    }
+    return NIDUS_OK;
+}
+
+/* Whether a table's overflow map fits a side block. */
+static bool side_fits(const nidus_overflow *ov)
+{
+    if (ov->used > NIDUS_CUCKOO_SIDE_ENTRIES)
+        return false;
+    for (uint32_t e = 0; e < ov->capacity && ov->used; e++) {
+        const nidus_overflow_entry *en = &ov->entries[e];
+        if (en->count > UINT32_MAX || en->bucket > UINT16_MAX)
+            return false;
+    }
+    return true;
+}
+
+/* Writes a map that side_fits into `side`; the number of entries. */
+static uint8_t write_side(nidus_cuckoo_side *side, const nidus_overflow *ov)
+{
+    uint8_t n = 0;
+    for (uint32_t e = 0; e < ov->capacity && n < ov->used; e++) {
+        const nidus_overflow_entry *en = &ov->entries[e];
+        if (!en->count)
+            continue;
+        side->bucket[n] = (uint16_t)en->bucket;
+        side->fingerprint[n] = en->fingerprint;
+        side->count[n] = (uint32_t)en->count;
+        n++;
+    }
+    return n;
+}
 
 static uint64_t handle_bytes(const nidus_table_shape *shape);
 
@@ -54,9 +122,14 @@ static void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows)
     (void)nidus_table_init_borrowed(&w->t, &shape, w->data);
     (void)nidus_table_borrow_writable(&w->t, p->max_kicks, p->alloc);
     w->t.occupied = p->occupied;
+    if (p->side_entries) {
+        memset(w->map, 0, sizeof w->map);
+        w->t.overflow = (nidus_overflow){.entries = w->map, .capacity = 2 * NIDUS_CUCKOO_SIDE_ENTRIES};
+        (void)install_side(p, &w->t.overflow); /* cannot fail: the map has room (see install_side) */
+    }
     w->cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = p->alloc, .seed = p->seed,
                            .hash8_flip = nidus_hash8_flip(p->seed), .base = shape,
-                           .max_memory = p->max_memory, .deleted = p->deleted, .tables = &w->t,
+                           .max_memory = max_memory_of(p), .deleted = p->deleted, .tables = &w->t,
                            .max_kicks = p->max_kicks, .expansion = grows ? p->expansion : 0,
                            .max_tables = p->max_tables, .ntables = 1};
 }
@@ -69,12 +142,20 @@ const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_tha
     return &w->cf;
 }
 
-/* Copies a stack copy's slots and counters back (it holds nothing the packed form cannot). */
+/* Copies a stack copy's slots, counters and overflow entries back. It holds nothing the packed form cannot:
+ * stack copies only place into free slots and take copies away, so its map has no more entries than the side
+ * block, which is rewritten in place, or freed when the last entry went. */
 static void freeze(nidus_cuckoo_packed *p, const thawed *w)
 {
     memcpy(p->slots, w->data, slot_bytes(p));
     p->occupied = (uint32_t)w->t.occupied;
     p->deleted = (uint32_t)w->cf.deleted;
+    if (!p->side_entries)
+        return;
+    if (w->t.overflow.used == 0)
+        drop_side(p);
+    else
+        p->side_entries = write_side(p->side, &w->t.overflow);
 }
 
 /* The packed (and forward) handle of a first table of this shape. */
@@ -101,24 +182,33 @@ static bool handle_holds(const nidus_cuckoo *cf, bool in_handle)
            nidus_cuckoo_packable_shape(&t->shape);
 }
 
-/* Whether everything of such a filter fits the packed header. */
+/* Whether everything of such a filter fits the packed form (header, slots and a side block). */
 static bool fits_packed(const nidus_cuckoo *cf)
 {
-    return cf->ntables == 1 && cf->tables[0].overflow.used == 0 && cf->deleted <= UINT32_MAX;
+    return cf->ntables == 1 && side_fits(&cf->tables[0].overflow) && cf->deleted <= UINT32_MAX;
 }
 
-/* The packed header of a full filter that fits. */
-static nidus_cuckoo_packed header_of(const nidus_cuckoo *cf)
+/* The packed header of a full filter that fits, with its side block when its table has overflow entries;
+ * false when that block could not be allocated. */
+static bool header_of(const nidus_cuckoo *cf, nidus_cuckoo_packed *hdr)
 {
     const nidus_table *t = &cf->tables[0];
-    return (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = t->shape.bucket_size,
+    *hdr = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = t->shape.bucket_size,
                                  .fp_bits = t->shape.fp_bits, .offset_bits = t->shape.offset_bits,
-                                 .reach_log2 = t->shape.reach_log2, .semi_sort = t->shape.semi_sort,
-                                 .mod_placement = t->shape.mod_placement, .max_tables = cf->max_tables,
-                                 .alloc = cf->alloc, .seed = cf->seed,
+                                 .reach_log2 = t->shape.reach_log2, .flags = flags_of(&t->shape),
+                                 .max_tables = cf->max_tables, .alloc = cf->alloc, .seed = cf->seed,
                                  .max_memory = cf->max_memory, .buckets = (uint32_t)t->shape.buckets,
                                  .occupied = (uint32_t)t->occupied, .deleted = (uint32_t)cf->deleted,
                                  .max_kicks = cf->max_kicks, .expansion = cf->expansion};
+    if (t->overflow.used == 0)
+        return true;
+    nidus_cuckoo_side *side = nidus_calloc(cf->alloc, 1, sizeof *side);
+    if (!side)
+        return false;
+    side->max_memory = cf->max_memory;
+    hdr->side_entries = write_side(side, &t->overflow);
+    hdr->side = side;
+    return true;
 }
 
 nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table_shape *shape, uint64_t seed,
@@ -130,8 +220,8 @@ nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table
         return NIDUS_ERR_NO_MEMORY;
     *p = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = shape->bucket_size,
                                .fp_bits = shape->fp_bits, .offset_bits = shape->offset_bits,
-                               .reach_log2 = shape->reach_log2, .semi_sort = shape->semi_sort,
-                               .mod_placement = shape->mod_placement, .max_tables = (uint8_t)max_tables,
+                               .reach_log2 = shape->reach_log2, .flags = flags_of(shape),
+                               .max_tables = (uint8_t)max_tables,
                                .alloc = a, .seed = seed, .max_memory = max_memory,
                                .buckets = (uint32_t)shape->buckets, .max_kicks = (uint16_t)max_kicks,
                                .expansion = (uint16_t)expansion};
@@ -148,8 +238,8 @@ void nidus_cuckoo_pack(nidus_cuckoo **f)
     void *h = nidus_malloc(cf->alloc, (size_t)handle_bytes(&t->shape));
     if (!h)
         return;
-    if (fits_packed(cf)) {
-        nidus_cuckoo_packed hdr = header_of(cf);
+    nidus_cuckoo_packed hdr;
+    if (fits_packed(cf) && header_of(cf, &hdr)) {
         memcpy(h, &hdr, sizeof hdr);
         memcpy(((nidus_cuckoo_packed *)h)->slots, t->data, (size_t)nidus_table_shape_bytes(&t->shape));
         nidus_cuckoo_free(cf);
@@ -174,11 +264,15 @@ nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
     const nidus_allocator *a = hdr.alloc;
     nidus_cuckoo *cf = nidus_calloc(a, 1, sizeof *cf);
     nidus_table *t = nidus_calloc(a, 1, sizeof *t);
-    if (!cf || !t) {
+    nidus_overflow ov = {NULL, 0, 0, 0};
+    if (!cf || !t || (hdr.side_entries && install_side(&hdr, &ov))) {
+        nidus_overflow_release(&ov, a);
         nidus_free(a, t);
         nidus_free(a, cf);
         return NULL;
     }
+    uint64_t max_memory = max_memory_of(&hdr);
+    drop_side(packed_of(h)); /* its entries are in `ov` now (hdr.side is gone with it) */
     /* the slots move down over the header's tail, and get their slack */
     nidus_table_shape shape = shape_of(&hdr);
     size_t bytes = (size_t)nidus_table_shape_bytes(&shape);
@@ -188,9 +282,10 @@ nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
     (void)nidus_table_init_borrowed(t, &shape, fw->data); /* the shape was checked when the filter was made */
     (void)nidus_table_borrow_writable(t, hdr.max_kicks, a);
     t->occupied = hdr.occupied;
+    t->overflow = ov;
     *cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = a, .seed = hdr.seed,
                          .hash8_flip = nidus_hash8_flip(hdr.seed), .base = shape,
-                         .max_memory = hdr.max_memory, .deleted = hdr.deleted, .tables = t, .max_kicks = hdr.max_kicks,
+                         .max_memory = max_memory, .deleted = hdr.deleted, .tables = t, .max_kicks = hdr.max_kicks,
                          .expansion = hdr.expansion, .max_tables = hdr.max_tables, .ntables = 1};
     fw->form = NIDUS_FORM_FORWARD;
     fw->alloc = a;
@@ -198,14 +293,15 @@ nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
     return cf;
 }
 
-/* After a write through a forward: back to packed when the full filter fits again (a kick-only add, a remove
- * that emptied its overflow map, a clear or compaction that dropped its tables). */
+/* After a write through a forward: back to packed when the full filter fits again (an add that moved or
+ * counted on the side, a remove that left at most NIDUS_CUCKOO_SIDE_ENTRIES overflow entries, a clear or
+ * compaction that dropped its tables). Stays a forward when the side block cannot be allocated. */
 static void settle(nidus_cuckoo *h)
 {
     nidus_cuckoo *full = forward_of(h)->full;
-    if (!fits_packed(full) || !handle_holds(full, true))
+    nidus_cuckoo_packed hdr;
+    if (!fits_packed(full) || !handle_holds(full, true) || !header_of(full, &hdr))
         return;
-    nidus_cuckoo_packed hdr = header_of(full);
     memmove(packed_of(h)->slots, full->tables[0].data, (size_t)nidus_table_shape_bytes(&full->tables[0].shape));
     memcpy(h, &hdr, sizeof hdr);
     nidus_cuckoo_free(full); /* its first table's data is the handle's: borrowed, not freed */
@@ -216,6 +312,8 @@ void nidus_cuckoo_packed_free(nidus_cuckoo *h)
     const nidus_allocator *a = packed_of(h)->alloc;
     if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
         nidus_cuckoo_free(forward_of(h)->full);
+    else
+        drop_side(packed_of(h));
     nidus_free(a, h);
 }
 
@@ -329,6 +427,7 @@ nidus_status nidus_cuckoo_packed_clear(nidus_cuckoo *h)
         memset(p->slots, 0, slot_bytes(p));
         p->occupied = 0;
         p->deleted = 0;
+        drop_side(p);
         return NIDUS_OK;
     }
     nidus_status st = nidus_cuckoo_clear(forward_of(h)->full);

@@ -7,8 +7,11 @@
  * cache of what a 48-byte header says, so a small filter is kept as that header with its slots packed after it,
  * in one allocation, and each call rebuilds the full form on the stack (a struct, a table struct and a copy of
  * the slots with their slack: at most NIDUS_CUCKOO_PACKED_MAX_BYTES), runs the ordinary code on it and, when it
- * wrote, copies the slots and counters back. Whatever the packed header cannot hold (a second table, duplicate
- * copies in an overflow map, a remove counter past 2^32) turns the handle into a forward to a full filter, so
+ * wrote, copies the slots and counters back. Up to NIDUS_CUCKOO_SIDE_ENTRIES overflow entries (duplicate copies
+ * beyond a full bucket pair, items the kick search could not place) live in a 48-byte side block, allocated only
+ * while there are any; the header's max_memory moves into it and its pointer takes that field's place, so the
+ * handle without entries is no larger. Whatever the packed form cannot hold (a second table, more overflow
+ * entries or a count past 2^32, a remove counter past 2^32) turns the handle into a forward to a full filter, so
  * the ordinary code keeps doing all the work. The forward keeps that filter's first table's slots (and their
  * slack) in the handle's own memory, where the packed slots were: a filter that outgrew the packed form pays
  * the 24-byte forward header, not a second copy of its first table. The form follows from the contents alone
@@ -29,15 +32,34 @@
 
 enum { NIDUS_FORM_FULL = 0, NIDUS_FORM_PACKED = 1, NIDUS_FORM_FORWARD = 2 };
 
+/* Overflow entries a packed filter holds (the stash's size): more make it a forward. */
+#define NIDUS_CUCKOO_SIDE_ENTRIES 4u
+
+/* nidus_cuckoo_packed.flags: the shape's booleans, folded into one byte to free one for side_entries. */
+enum { NIDUS_PACKED_SEMI_SORT = 1, NIDUS_PACKED_MOD_PLACEMENT = 2 };
+
+/* A packed filter's overflow entries (the first side_entries of each array) and the max_memory whose place in
+ * the header their pointer takes: 48 bytes, one allocator size class. Buckets fit 16 bits (a packable shape has
+ * at most 2048 slot bytes of >= 4-bit buckets); a count past 32 bits makes the filter a forward. */
+typedef struct nidus_cuckoo_side {
+    uint64_t max_memory;
+    uint32_t fingerprint[NIDUS_CUCKOO_SIDE_ENTRIES];
+    uint32_t count[NIDUS_CUCKOO_SIDE_ENTRIES];
+    uint16_t bucket[NIDUS_CUCKOO_SIDE_ENTRIES]; /* the lower bucket of the pair, as the overflow map keys it */
+} nidus_cuckoo_side;
+
 typedef struct nidus_cuckoo_packed {
     uint8_t form; /* NIDUS_FORM_PACKED */
     uint8_t bucket_size, fp_bits, offset_bits, reach_log2;
-    bool semi_sort;
+    uint8_t flags; /* NIDUS_PACKED_*; mod placement: a filter first written by format versions 1-4 */
     uint8_t max_tables;
-    bool mod_placement; /* a filter first written by format versions 1-4 (cuckoo_table_impl.h) */
+    uint8_t side_entries; /* overflow entries in `side`; 0: no side block, and the union holds max_memory */
     const nidus_allocator *alloc;
     uint64_t seed;
-    uint64_t max_memory;
+    union {
+        uint64_t max_memory;     /* while side_entries == 0 */
+        nidus_cuckoo_side *side; /* while side_entries > 0 (it holds max_memory) */
+    };
     uint32_t buckets;
     uint32_t occupied;
     uint32_t deleted;
@@ -45,6 +67,10 @@ typedef struct nidus_cuckoo_packed {
     uint16_t expansion;
     uint8_t slots[]; /* nidus_table_shape_bytes of the shape: no slack */
 } nidus_cuckoo_packed;
+
+_Static_assert(sizeof(nidus_cuckoo_packed) == 48, "the packed header stays 48 bytes (issue 14.3's figures)");
+_Static_assert(sizeof(nidus_cuckoo_side) == 48, "a side block is one 48-byte allocation");
+_Static_assert(NIDUS_CUCKOO_PACKED_MAX_BYTES * 8u / 4u <= 65536u, "a packed table's buckets fit the side's 16 bits");
 
 /* What a packed handle becomes when its filter outgrows the form: the allocation stays (the caller holds it). */
 typedef struct nidus_cuckoo_forward {
@@ -76,6 +102,9 @@ static inline nidus_cuckoo *nidus_cuckoo_full_of(const nidus_cuckoo *h)
 typedef struct nidus_cuckoo_thawed {
     nidus_cuckoo cf;
     nidus_table t;
+    /* t's overflow map when the filter has side entries: the capacity overflow.c gives 1-4 entries, so the full
+     * form's figures are the same, and a map that never grows (stack copies only take entries away) */
+    nidus_overflow_entry map[2 * NIDUS_CUCKOO_SIDE_ENTRIES];
     _Alignas(8) uint8_t data[NIDUS_CUCKOO_PACKED_MAX_BYTES + NIDUS_BITS_SLACK];
 } nidus_cuckoo_thawed;
 

@@ -8,6 +8,7 @@
 #include "test_util.h"
 
 #include "cuckoo_packed.h"
+#include "cuckoo_table_impl.h"
 #include <nidus/nidus.h>
 
 /* An allocator that counts live blocks and can be told to fail. */
@@ -108,77 +109,314 @@ static void test_small_filter_is_one_allocation(void **state)
     nidus_cuckoo_free(big);
 }
 
-/* Packed and full filters given the same adds and removes answer alike and encode to the same bytes. */
+/* The side entries of a packed handle; -1 for another form. */
+static int side_entries(const nidus_cuckoo *cf)
+{
+    return nidus_cuckoo_form(cf) == NIDUS_FORM_PACKED ? ((const nidus_cuckoo_packed *)(const void *)cf)->side_entries
+                                                      : -1;
+}
+
+/* Packed and full filters given the same adds and removes answer alike and encode to the same bytes: over 300
+ * keys (few duplicates), and over 12 added and removed alike (many: the handle moves between no side block,
+ * a side block of 1-4 entries and a forward). */
 static void test_packed_matches_full(void **state)
 {
     (void)state;
     for (unsigned b = 1; b <= 8; b *= 2) {
-        nidus_cuckoo *packed = make(200, b, 0);
-        nidus_cuckoo *handle = make(200, b, 0);
-        nidus_cuckoo *full = nidus_cuckoo_unpack(handle); /* called directly: never packed again */
-        assert_non_null(full);
-        assert_int_equal(nidus_cuckoo_form(handle), NIDUS_FORM_FORWARD);
-        assert_int_equal(nidus_cuckoo_form(full), NIDUS_FORM_FULL);
-        uint64_t seed = test_seed() ^ b;
-        for (int step = 0; step < 3000; step++) {
-            uint64_t i = test_splitmix(&seed) % 300, h = hash_of(packed, i);
-            nidus_status a, c;
-            if (test_splitmix(&seed) % 3) {
-                a = nidus_cuckoo_add_hash(packed, h);
-                c = nidus_cuckoo_add_hash(full, h);
-            } else {
-                a = nidus_cuckoo_remove_hash(packed, h);
-                c = nidus_cuckoo_remove_hash(full, h);
+        for (unsigned keys = 300; keys; keys = keys == 300 ? 12 : 0) {
+            nidus_cuckoo *packed = make(200, b, 0);
+            nidus_cuckoo *handle = make(200, b, 0);
+            nidus_cuckoo *full = nidus_cuckoo_unpack(handle); /* called directly: never packed again */
+            assert_non_null(full);
+            assert_int_equal(nidus_cuckoo_form(handle), NIDUS_FORM_FORWARD);
+            assert_int_equal(nidus_cuckoo_form(full), NIDUS_FORM_FULL);
+            uint64_t seed = test_seed() ^ b ^ ((uint64_t)keys << 8);
+            bool seen_side = false;
+            for (int step = 0; step < 3000; step++) {
+                uint64_t i = test_splitmix(&seed) % keys, h = hash_of(packed, i);
+                nidus_status a, c;
+                if (test_splitmix(&seed) % (keys == 300 ? 3 : 2)) {
+                    a = nidus_cuckoo_add_hash(packed, h);
+                    c = nidus_cuckoo_add_hash(full, h);
+                } else {
+                    a = nidus_cuckoo_remove_hash(packed, h);
+                    c = nidus_cuckoo_remove_hash(full, h);
+                }
+                assert_int_equal(a, c);
+                assert_int_equal(nidus_cuckoo_count_hash(packed, h), nidus_cuckoo_count_hash(full, h));
+                /* packed exactly when the full one's overflow map fits a side block */
+                uint32_t used = full->tables[0].overflow.used;
+                assert_int_equal(side_entries(packed), used <= NIDUS_CUCKOO_SIDE_ENTRIES ? (int)used : -1);
+                seen_side |= used > 0 && used <= NIDUS_CUCKOO_SIDE_ENTRIES;
             }
-            assert_int_equal(a, c);
-            assert_int_equal(nidus_cuckoo_count_hash(packed, h), nidus_cuckoo_count_hash(full, h));
+            for (uint64_t i = 0; i < 400; i++) {
+                uint64_t h = hash_of(packed, i);
+                assert_int_equal(nidus_cuckoo_contains_hash(packed, h), nidus_cuckoo_contains_hash(full, h));
+            }
+            assert_same_encoding(packed, full);
+            if (keys == 12 && b <= 2) /* each key's count wanders past the 2b copies its pair holds */
+                assert_true(seen_side);
+            nidus_cuckoo_free(packed);
+            nidus_cuckoo_free(handle);
         }
-        for (uint64_t i = 0; i < 400; i++) {
-            uint64_t h = hash_of(packed, i);
-            assert_int_equal(nidus_cuckoo_contains_hash(packed, h), nidus_cuckoo_contains_hash(full, h));
-        }
-        assert_same_encoding(packed, full);
-        nidus_cuckoo_free(packed);
-        nidus_cuckoo_free(handle);
     }
 }
 
-/* Duplicates past a key's two buckets need an overflow map: the handle forwards to a full filter, counts
- * stay exact, and once the removes empty the map it is packed again. Save and load at each stage. */
-static void test_overflow_forwards_and_returns(void **state)
+static uint64_t memory_of(const nidus_cuckoo *cf)
+{
+    nidus_cuckoo_stats st;
+    nidus_cuckoo_get_stats(cf, &st);
+    return st.memory_bytes;
+}
+
+/* Whether the bucket pair of hash `h` shares a bucket with the pair of any of `avoid` (or is one bucket). */
+static bool pair_clashes(const nidus_table *t, uint64_t h, const uint64_t *avoid, size_t navoid)
+{
+    uint64_t i, ie;
+    uint32_t fp;
+    nidus_table_locate(t, h, &i, &fp);
+    uint64_t j = nidus_table_alt(t, i, fp);
+    bool clash = i == j;
+    for (size_t e = 0; e < navoid && !clash; e++) {
+        nidus_table_locate(t, avoid[e], &ie, &fp);
+        uint64_t je = nidus_table_alt(t, ie, fp);
+        clash = i == ie || i == je || j == ie || j == je;
+    }
+    return clash;
+}
+
+/* n hashes of duplicated keys whose bucket pairs share no bucket: copies of each fill their own pair and then
+ * count in their own overflow entry. */
+static void disjoint_hashes(const nidus_cuckoo *cf, uint64_t *h, size_t n)
+{
+    nidus_cuckoo_thawed w;
+    const nidus_table *t = &nidus_cuckoo_inspect(cf, &w)->tables[0];
+    for (uint64_t k = 0, have = 0; have < n; k++) {
+        uint64_t cand = hash_of(cf, 90000 + k);
+        if (!pair_clashes(t, cand, h, have))
+            h[have++] = cand;
+    }
+}
+
+/* n hashes of distinct keys whose buckets avoid the pairs the duplicated keys fill (an add there could only
+ * fail: a kick out of such a pair lands in its other full bucket). */
+static void hashes_avoiding(const nidus_cuckoo *cf, const uint64_t *dup, size_t ndup, uint64_t *out, size_t n)
+{
+    nidus_cuckoo_thawed w;
+    const nidus_table *t = &nidus_cuckoo_inspect(cf, &w)->tables[0];
+    for (uint64_t k = 0, have = 0; have < n; k++) {
+        uint64_t cand = hash_of(cf, k);
+        if (!pair_clashes(t, cand, dup, ndup))
+            out[have++] = cand;
+    }
+}
+
+/* Key e of a side test gets 2b + 1 + e copies: 1 + e of them in its overflow entry. */
+static uint64_t copies_of(unsigned b, size_t e) { return 2u * b + 1u + e; }
+
+static void add_copies(nidus_cuckoo *cf, uint64_t h, uint64_t n)
+{
+    for (uint64_t c = 0; c < n; c++)
+        assert_int_equal(nidus_cuckoo_add_hash(cf, h), NIDUS_OK);
+}
+
+/* Every key where it should be: the distinct ones found, each duplicated key counted exactly. */
+static void assert_holds(const nidus_cuckoo *cf, const uint64_t *items, size_t nitems, const uint64_t *dup,
+                         const uint64_t *count, size_t ndup)
+{
+    for (size_t i = 0; i < nitems; i++)
+        assert_true(nidus_cuckoo_contains_hash(cf, items[i]));
+    for (size_t e = 0; e < ndup; e++) {
+        assert_true(nidus_cuckoo_contains_hash(cf, dup[e]));
+        assert_int_equal(nidus_cuckoo_count_hash(cf, dup[e]), count[e]);
+    }
+}
+
+/* The same filter after an encode/decode and after a chunked dump/load: same form, side entries, memory figure
+ * and encoding. */
+static void assert_reloads_alike(const nidus_cuckoo *cf)
+{
+    size_t n;
+    uint8_t *enc = encode(cf, &n);
+    nidus_cuckoo *copies[2] = {NULL, NULL};
+    assert_int_equal(nidus_cuckoo_decode(enc, n, &g_hook, &copies[0]), NIDUS_OK);
+    free(enc);
+    uint8_t *chunk = malloc(NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD);
+    assert_non_null(chunk);
+    for (uint64_t cursor = 0;;) {
+        size_t len;
+        uint64_t next;
+        assert_int_equal(nidus_cuckoo_dump_chunk(cf, cursor, chunk, NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD,
+                                                 &len, &next), NIDUS_OK);
+        if (len == 0)
+            break;
+        assert_int_equal(nidus_cuckoo_load_chunk(&copies[1], chunk, len, 0, &g_hook), NIDUS_OK);
+        cursor = next;
+    }
+    free(chunk);
+    for (int c = 0; c < 2; c++) {
+        assert_false(nidus_cuckoo_loading(copies[c]));
+        assert_int_equal(nidus_cuckoo_form(copies[c]), nidus_cuckoo_form(cf));
+        assert_int_equal(side_entries(copies[c]), side_entries(cf));
+        assert_int_equal(memory_of(copies[c]), memory_of(cf));
+        nidus_cuckoo_stats a, b;
+        nidus_cuckoo_get_stats(cf, &a);
+        nidus_cuckoo_get_stats(copies[c], &b);
+        assert_int_equal(a.items, b.items);
+        assert_int_equal(a.overflow_items, b.overflow_items);
+        assert_int_equal(a.items_deleted, b.items_deleted);
+        assert_int_equal(a.max_memory, b.max_memory);
+        assert_same_encoding(cf, copies[c]);
+        nidus_cuckoo_free(copies[c]);
+    }
+}
+
+/* Up to NIDUS_CUCKOO_SIDE_ENTRIES overflow entries keep a filter packed, for one 48-byte side block that exists
+ * only while there are entries; a fifth makes it a forward, and draining brings it back. Counts stay exact,
+ * every state reloads alike, and no block leaks. */
+static void test_overflow_entries_stay_packed(void **state)
+{
+    (void)state;
+    for (unsigned b = 1; b <= 8; b *= 2) {
+        long live = g_count.live;
+        nidus_cuckoo_params p = {.capacity = 100 + 64 * b, .bucket_size = b, .error_rate = 0.01, .max_kicks = 20,
+                                 .max_memory = 123456, .seed = test_seed() ^ b, .allocator = &g_hook};
+        nidus_cuckoo *cf = NULL;
+        assert_int_equal(nidus_cuckoo_new(&p, &cf), NIDUS_OK);
+        assert_int_equal(side_entries(cf), 0);
+        const uint64_t bare = memory_of(cf);
+        uint64_t dup[NIDUS_CUCKOO_SIDE_ENTRIES + 1], count[NIDUS_CUCKOO_SIDE_ENTRIES + 1];
+        disjoint_hashes(cf, dup, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
+        for (size_t e = 0; e < NIDUS_CUCKOO_SIDE_ENTRIES; e++) {
+            add_copies(cf, dup[e], count[e] = copies_of(b, e));
+            assert_int_equal(side_entries(cf), (int)e + 1);
+            assert_int_equal(g_count.live - live, 2); /* the handle and its side block */
+            assert_int_equal(memory_of(cf), bare + sizeof(nidus_cuckoo_side));
+            assert_holds(cf, NULL, 0, dup, count, e + 1);
+        }
+        /* distinct items around them, on the packed path and (kicks) through the full form and back */
+        uint64_t items[20];
+        hashes_avoiding(cf, dup, NIDUS_CUCKOO_SIDE_ENTRIES + 1, items, 20);
+        for (size_t i = 0; i < 20; i++)
+            assert_int_equal(nidus_cuckoo_add_hash(cf, items[i]), NIDUS_OK);
+        assert_int_equal(side_entries(cf), NIDUS_CUCKOO_SIDE_ENTRIES);
+        assert_holds(cf, items, 20, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES);
+        nidus_cuckoo_stats st;
+        nidus_cuckoo_get_stats(cf, &st);
+        assert_int_equal(st.max_memory, 123456); /* kept in the side block meanwhile */
+        assert_int_equal(st.overflow_items, 1 + 2 + 3 + 4);
+        assert_reloads_alike(cf);
+
+        /* a fifth entry: a forward; its removal packs the filter again */
+        add_copies(cf, dup[4], count[4] = copies_of(b, 0));
+        assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_FORWARD);
+        assert_holds(cf, items, 20, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
+        assert_reloads_alike(cf);
+        assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[4]), NIDUS_OK);
+        count[4]--;
+        assert_int_equal(side_entries(cf), NIDUS_CUCKOO_SIDE_ENTRIES);
+        assert_int_equal(g_count.live - live, 2);
+        assert_holds(cf, items, 20, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
+
+        /* removes drain the entries on the packed path; the last one frees the block */
+        for (size_t e = 0; e < NIDUS_CUCKOO_SIDE_ENTRIES; e++) {
+            for (uint64_t c = 0; c < 1 + e; c++, count[e]--)
+                assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[e]), NIDUS_OK);
+            assert_int_equal(side_entries(cf), (int)(NIDUS_CUCKOO_SIDE_ENTRIES - 1 - e));
+            assert_holds(cf, items, 20, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
+            if (e == 1)
+                assert_reloads_alike(cf); /* two entries */
+        }
+        assert_int_equal(g_count.live - live, 1);
+        assert_int_equal(memory_of(cf), bare);
+        nidus_cuckoo_get_stats(cf, &st);
+        assert_int_equal(st.max_memory, 123456);
+        assert_int_equal(st.overflow_items, 0);
+        assert_reloads_alike(cf);
+
+        /* a clear frees the block too; freeing a filter with one frees it */
+        add_copies(cf, dup[0], 2);
+        assert_int_equal(side_entries(cf), 1);
+        assert_int_equal(nidus_cuckoo_clear(cf), NIDUS_OK);
+        assert_int_equal(side_entries(cf), 0);
+        assert_int_equal(g_count.live - live, 1);
+        nidus_cuckoo_get_stats(cf, &st);
+        assert_int_equal(st.items, 0);
+        assert_int_equal(st.max_memory, 123456);
+        add_copies(cf, dup[1], 2 * b + 1);
+        assert_int_equal(side_entries(cf), 1);
+        nidus_cuckoo_free(cf);
+        assert_int_equal(g_count.live, live);
+    }
+}
+
+/* Allocations that fail while a filter has side entries: the full form for an add (its structs, its overflow
+ * map), the side block when a forward packs back, a decode. Each refuses or stays larger; nothing changes,
+ * nothing leaks. */
+static void test_side_allocation_failures(void **state)
 {
     (void)state;
     long live = g_count.live;
-    nidus_cuckoo *cf = make(50, 2, 0);
-    assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
-    for (int k = 0; k < 10; k++)
-        assert_int_equal(nidus_cuckoo_add(cf, "dup", 3), NIDUS_OK);
+    nidus_cuckoo *cf = make(100, 2, 0);
+    uint64_t dup[NIDUS_CUCKOO_SIDE_ENTRIES + 1], count[NIDUS_CUCKOO_SIDE_ENTRIES + 1];
+    disjoint_hashes(cf, dup, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
+    for (size_t e = 0; e < NIDUS_CUCKOO_SIDE_ENTRIES; e++)
+        add_copies(cf, dup[e], count[e] = copies_of(2, e));
+    size_t n0, n1;
+    uint8_t *before = encode(cf, &n0);
+    for (long k = 0; k < 3; k++) { /* the filter struct, the table struct, the overflow map */
+        g_count.fail_after = k;
+        assert_int_equal(nidus_cuckoo_add_hash(cf, dup[0]), NIDUS_ERR_NO_MEMORY);
+        g_count.fail_after = -1;
+        assert_int_equal(side_entries(cf), NIDUS_CUCKOO_SIDE_ENTRIES);
+        assert_int_equal(g_count.live - live, 2);
+        uint8_t *after = encode(cf, &n1);
+        assert_int_equal(n0, n1);
+        assert_memory_equal(before, after, n0);
+        free(after);
+    }
+    free(before);
+    assert_holds(cf, NULL, 0, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES);
+
+    /* a forward with five entries loses one with no memory for a side block: still right, a forward */
+    add_copies(cf, dup[4], count[4] = copies_of(2, 0));
     assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_FORWARD);
-    assert_int_equal(nidus_cuckoo_count(cf, "dup", 3), 10);
+    g_count.fail_after = 0;
+    assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[4]), NIDUS_OK);
+    g_count.fail_after = -1;
+    count[4]--;
+    assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_FORWARD);
+    assert_holds(cf, NULL, 0, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
+    assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[4]), NIDUS_OK); /* the next write packs it */
+    count[4]--;
+    assert_int_equal(side_entries(cf), NIDUS_CUCKOO_SIDE_ENTRIES);
+    assert_holds(cf, NULL, 0, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
+
+    /* decoding with each allocation failing in turn: an error, or a filter that holds everything */
     size_t n;
     uint8_t *enc = encode(cf, &n);
-    nidus_cuckoo *copy = NULL;
-    assert_int_equal(nidus_cuckoo_decode(enc, n, &g_hook, &copy), NIDUS_OK);
-    assert_int_equal(nidus_cuckoo_form(copy), NIDUS_FORM_FORWARD); /* the form follows from the contents */
-    assert_int_equal(nidus_cuckoo_count(copy, "dup", 3), 10);
-    nidus_cuckoo_stats s1, s2;
-    nidus_cuckoo_get_stats(cf, &s1);
-    nidus_cuckoo_get_stats(copy, &s2);
-    assert_int_equal(s1.memory_bytes, s2.memory_bytes);
-    nidus_cuckoo_free(copy);
-    free(enc);
-    for (int k = 0; k < 6; k++)
-        assert_int_equal(nidus_cuckoo_remove(cf, "dup", 3), NIDUS_OK);
-    assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED); /* 4 copies left: all in the slots */
-    assert_int_equal(nidus_cuckoo_count(cf, "dup", 3), 4);
-    enc = encode(cf, &n);
-    assert_int_equal(nidus_cuckoo_decode(enc, n, &g_hook, &copy), NIDUS_OK);
-    assert_int_equal(nidus_cuckoo_form(copy), NIDUS_FORM_PACKED);
-    assert_int_equal(nidus_cuckoo_count(copy, "dup", 3), 4);
-    nidus_cuckoo_stats st;
-    nidus_cuckoo_get_stats(copy, &st);
-    assert_int_equal(st.items_deleted, 6);
-    nidus_cuckoo_free(copy);
+    for (long k = 0;; k++) {
+        nidus_cuckoo *copy = NULL;
+        long at = g_count.live;
+        g_count.fail_after = k;
+        nidus_status st = nidus_cuckoo_decode(enc, n, &g_hook, &copy);
+        long left = g_count.fail_after;
+        g_count.fail_after = -1;
+        if (st) {
+            assert_int_equal(st, NIDUS_ERR_NO_MEMORY);
+            assert_int_equal(g_count.live, at);
+            continue;
+        }
+        assert_holds(copy, NULL, 0, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
+        assert_same_encoding(cf, copy);
+        bool spare = left > 0; /* allocations to spare: every one decoding makes has failed in turn before */
+        if (spare)
+            assert_int_equal(side_entries(copy), NIDUS_CUCKOO_SIDE_ENTRIES);
+        nidus_cuckoo_free(copy);
+        assert_int_equal(g_count.live, at);
+        if (spare)
+            break;
+    }
     free(enc);
     nidus_cuckoo_free(cf);
     assert_int_equal(g_count.live, live);
@@ -292,7 +530,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_filter_is_one_allocation),
         cmocka_unit_test(test_packed_matches_full),
-        cmocka_unit_test(test_overflow_forwards_and_returns),
+        cmocka_unit_test(test_overflow_entries_stay_packed),
+        cmocka_unit_test(test_side_allocation_failures),
         cmocka_unit_test(test_growth_forwards_and_clear_packs),
         cmocka_unit_test(test_failed_add_changes_nothing),
         cmocka_unit_test(test_chunks_round_trip),

@@ -152,7 +152,7 @@ static void test_mod_placement_semi_sorted_grown_filter_is_read(void **state)
 }
 
 /* A small filter of mod placement is kept packed (cuckoo_packed.h): the packed header keeps its placement
- * through adds, removes, growth out of the packed form and back, and re-encoding. */
+ * through adds, removes, the full form (for adds past a full pair) and back, and re-encoding. */
 static void test_mod_placement_small_filter_stays_mod_when_packed(void **state)
 {
     (void)state;
@@ -165,9 +165,11 @@ static void test_mod_placement_small_filter_stays_mod_when_packed(void **state)
     char key[32];
     for (int i = 91; i <= 100; i++)
         assert_int_equal(nidus_cuckoo_add(cf, key, (size_t)snprintf(key, sizeof key, "key-%d", i)), NIDUS_OK);
-    for (int c = 0; c < 10; c++) /* duplicates past the pair: an overflow map, so a forward to a full filter */
+    /* duplicates past the pair: added on the full form, an overflow entry, packed back with it in a side block */
+    for (int c = 0; c < 10; c++)
         assert_int_equal(nidus_cuckoo_add(cf, "key-5", 5), NIDUS_OK);
-    assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_FORWARD);
+    assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
+    assert_int_equal(((const nidus_cuckoo_packed *)(const void *)cf)->side_entries, 1);
     assert_true(all_present(cf, "key", 1, 100));
     for (int c = 0; c < 10; c++)
         assert_int_equal(nidus_cuckoo_remove(cf, "key-5", 5), NIDUS_OK);
