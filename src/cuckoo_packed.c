@@ -127,6 +127,7 @@ static void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows)
             w->map[e].count = 0;                                      /* a memset of all 192 bytes cost more */
         w->t.overflow = (nidus_overflow){.entries = w->map, .capacity = 2 * NIDUS_CUCKOO_SIDE_ENTRIES};
         (void)install_side(p, &w->t.overflow); /* cannot fail: the map has room (see install_side) */
+        nidus_table_overflow_changed(&w->t);    /* lookups must ask the map */
     }
     w->cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = p->alloc, .seed = p->seed,
                            .hash8_flip = nidus_hash8_flip(p->seed), .base = shape,
@@ -284,6 +285,7 @@ nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
     (void)nidus_table_borrow_writable(t, hdr.max_kicks, a);
     t->occupied = hdr.occupied;
     t->overflow = ov;
+    nidus_table_overflow_changed(t);
     *cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = a, .seed = hdr.seed,
                          .hash8_flip = nidus_hash8_flip(hdr.seed), .base = shape,
                          .max_memory = max_memory, .deleted = hdr.deleted, .tables = t, .max_kicks = hdr.max_kicks,

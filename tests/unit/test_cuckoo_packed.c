@@ -293,6 +293,13 @@ static void test_overflow_entries_stay_packed(void **state)
             assert_int_equal(g_count.live - live, 2); /* the handle and its side block */
             assert_int_equal(memory_of(cf), bare + sizeof(nidus_cuckoo_side));
             assert_holds(cf, NULL, 0, dup, count, e + 1);
+            /* the stack copy has the entries in its map, and its lookups ask the map (a stash entry has no copy
+             * in the slots) */
+            nidus_cuckoo_thawed w;
+            const nidus_table *t = &nidus_cuckoo_inspect(cf, &w)->tables[0];
+            assert_int_equal(t->overflow.used, e + 1);
+            assert_int_equal(t->overflow.total, (e + 1) * (e + 2) / 2);
+            assert_int_equal(t->fast, NIDUS_FAST_NONE);
         }
         /* distinct items around them, on the packed path and (kicks) through the full form and back */
         uint64_t items[20];
