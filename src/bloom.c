@@ -34,7 +34,7 @@ nidus_status nidus_bloom_layer_size(nidus_bloom_layer *l, uint64_t capacity, dou
     }
     if (st)
         return st;
-    *l = (nidus_bloom_layer){.size = size, .capacity = capacity, .error = error, .k = (uint16_t)k,
+    *l = (nidus_bloom_layer){.size = size, .capacity = capacity, .k = (uint16_t)k,
                              .layout = (uint8_t)(counting ? NIDUS_LAYER_COUNTING : layout)};
     return NIDUS_OK;
 }
@@ -80,19 +80,54 @@ void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a)
     l->data = NULL;
 }
 
+/* The bytes an allocation of n takes under allocators with four size classes per power of two above 64 bytes and
+ * 16-byte steps below (jemalloc's, which Redis uses; glibc's 16-byte steps never make the sum cheaper). */
+static uint64_t size_class(uint64_t n)
+{
+    if (n <= 8)
+        return 8;
+    if (n <= 64)
+        return (n + 15) & ~UINT64_C(15);
+    uint64_t step = UINT64_C(1) << (61 - __builtin_clzll(n - 1)); /* a quarter of the power of two below n */
+    return (n + step - 1) & ~(step - 1);
+}
+
 nidus_bloom *nidus_bloom_alloc_struct(const nidus_allocator *a, const nidus_bloom_layer *first, bool with_bits)
 {
     uint64_t bits = with_bits && first->layout == NIDUS_LAYER_PLAIN ? nidus_bloom_layer_bytes(first) : 0;
     if (bits > SIZE_MAX - sizeof(nidus_bloom))
         return NULL;
+    /* one allocation unless it falls in a size class above the two pieces' (BF.RESERVE k 0.01 500: 88 + 696
+     * bytes would take 896, apart 96 + 768 = 864, RedisBloom's figure) */
+    if (size_class(sizeof(nidus_bloom) + bits) > size_class(sizeof(nidus_bloom)) + size_class(bits))
+        bits = 0;
     nidus_bloom *bf = nidus_calloc(a, 1, sizeof *bf + (size_t)bits);
     if (!bf)
         return NULL;
     bf->first = *first;
     bf->first.data = bits ? (uint8_t *)(bf + 1) : NULL;
     bf->first.owned = false;
-    bf->layers = &bf->first;
+    bf->nlayers = 1;
     return bf;
+}
+
+struct nidus_bloom_more *nidus_bloom_more(nidus_bloom *bf, unsigned room)
+{
+    struct nidus_bloom_more *m = bf->more;
+    if (m && m->room >= room)
+        return m;
+    size_t bytes = sizeof *m + room * sizeof m->layers[0];
+    m = m ? nidus_realloc(bf->alloc, m, bytes) : nidus_calloc(bf->alloc, 1, bytes);
+    if (!m)
+        return NULL;
+    m->room = room;
+    return bf->more = m;
+}
+
+struct nidus_mapping **nidus_bloom_mapping_slot(nidus_bloom *bf)
+{
+    struct nidus_bloom_more *m = nidus_bloom_more(bf, 0);
+    return m ? &m->mapping : NULL;
 }
 
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a)
@@ -136,7 +171,6 @@ nidus_status nidus_bloom_new(const nidus_bloom_params *p, nidus_bloom **out)
     bf->max_layers = (uint8_t)(p->max_layers ? p->max_layers : NIDUS_BLOOM_DEFAULT_MAX_LAYERS);
     bf->max_memory = p->max_memory;
     bf->layout = (uint8_t)p->layout;
-    bf->nlayers = 1;
     bf->isa = nidus_isa_detect();
     if (!bf->first.data && (st = nidus_bloom_layer_alloc(&bf->first, alloc))) {
         nidus_free(alloc, bf);
@@ -152,12 +186,14 @@ void nidus_bloom_free(nidus_bloom *bf)
     if (!bf)
         return;
     const nidus_allocator *alloc = bf->alloc;
+    nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++)
-        nidus_bloom_layer_release(&bf->layers[i], alloc);
-    if (bf->layers != &bf->first)
-        nidus_free(alloc, bf->layers);
-    nidus_chunk_loader_release(&bf->loader, alloc);
-    nidus_mapping_release(bf->mapping, alloc);
+        nidus_bloom_layer_release(&layers[i], alloc);
+    if (bf->more) {
+        nidus_chunk_loader_release(&bf->more->loader, alloc);
+        nidus_mapping_release(bf->more->mapping, alloc);
+        nidus_free(alloc, bf->more);
+    }
     nidus_free(alloc, bf);
 }
 
@@ -168,13 +204,13 @@ uint64_t nidus_bloom_hash(const nidus_bloom *bf, const void *key, size_t len)
 
 void nidus_bloom_refresh_fast(nidus_bloom *bf)
 {
-    bool one = bf->nlayers == 1 && bf->layers == &bf->first && bf->first.layout == NIDUS_LAYER_SPLIT &&
-               bf->first.k == NIDUS_SPLIT_FAST_K && !bf->loader;
+    bool one = bf->nlayers == 1 && bf->first.layout == NIDUS_LAYER_SPLIT && bf->first.k == NIDUS_SPLIT_FAST_K &&
+               !nidus_bloom_loader(bf);
     bf->fast = (uint8_t)(one ? NIDUS_BLOOM_FAST_LOOKUP | (bf->read_only ? 0 : NIDUS_BLOOM_FAST_ADD) : 0);
 }
 
 bool nidus_bloom_is_read_only(const nidus_bloom *bf) { return bf->read_only; }
-bool nidus_bloom_loading(const nidus_bloom *bf) { return bf->loader != NULL; }
+bool nidus_bloom_loading(const nidus_bloom *bf) { return nidus_bloom_loader(bf) != NULL; }
 
 /* The portable split probes, out of line: the callers' common path stays a few instructions. */
 __attribute__((noinline)) static bool split_has_portable(const uint8_t *block, uint64_t x, unsigned k)
@@ -237,8 +273,10 @@ static bool layer_has(const nidus_bloom *bf, const nidus_bloom_layer *l, unsigne
     }
 }
 
-/* Sets the key's probes in the layer; returns whether any was unset. */
-static bool layer_set(const nidus_bloom *bf, nidus_bloom_layer *l, unsigned i, uint64_t hash)
+/* Sets the key's probes in the layer; returns whether any was unset. Inlined into each add path (a call in the
+ * one-layer add cost it 16 more instructions a key, callgrind). */
+static inline __attribute__((always_inline)) bool layer_set(const nidus_bloom *bf, nidus_bloom_layer *l, unsigned i,
+                                                            uint64_t hash)
 {
     uint64_t x = nidus_layer_hash(hash, i);
     switch (l->layout) {
@@ -258,15 +296,24 @@ static bool layer_set(const nidus_bloom *bf, nidus_bloom_layer *l, unsigned i, u
     }
 }
 
+/* A filter with `more`: loading, grown or mapped (apart, so that the one-layer case needs no stack frame). */
+__attribute__((noinline)) static bool contains_layers(const nidus_bloom *bf, uint64_t hash)
+{
+    if (bf->more->loader)
+        return false;
+    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
+    for (unsigned i = 0; i < bf->nlayers; i++)
+        if (layer_has(bf, &layers[i], i, hash))
+            return true;
+    return false;
+}
+
 /* Every case but one split layer: kept out of line, so the common case pays no stack frame for it. */
 __attribute__((noinline)) bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash)
 {
-    if (bf->loader)
-        return false;
-    for (unsigned i = 0; i < bf->nlayers; i++)
-        if (layer_has(bf, &bf->layers[i], i, hash))
-            return true;
-    return false;
+    if (!bf->more) /* one layer, not loading: a compact filter's every lookup */
+        return layer_has(bf, &bf->first, 0, hash);
+    return contains_layers(bf, hash);
 }
 
 __attribute__((noinline)) bool nidus_bloom_contains_key_any(const nidus_bloom *bf, const void *key, size_t len)
@@ -317,9 +364,10 @@ bool nidus_bloom_contains(const nidus_bloom *bf, const void *key, size_t len)
 
 static uint64_t layers_memory(const nidus_bloom *bf)
 {
+    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     uint64_t n = 0;
     for (unsigned i = 0; i < bf->nlayers; i++)
-        n += nidus_bloom_layer_memory(&bf->layers[i]);
+        n += nidus_bloom_layer_memory(&layers[i]);
     return n;
 }
 
@@ -329,7 +377,7 @@ static nidus_status grow(nidus_bloom *bf)
         return NIDUS_ERR_FULL;
     if (bf->nlayers >= bf->max_layers)
         return NIDUS_ERR_LIMIT_TABLES;
-    const nidus_bloom_layer *last = &bf->layers[bf->nlayers - 1];
+    const nidus_bloom_layer *last = &nidus_bloom_layers(bf)[bf->nlayers - 1];
     if (last->capacity > UINT64_MAX / bf->expansion)
         return NIDUS_ERR_TOO_LARGE;
     /* sized and checked against what max_memory leaves, without wrapping, before anything is allocated */
@@ -342,36 +390,24 @@ static nidus_status grow(nidus_bloom *bf)
     uint64_t have = layers_memory(bf), need = nidus_bloom_layer_budget(&l);
     if (bf->max_memory && (have > bf->max_memory || need > bf->max_memory - have))
         return NIDUS_ERR_LIMIT_MEMORY;
-    /* the first layer lives in the filter itself; a second moves them all to an array */
-    nidus_bloom_layer *layers = bf->layers == &bf->first
-                                    ? nidus_malloc(bf->alloc, 2 * sizeof *layers)
-                                    : nidus_realloc(bf->alloc, bf->layers, (bf->nlayers + 1u) * sizeof *layers);
-    if (!layers)
+    /* the first layer lives in the filter itself; a second moves them all to more->layers. Until nlayers grows,
+     * `first` stays the layer (a failure below leaves the filter as it was). */
+    struct nidus_bloom_more *m = nidus_bloom_more(bf, bf->nlayers + 1u);
+    if (!m)
         return NIDUS_ERR_NO_MEMORY;
-    if (bf->layers == &bf->first)
-        layers[0] = bf->first;
-    bf->layers = layers;
-    nidus_bloom_refresh_fast(bf); /* `first` is no longer the layer: off the fast case even if the rest fails */
+    if (bf->nlayers == 1)
+        m->layers[0] = bf->first;
     if ((st = nidus_bloom_layer_alloc(&l, bf->alloc)))
         return st;
-    layers[bf->nlayers++] = l;
+    m->layers[bf->nlayers++] = l;
     nidus_bloom_refresh_fast(bf);
     return NIDUS_OK;
 }
 
-__attribute__((noinline)) nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added)
+/* Adds to the newest layer `l` (number `last`), growing first when it is full and the key is not in it. */
+static inline nidus_status add_to_newest(nidus_bloom *bf, nidus_bloom_layer *l, unsigned last, uint64_t hash,
+                                         bool *added)
 {
-    bool dummy;
-    if (!added)
-        added = &dummy;
-    *added = false;
-    if (bf->read_only || bf->loader)
-        return NIDUS_ERR_READ_ONLY;
-    unsigned last = bf->nlayers - 1u;
-    for (unsigned i = 0; i < last; i++)
-        if (layer_has(bf, &bf->layers[i], i, hash))
-            return NIDUS_OK;
-    nidus_bloom_layer *l = &bf->layers[last];
     if (l->items >= l->capacity) {
         if (layer_has(bf, l, last, hash))
             return NIDUS_OK;
@@ -379,14 +415,44 @@ __attribute__((noinline)) nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint
         if (st)
             return st;
         last = bf->nlayers - 1u;
-        l = &bf->layers[last];
+        l = &nidus_bloom_layers(bf)[last];
     }
     /* setting the newest layer's probes tells whether the key was there: any bit that was unset */
     if (layer_set(bf, l, last, hash)) {
         l->items++;
-        *added = true;
+        if (added)
+            *added = true;
     }
     return NIDUS_OK;
+}
+
+/* A filter with `more`: loading, grown or mapped. */
+__attribute__((noinline)) static nidus_status add_layers(nidus_bloom *bf, uint64_t hash, bool *added)
+{
+    if (bf->more->loader)
+        return NIDUS_ERR_READ_ONLY;
+    nidus_bloom_layer *layers = nidus_bloom_layers(bf);
+    unsigned last = bf->nlayers - 1u;
+    for (unsigned i = 0; i < last; i++)
+        if (layer_has(bf, &layers[i], i, hash))
+            return NIDUS_OK;
+    return add_to_newest(bf, &layers[last], last, hash, added);
+}
+
+/* A filter without `more`: one layer, not loading (a compact filter's every add). */
+__attribute__((noinline)) static nidus_status add_first(nidus_bloom *bf, uint64_t hash, bool *added)
+{
+    return add_to_newest(bf, &bf->first, 0, hash, added);
+}
+
+/* Two tail calls, no stack frame: each case saves only the registers it uses. */
+__attribute__((noinline)) nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added)
+{
+    if (added)
+        *added = false;
+    if (bf->read_only)
+        return NIDUS_ERR_READ_ONLY;
+    return bf->more ? add_layers(bf, hash, added) : add_first(bf, hash, added);
 }
 
 __attribute__((noinline)) nidus_status nidus_bloom_add_key_any(nidus_bloom *bf, const void *key, size_t len, bool *added)
@@ -468,10 +534,11 @@ void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashe
     }
     for (size_t k = 0; k < n; k++)
         out[k] = false;
-    if (bf->loader)
+    if (nidus_bloom_loader(bf))
         return;
+    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++) {
-        const nidus_bloom_layer *l = &bf->layers[i];
+        const nidus_bloom_layer *l = &layers[i];
         if (l->layout == NIDUS_LAYER_PLAIN) { /* k lines a key: its own probes overlap already */
             for (size_t k = 0; k < n; k++)
                 out[k] = out[k] || layer_has(bf, l, i, hashes[k]);
@@ -490,14 +557,16 @@ void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashe
 
 nidus_status nidus_bloom_clear(nidus_bloom *bf)
 {
-    if (bf->read_only || bf->loader)
+    if (bf->read_only || nidus_bloom_loader(bf))
         return NIDUS_ERR_READ_ONLY;
-    while (bf->nlayers > 1)
-        nidus_bloom_layer_release(&bf->layers[--bf->nlayers], bf->alloc);
-    if (bf->layers != &bf->first) {
-        bf->first = bf->layers[0];
-        nidus_free(bf->alloc, bf->layers);
-        bf->layers = &bf->first;
+    if (bf->nlayers > 1) {
+        while (bf->nlayers > 1)
+            nidus_bloom_layer_release(&bf->more->layers[--bf->nlayers], bf->alloc);
+        bf->first = bf->more->layers[0];
+        if (!bf->more->mapping) { /* back to one allocation's worth of state */
+            nidus_free(bf->alloc, bf->more);
+            bf->more = NULL;
+        }
     }
     memset(bf->first.data, 0, (size_t)nidus_bloom_layer_bytes(&bf->first));
     bf->first.items = 0;
@@ -505,23 +574,28 @@ nidus_status nidus_bloom_clear(nidus_bloom *bf)
     return NIDUS_OK;
 }
 
+/* The bytes the filter holds: its struct (with a first layer's bits when they share its allocation), `more`
+ * and every layer's own allocation or borrowed bytes. */
 void nidus_bloom_get_stats(const nidus_bloom *bf, nidus_bloom_stats *s)
 {
+    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     uint64_t capacity = 0, items = 0;
     double bound = 0.0;
     for (unsigned i = 0; i < bf->nlayers; i++) {
-        capacity += bf->layers[i].capacity;
-        items += bf->layers[i].items;
-        bound += bf->layers[i].error;
+        capacity += layers[i].capacity;
+        items += layers[i].items;
+        bound += nidus_bloom_layer_error(bf->error_rate, bf->expansion, i);
     }
-    uint64_t memory = sizeof *bf + (bf->layers != &bf->first ? bf->nlayers * sizeof *bf->layers : 0) + layers_memory(bf);
+    uint64_t memory = sizeof *bf + layers_memory(bf);
+    if (bf->more)
+        memory += sizeof *bf->more + bf->more->room * sizeof bf->more->layers[0];
     *s = (nidus_bloom_stats){
         .capacity = capacity,
         .items = items,
         .memory_bytes = memory,
         .layers = bf->nlayers,
         .expansion = bf->expansion,
-        .hashes = bf->layers[0].k,
+        .hashes = layers[0].k,
         .layout = bf->layout,
         .error_rate = bf->error_rate,
         .error_bound = bound,

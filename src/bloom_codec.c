@@ -36,12 +36,12 @@ static double double_of(uint64_t u)
     return d;
 }
 
-static void put_layer(nidus_writer *w, const nidus_bloom_layer *l)
+static void put_layer(nidus_writer *w, const nidus_bloom_layer *l, double error)
 {
     nidus_put_u64(w, l->size);
     nidus_put_u64(w, l->capacity);
     nidus_put_u64(w, l->items);
-    nidus_put_u64(w, bits_of(l->error));
+    nidus_put_u64(w, bits_of(error));
     nidus_put_u8(w, l->k & 0xff);
     nidus_put_u8(w, l->k >> 8);
     nidus_put_u8(w, l->layout);
@@ -67,14 +67,15 @@ static bool layer_shape_ok(const nidus_bloom_layer *l, bool counting)
     }
 }
 
-/* Reads a layer's meta into `l` (no data yet) and checks it; format 1 had no layouts but the legacy one. */
-static nidus_status get_layer(nidus_reader *r, nidus_bloom_layer *l, bool counting, unsigned version)
+/* Reads a layer's meta into `l` (no data yet) and its error, and checks them; format 1 had no layouts but the
+ * legacy one. */
+static nidus_status get_layer(nidus_reader *r, nidus_bloom_layer *l, double *error, bool counting, unsigned version)
 {
     memset(l, 0, sizeof *l);
     l->size = nidus_get_u64(r);
     l->capacity = nidus_get_u64(r);
     l->items = nidus_get_u64(r);
-    l->error = double_of(nidus_get_u64(r));
+    *error = double_of(nidus_get_u64(r));
     l->k = (uint16_t)nidus_get_u8(r);
     l->k |= (uint16_t)(nidus_get_u8(r) << 8);
     l->layout = (uint8_t)nidus_get_u8(r);
@@ -82,7 +83,7 @@ static nidus_status get_layer(nidus_reader *r, nidus_bloom_layer *l, bool counti
     for (unsigned z = 0; z < 5; z++)
         zero |= nidus_get_u8(r);
     if (r->bad || zero || (version < 2 && (l->layout != NIDUS_LAYER_LEGACY || l->k > 255)) || l->capacity < 1 ||
-        !(l->error > 0.0 && l->error < 1.0) || !layer_shape_ok(l, counting))
+        !(*error > 0.0 && *error < 1.0) || !layer_shape_ok(l, counting))
         return NIDUS_ERR_CORRUPT;
     return NIDUS_OK;
 }
@@ -115,23 +116,26 @@ static size_t bloom_prefix(const nidus_bloom *bf, uint8_t *out, uint64_t total)
     nidus_put_u8(&w, bf->nlayers);
     nidus_put_u8(&w, bf->layout);
     nidus_put_u8(&w, 0);
+    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++)
-        put_layer(&w, &bf->layers[i]);
+        put_layer(&w, &layers[i], nidus_bloom_layer_error(bf->error_rate, bf->expansion, i));
     return (size_t)(w.p - out);
 }
 
 static unsigned bloom_segments(const nidus_bloom *bf, nidus_segment *segs)
 {
+    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++)
-        segs[i] = (nidus_segment){bf->layers[i].data, layer_bytes(&bf->layers[i])};
+        segs[i] = (nidus_segment){layers[i].data, layer_bytes(&layers[i])};
     return bf->nlayers;
 }
 
 uint64_t nidus_bloom_encoded_size(const nidus_bloom *bf)
 {
     uint64_t n = NIDUS_CODEC_PREFIX_FIXED + BLOOM_META_FIXED + LAYER_META * bf->nlayers + NIDUS_CODEC_CHECKSUM_BYTES;
+    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++)
-        n += layer_bytes(&bf->layers[i]);
+        n += layer_bytes(&layers[i]);
     return n;
 }
 
@@ -139,7 +143,7 @@ nidus_status nidus_bloom_encode(const nidus_bloom *bf, void *buf, size_t cap, si
 {
     if (!bf || !buf)
         return NIDUS_ERR_INVALID_ARGUMENT;
-    if (bf->loader)
+    if (nidus_bloom_loader(bf))
         return NIDUS_ERR_READ_ONLY;
     uint64_t total = nidus_bloom_encoded_size(bf);
     if (total > cap)
@@ -175,7 +179,8 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
     uint64_t bytes = NIDUS_CODEC_CHECKSUM_BYTES, memory = 0;
     for (unsigned i = 0; i < nlayers; i++) {
         nidus_bloom_layer *l = &layers[i];
-        if (get_layer(r, l, false, version) || l->error != nidus_bloom_layer_error(error, expansion, i) ||
+        double e;
+        if (get_layer(r, l, &e, false, version) || e != nidus_bloom_layer_error(error, expansion, i) ||
             (i > 0 && (layers[i - 1].capacity > UINT64_MAX / expansion ||
                        l->capacity != layers[i - 1].capacity * expansion || layers[i - 1].items < layers[i - 1].capacity)) ||
             l->items > l->capacity)
@@ -187,18 +192,25 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
         return NIDUS_ERR_CORRUPT;
     const nidus_allocator *alloc = nidus_alloc_pick(hook);
     nidus_bloom *bf = nidus_bloom_alloc_struct(alloc, &layers[0], inline_bits);
-    nidus_bloom_layer *copy = nlayers > 1 ? nidus_malloc(alloc, nlayers * sizeof *copy) : NULL;
-    if (!bf || (nlayers > 1 && !copy)) {
-        nidus_free(alloc, bf);
-        nidus_free(alloc, copy);
+    if (!bf)
         return NIDUS_ERR_NO_MEMORY;
+    bf->alloc = alloc;
+    if (nlayers > 1) { /* every layer in more->layers, layer 0 with its bits where alloc_struct put them */
+        if (!nidus_bloom_more(bf, nlayers)) {
+            nidus_free(alloc, bf);
+            return NIDUS_ERR_NO_MEMORY;
+        }
+        layers[0] = bf->first;
+        memcpy(bf->more->layers, layers, nlayers * sizeof layers[0]);
     }
-    *bf = (nidus_bloom){.alloc = alloc, .seed = seed, .error_rate = error, .expansion = (uint16_t)expansion,
-                        .max_layers = (uint8_t)max_layers, .max_memory = max_memory, .nlayers = (uint8_t)nlayers,
-                        .layout = (uint8_t)layout, .first = bf->first, .isa = nidus_isa_detect()};
-    layers[0] = bf->first; /* its bits, when they are in the struct's allocation */
-    bf->layers = copy ? copy : &bf->first;
-    memcpy(bf->layers, layers, nlayers * sizeof *copy);
+    bf->seed = seed;
+    bf->error_rate = error;
+    bf->expansion = (uint16_t)expansion;
+    bf->max_layers = (uint8_t)max_layers;
+    bf->max_memory = max_memory;
+    bf->nlayers = (uint8_t)nlayers;
+    bf->layout = (uint8_t)layout;
+    bf->isa = nidus_isa_detect();
     *out = bf;
     *stream = bytes;
     return NIDUS_OK;
@@ -222,8 +234,9 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
     }
     bool view = target != NIDUS_DECODE_COPY;
     const uint8_t *p = (const uint8_t *)buf + prefix;
+    nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers && !st; i++) {
-        nidus_bloom_layer *l = &bf->layers[i];
+        nidus_bloom_layer *l = &layers[i];
         if (!(st = attach(l, bf->alloc, view ? p : NULL)) && !view)
             memcpy(l->data, p, (size_t)layer_bytes(l));
         p += layer_bytes(l);
@@ -257,15 +270,16 @@ nidus_status nidus_bloom_decode_mode(const void *buf, size_t len, const nidus_al
 nidus_status nidus_bloom_rewrite_body(const nidus_bloom *bf, uint8_t *body, size_t len)
 {
     uint64_t total = nidus_bloom_encoded_size(bf);
-    if (bf->loader || total - NIDUS_CODEC_CHECKSUM_BYTES != len)
+    if (nidus_bloom_loader(bf) || total - NIDUS_CODEC_CHECKSUM_BYTES != len)
         return NIDUS_ERR_UNSUPPORTED;
     uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = bloom_prefix(bf, prefix, total);
     uint64_t at = prefix_bytes;
+    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++) { /* every layer still where it was borrowed from */
-        if (bf->layers[i].owned || bf->layers[i].data != body + at)
+        if (layers[i].owned || layers[i].data != body + at)
             return NIDUS_ERR_UNSUPPORTED;
-        at += layer_bytes(&bf->layers[i]);
+        at += layer_bytes(&layers[i]);
     }
     nidus_codec_put_if_changed(body, prefix, prefix_bytes);
     return NIDUS_OK;
@@ -277,8 +291,9 @@ nidus_status nidus_bloom_dump_chunk(const nidus_bloom *bf, uint64_t cursor, void
     if (!bf || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
     nidus_segment segs[NIDUS_BLOOM_MAX_LAYERS];
-    if (bf->loader)
-        return nidus_codec_dump_received(bf->loader, segs, bloom_segments(bf, segs), cursor, buf, cap, len, next);
+    if (nidus_bloom_loader(bf))
+        return nidus_codec_dump_received(nidus_bloom_loader(bf), segs, bloom_segments(bf, segs), cursor, buf, cap, len,
+                                         next);
     uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = bloom_prefix(bf, prefix, nidus_bloom_encoded_size(bf));
     return nidus_codec_dump_chunk(prefix, prefix_bytes, segs, bloom_segments(bf, segs), cursor, buf, cap, len,
@@ -322,15 +337,17 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
             (st = bloom_from_meta(&meta, allocator, true, &bf, &stream)))
             return st;
         uint64_t memory = 0; /* by the measure creation and growth check against max_memory */
+        nidus_bloom_layer *layers = nidus_bloom_layers(bf);
         for (unsigned i = 0; i < bf->nlayers; i++)
-            memory += nidus_bloom_layer_budget(&bf->layers[i]);
-        st = n + stream != total ? NIDUS_ERR_CORRUPT
+            memory += nidus_bloom_layer_budget(&layers[i]);
+        st = n + stream != total              ? NIDUS_ERR_CORRUPT
              : max_bytes && memory > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
-                                               : begin_loader(&bf->loader, bf->alloc, payload, n, token, stream);
+             : !nidus_bloom_more(bf, 0)        ? NIDUS_ERR_NO_MEMORY
+                                               : begin_loader(&bf->more->loader, bf->alloc, payload, n, token, stream);
         if (max_bytes && (bf->max_memory == 0 || bf->max_memory > max_bytes))
             bf->max_memory = max_bytes; /* it grows here within this limit, so it always loads here again */
         for (unsigned i = 0; i < bf->nlayers && !st; i++)
-            st = attach(&bf->layers[i], bf->alloc, NULL);
+            st = attach(&layers[i], bf->alloc, NULL);
         if (st) {
             nidus_bloom_free(bf);
             return st;
@@ -339,19 +356,23 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
         *filter = bf;
         return NIDUS_OK;
     }
-    if (!bf || !bf->loader)
+    if (!bf || !nidus_bloom_loader(bf))
         return NIDUS_ERR_SEQUENCE;
     nidus_segment segs[NIDUS_BLOOM_MAX_LAYERS];
     bool complete;
-    st = nidus_chunk_accept(bf->loader, seq, token, payload, n, segs, bloom_segments(bf, segs), &complete);
+    st = nidus_chunk_accept(bf->more->loader, seq, token, payload, n, segs, bloom_segments(bf, segs), &complete);
     if (!st && complete) {
-        nidus_chunk_loader_release(&bf->loader, bf->alloc);
+        nidus_chunk_loader_release(&bf->more->loader, bf->alloc);
+        if (bf->nlayers == 1 && !bf->more->mapping) { /* loaded: a small filter is one allocation again */
+            nidus_free(bf->alloc, bf->more);
+            bf->more = NULL;
+        }
         nidus_bloom_refresh_fast(bf);
     }
     return st;
 }
 
-NIDUS_DEFINE_FILE_FUNCTIONS(nidus_bloom, nidus_bloom)
+NIDUS_DEFINE_FILE_FUNCTIONS_AT(nidus_bloom, nidus_bloom, nidus_bloom_mapping_slot)
 
 /* ==== counting Bloom ==== */
 
@@ -361,7 +382,7 @@ static size_t counting_prefix(const nidus_counting_bloom *cb, uint8_t *out, uint
     nidus_codec_put_prefix(&w, NIDUS_KIND_COUNTING_BLOOM, total, COUNTING_META_FIXED + LAYER_META);
     nidus_put_u64(&w, cb->seed);
     nidus_put_u64(&w, cb->items);
-    put_layer(&w, &cb->layer);
+    put_layer(&w, &cb->layer, cb->error);
     return (size_t)(w.p - out);
 }
 
@@ -394,13 +415,14 @@ static nidus_status counting_from_meta(nidus_reader *r, const nidus_allocator *h
     unsigned version = nidus_codec_meta_version(r);
     uint64_t seed = nidus_get_u64(r), items = nidus_get_u64(r);
     nidus_bloom_layer l;
-    if (r->bad || r->left != LAYER_META || get_layer(r, &l, true, version) || l.items != 0)
+    double error;
+    if (r->bad || r->left != LAYER_META || get_layer(r, &l, &error, true, version) || l.items != 0)
         return NIDUS_ERR_CORRUPT;
     const nidus_allocator *alloc = nidus_alloc_pick(hook);
     nidus_counting_bloom *cb = nidus_calloc(alloc, 1, sizeof *cb);
     if (!cb)
         return NIDUS_ERR_NO_MEMORY;
-    *cb = (nidus_counting_bloom){.alloc = alloc, .seed = seed, .items = items, .layer = l};
+    *cb = (nidus_counting_bloom){.alloc = alloc, .seed = seed, .items = items, .error = error, .layer = l};
     *out = cb;
     return NIDUS_OK;
 }

@@ -14,32 +14,42 @@ enum {
     NIDUS_LAYER_COUNTING = 0 /* the counting filter's one layer: 128 counters a block, k slots drawn */
 };
 
-/* One layer: `size` 64-byte blocks (blocked) or bits (plain), built to hold `capacity` keys at `error`. */
+/* One layer: `size` 64-byte blocks (blocked) or bits (plain), built to hold `capacity` keys. Its design error is
+ * not stored: a scalable filter's layer i has nidus_bloom_layer_error(error_rate, expansion, i) (the decoder
+ * refuses any other), a counting filter keeps its own. 40 bytes on 64-bit builds. */
 typedef struct nidus_bloom_layer {
     uint64_t size;
     uint64_t capacity;
     uint64_t items; /* keys added to this layer (new ones only) */
-    double error;
     uint8_t *data;  /* 64-byte aligned when blocked and owned */
     uint16_t k;
     uint8_t layout;
     uint8_t offset; /* data - the allocation behind it */
-    bool owned;     /* false when data is borrowed from a view */
+    bool owned;     /* false when data is borrowed from a view or lives in the filter's own allocation */
 } nidus_bloom_layer;
 
 struct nidus_mapping;
 
-/* Every small filter pays for this struct (112 bytes on x86-64, RedisBloom's is 96 + a 40-byte link): with a
- * plain first layer (the default) the bits follow it in the same allocation, so BF.RESERVE k 0.01 100 is one
- * allocation of 256 bytes. */
+/* What only some filters need, behind one pointer (NULL until needed): the chunk loader while a chunked load is
+ * under way, the mapped file of a view made by map_file, and the layers once the filter has grown. */
+struct nidus_bloom_more {
+    nidus_chunk_loader *loader;
+    struct nidus_mapping *mapping;
+    unsigned room;               /* layers[] has room for this many */
+    nidus_bloom_layer layers[];  /* every layer (layer 0 a copy of `first`'s) while nlayers > 1 */
+};
+
+/* Every small filter pays for this struct (88 bytes on x86-64; RedisBloom's pieces are 32 + 64 a filter). With a
+ * plain first layer (the default) its bits follow the struct in the same allocation when that costs no more than
+ * two allocations would (nidus_bloom_alloc_struct): BF.RESERVE k 0.01 100 is one allocation of 232 bytes (a
+ * 256-byte size class). The entry points' common case reads only fast, isa, seed and first's data, size, items and
+ * capacity. */
 struct nidus_bloom {
     const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
     uint64_t seed;
     double error_rate;
     uint64_t max_memory;
-    nidus_bloom_layer *layers; /* &first while there is one layer, then an allocated array */
-    nidus_chunk_loader *loader;
-    struct nidus_mapping *mapping; /* the mapped file of a view made by map_file, else NULL */
+    struct nidus_bloom_more *more; /* NULL: one layer (`first`), not loading, not mapped */
     uint16_t expansion; /* 0: never grows; at most NIDUS_BLOOM_MAX_EXPANSION */
     uint8_t max_layers;
     uint8_t nlayers;
@@ -47,24 +57,44 @@ struct nidus_bloom {
     bool read_only;
     uint8_t isa;        /* NIDUS_ISA_*: which compiled copy of the split probes this CPU runs (isa_impl.h) */
     uint8_t fast;       /* NIDUS_BLOOM_FAST_* (nidus_bloom_refresh_fast): what the entry points may skip */
-    nidus_bloom_layer first;
+    nidus_bloom_layer first; /* the only layer while nlayers == 1; stale once the filter has grown */
 };
+
+/* The filter's layers: `first` while there is one, else more->layers. */
+static inline nidus_bloom_layer *nidus_bloom_layers(const nidus_bloom *bf)
+{
+    return bf->nlayers > 1 ? bf->more->layers : (nidus_bloom_layer *)(uintptr_t)&bf->first;
+}
+
+/* The chunk loader of a filter still loading, else NULL. */
+static inline nidus_chunk_loader *nidus_bloom_loader(const nidus_bloom *bf)
+{
+    return bf->more ? bf->more->loader : NULL;
+}
+
+/* bf->more, made (zeroed) if absent and given room for `room` layers (the ones it holds are kept); NULL when out
+ * of memory, bf unchanged. */
+struct nidus_bloom_more *nidus_bloom_more(nidus_bloom *bf, unsigned room);
+
+/* Where a view's mapping is kept (nidus_bloom_more), for file_io.h's map_file; NULL when out of memory. */
+struct nidus_mapping **nidus_bloom_mapping_slot(nidus_bloom *bf);
 
 /* The common case, decided when the filter's state changes rather than on every call: one split layer (so
  * `first`), not loading; adds also need it writable (and still check the layer's capacity). */
 enum { NIDUS_BLOOM_FAST_LOOKUP = 1, NIDUS_BLOOM_FAST_ADD = 2 };
 
-/* Recomputes bf->fast; called wherever layers, loader or read_only change. */
+/* Recomputes bf->fast; called wherever nlayers, the loader, read_only or first.k change. */
 void nidus_bloom_refresh_fast(nidus_bloom *bf);
 
 struct nidus_counting_bloom {
     const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
     uint64_t seed;
     uint64_t items;
-    nidus_bloom_layer layer; /* its capacity, error, k and blocks of 128 counters */
-    bool read_only;
+    double error;            /* its layer's design error */
+    nidus_bloom_layer layer; /* its capacity, k and blocks of 128 counters */
     struct nidus_mapping *mapping;
     nidus_chunk_loader *loader;
+    bool read_only;
 };
 
 /* The design error of layer i of a filter with target `error`: error / 2^(i+1), or all of it when the
@@ -82,9 +112,10 @@ uint64_t nidus_bloom_layer_bytes(const nidus_bloom_layer *l);
 uint64_t nidus_bloom_layer_budget(const nidus_bloom_layer *l);
 uint64_t nidus_bloom_layer_memory(const nidus_bloom_layer *l);
 
-/* A zeroed filter struct with `first` as its first layer and layers = &first. When `with_bits` and the layer is
- * plain (no alignment), its zeroed bits follow the struct in the same allocation (owned false: freed with it);
- * otherwise first.data is NULL, for nidus_bloom_layer_alloc or a view. NULL when out of memory. */
+/* A zeroed filter struct with `first` as its one layer. When `with_bits`, the layer is plain (no alignment) and
+ * one allocation for both costs no more than two would (allocator size classes, as jemalloc's: Redis's), its
+ * zeroed bits follow the struct (owned false: freed with it); otherwise first.data is NULL, for
+ * nidus_bloom_layer_alloc or a view. NULL when out of memory. */
 nidus_bloom *nidus_bloom_alloc_struct(const nidus_allocator *a, const nidus_bloom_layer *first, bool with_bits);
 
 /* Gives a sized layer zeroed memory (NIDUS_ERR_TOO_LARGE, NIDUS_ERR_NO_MEMORY), or frees it. */

@@ -22,6 +22,7 @@ nidus_status nidus_counting_bloom_new(const nidus_counting_bloom_params *p, nidu
         return NIDUS_ERR_NO_MEMORY;
     cb->alloc = alloc;
     cb->seed = p->seed;
+    cb->error = p->error_rate;
     cb->layer = layer;
     if ((st = nidus_bloom_layer_alloc(&cb->layer, alloc))) {
         nidus_free(alloc, cb);
@@ -175,7 +176,7 @@ void nidus_counting_bloom_get_stats(const nidus_counting_bloom *cb, nidus_counti
         .saturated = saturated,
         .memory_bytes = memory,
         .hashes = l->k,
-        .error_rate = l->error,
+        .error_rate = cb->error,
         .bits_per_item = (double)memory * 8.0 / (double)l->capacity,
     };
 }

@@ -72,10 +72,13 @@ nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_al
                                                 nidus_counting_bloom **out);
 
 /* Defines PREFIX_save_file, PREFIX_load_file, PREFIX_map_file and PREFIX_map_file_lazy for a filter type with
- * `alloc` and `mapping` (nidus_mapping *) members and PREFIX_encode / _encoded_size / _decode_mode functions:
- * they are the same for every kind. load_file and map_file check every block of a version 2 file first;
- * map_file_lazy leaves that to `prepare` and skips the scans of the tables. */
-#define NIDUS_DEFINE_FILE_FUNCTIONS(PREFIX, TYPE)                                                              \
+ * an `alloc` member and PREFIX_encode / _encoded_size / _decode_mode functions: they are the same for every kind.
+ * load_file and map_file check every block of a version 2 file first; map_file_lazy leaves that to `prepare`
+ * and skips the scans of the tables. A view keeps its mapping in a `mapping` (nidus_mapping *) member, or with
+ * _AT where SLOT(f) says (a nidus_mapping **, NULL when out of memory). */
+#define NIDUS_MAPPING_MEMBER(f) (&(f)->mapping)
+#define NIDUS_DEFINE_FILE_FUNCTIONS(PREFIX, TYPE) NIDUS_DEFINE_FILE_FUNCTIONS_AT(PREFIX, TYPE, NIDUS_MAPPING_MEMBER)
+#define NIDUS_DEFINE_FILE_FUNCTIONS_AT(PREFIX, TYPE, SLOT)                                                      \
     static nidus_status PREFIX##_encode_any(const void *obj, void *buf, size_t cap, size_t *written)          \
     {                                                                                                          \
         return PREFIX##_encode((const TYPE *)obj, buf, cap, written);                                          \
@@ -93,6 +96,7 @@ nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_al
             return NIDUS_ERR_INVALID_ARGUMENT;                                                                 \
         void *p;                                                                                               \
         size_t n;                                                                                              \
+        nidus_mapping **slot;                                                                                  \
         nidus_file_layout l;                                                                                   \
         nidus_status st = nidus_file_open_checked(path, &p, &n, &l, !prepare);                                 \
         if (st)                                                                                                \
@@ -110,12 +114,12 @@ nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_al
             nidus_file_unmap(p, n);                                                                            \
             if (st)                                                                                            \
                 return st;                                                                                     \
-        } else if (!(f->mapping = nidus_malloc(f->alloc, sizeof *f->mapping))) {                               \
+        } else if (!(slot = SLOT(f)) || !(*slot = nidus_malloc(f->alloc, sizeof **slot))) {                    \
             PREFIX##_free(f);                                                                                  \
             nidus_file_unmap(p, n);                                                                            \
             return NIDUS_ERR_NO_MEMORY;                                                                        \
         } else {                                                                                               \
-            *f->mapping = (nidus_mapping){p, n};                                                               \
+            **slot = (nidus_mapping){p, n};                                                                    \
         }                                                                                                      \
         *out = f;                                                                                              \
         return NIDUS_OK;                                                                                       \

@@ -328,7 +328,8 @@ static void test_memory_limit_checked_before_allocating(void **state)
         nidus_bloom_stats s;
         nidus_bloom_get_stats(bf, &s);
         assert_true(s.layers >= 3);
-        assert_true(s.memory_bytes - sizeof(struct nidus_bloom) - s.layers * sizeof(nidus_bloom_layer) <= ctx.limit);
+        assert_true(s.memory_bytes - sizeof(struct nidus_bloom) - sizeof(struct nidus_bloom_more) -
+                        s.layers * sizeof(nidus_bloom_layer) <= ctx.limit);
         for (uint64_t j = 0; j + 1 < k; j++)
             assert_true(nidus_bloom_contains_hash(bf, h_of("lim", j)));
         /* what it saved loads again under the same limit */
@@ -747,9 +748,10 @@ static void test_batched_calls_equal_single_calls(void **state)
         assert_int_equal(a->nlayers, b->nlayers);
         assert_int_equal(want, c == 3 ? NIDUS_ERR_FULL : NIDUS_OK);
         assert_true(c == 2 ? a->nlayers > 1 : a->nlayers == 1);
+        const nidus_bloom_layer *la = nidus_bloom_layers(a), *lb = nidus_bloom_layers(b);
         for (unsigned i = 0; i < a->nlayers; i++) {
-            assert_int_equal(a->layers[i].items, b->layers[i].items);
-            assert_memory_equal(a->layers[i].data, b->layers[i].data, (size_t)nidus_bloom_layer_bytes(&a->layers[i]));
+            assert_int_equal(la[i].items, lb[i].items);
+            assert_memory_equal(la[i].data, lb[i].data, (size_t)nidus_bloom_layer_bytes(&la[i]));
         }
         for (size_t k = 0; k < N; k++)
             hashes[k] ^= k & 1 ? 0 : test_splitmix(&rng); /* half present, half absent */
@@ -759,6 +761,166 @@ static void test_batched_calls_equal_single_calls(void **state)
         nidus_bloom_free(a);
         nidus_bloom_free(b);
     }
+}
+
+/* ---- what small filters hold (issue 14.3) ---- */
+
+/* An allocator that knows what is live: the bytes asked for, and the bytes jemalloc (Redis's allocator) hands out
+ * for them. Each block keeps its size in a 16-byte header. */
+typedef struct {
+    uint64_t live, classes;
+} tally;
+
+/* jemalloc's size classes up to 64 KiB: 16-byte steps to 128, then four a power of two. */
+static uint64_t jemalloc_class(uint64_t n)
+{
+    static const uint64_t classes[] = {8, 16, 32, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448,
+                                       512, 640, 768, 896, 1024, 1280, 1536, 1792, 2048, 2560, 3072, 3584, 4096,
+                                       5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384, 20480, 24576, 28672,
+                                       32768, 40960, 49152, 57344, 65536};
+    for (size_t i = 0; i < sizeof classes / sizeof *classes; i++)
+        if (n <= classes[i])
+            return classes[i];
+    fail_msg("%" PRIu64 " bytes: past the table", n);
+    return 0;
+}
+
+static void tally_count(tally *t, size_t n, int sign)
+{
+    t->live += (uint64_t)sign * n;
+    t->classes += (uint64_t)sign * jemalloc_class(n);
+}
+
+static void *tally_malloc(void *c, size_t n)
+{
+    size_t *p = malloc(n + 16);
+    if (!p)
+        return NULL;
+    *p = n;
+    tally_count(c, n, 1);
+    return (uint8_t *)p + 16;
+}
+
+static void *tally_calloc(void *c, size_t k, size_t n)
+{
+    void *p = tally_malloc(c, k * n);
+    if (p)
+        memset(p, 0, k * n);
+    return p;
+}
+
+static void tally_free(void *c, void *p)
+{
+    if (!p)
+        return;
+    size_t *h = (size_t *)((uint8_t *)p - 16);
+    tally_count(c, *h, -1);
+    free(h);
+}
+
+static void *tally_realloc(void *c, void *p, size_t n)
+{
+    if (!p)
+        return tally_malloc(c, n);
+    size_t *h = (size_t *)((uint8_t *)p - 16), old = *h;
+    size_t *q = realloc(h, n + 16);
+    if (!q)
+        return NULL;
+    tally_count(c, old, -1);
+    tally_count(c, n, 1);
+    *q = n;
+    return (uint8_t *)q + 16;
+}
+
+/* What a filter reports holding is what it has live at the allocator, in every state. */
+static uint64_t memory_of(const nidus_bloom *bf)
+{
+    nidus_bloom_stats s;
+    nidus_bloom_get_stats(bf, &s);
+    return s.memory_bytes;
+}
+#define assert_memory_true(bf, t) assert_int_equal(memory_of(bf), (t)->live)
+
+/* The filter struct, its first layer's bits and their allocations against RedisBloom's three (its 32-byte chain,
+ * one 64-byte link, the bit array) for what BF.RESERVE makes, across the capacities and errors the module's
+ * bytes-per-key sweep measures (tests/redis/test_memory.py measures them in Redis); and the memory a filter
+ * reports is what it holds, reserved, after a round trip through the codec and through chunks, grown and
+ * cleared. */
+static void test_small_filters_cost_no_more_than_redisbloom(void **state)
+{
+    (void)state;
+    static uint8_t chunk[4][NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD];
+    /* 88 bytes: with 8 bytes of bits, a 96-byte allocation (RedisBloom: 32 + 64 + 8) */
+    assert_true(sizeof(struct nidus_bloom) <= 88);
+    const double errors[] = {0.1, 0.01, 0.001};
+    const uint64_t caps[] = {1, 2, 4, 10, 50, 100, 500, 1000, 10000};
+    for (size_t e = 0; e < 3; e++)
+        for (size_t c = 0; c < sizeof caps / sizeof *caps; c++) {
+            tally t = {0, 0};
+            nidus_allocator hook = {tally_malloc, tally_calloc, tally_realloc, tally_free, &t};
+            nidus_bloom_params p = {.capacity = caps[c], .error_rate = errors[e], .expansion = 2,
+                                    .seed = test_seed(), .allocator = &hook};
+            nidus_bloom *bf = NULL;
+            assert_int_equal(nidus_bloom_new(&p, &bf), NIDUS_OK);
+            uint64_t redisbloom = jemalloc_class(32) + jemalloc_class(64) +
+                                  jemalloc_class(redisbloom_bytes(caps[c], errors[e] / 2));
+            printf("# error %g capacity %" PRIu64 ": %" PRIu64 " bytes in %" PRIu64 " (RedisBloom %" PRIu64 ")\n",
+                   errors[e], caps[c], t.live, t.classes, redisbloom);
+            assert_true(t.classes <= redisbloom);
+            assert_memory_true(bf, &t);
+            uint64_t reserved = t.live, classes = t.classes;
+            fill(bf, "small", caps[c]);
+            /* decoded and streamed in chunks, it is arranged and costs as the reserved one */
+            size_t len = (size_t)nidus_bloom_encoded_size(bf), w;
+            uint8_t *buf = malloc(len);
+            assert_int_equal(nidus_bloom_encode(bf, buf, len, &w), NIDUS_OK);
+            nidus_bloom *back = NULL;
+            assert_int_equal(nidus_bloom_decode(buf, w, &hook, &back), NIDUS_OK);
+            assert_int_equal(t.live, 2 * reserved);
+            assert_int_equal(t.classes, 2 * classes);
+            assert_int_equal(memory_of(back), reserved);
+            nidus_bloom_free(back);
+            back = NULL;
+            size_t n = 0, clen;
+            uint64_t cursor = 0, next;
+            for (;; n++) {
+                assert_true(n < 4);
+                assert_int_equal(nidus_bloom_dump_chunk(bf, cursor, chunk[n], sizeof chunk[n], &clen, &next), NIDUS_OK);
+                if (!clen)
+                    break;
+                assert_int_equal(nidus_bloom_load_chunk(&back, chunk[n], clen, 0, &hook), NIDUS_OK);
+                cursor = next;
+            }
+            assert_false(nidus_bloom_loading(back));
+            assert_int_equal(memory_of(back), reserved);
+            assert_int_equal(t.live, 2 * reserved);
+            assert_int_equal(t.classes, 2 * classes);
+            for (uint64_t k = 0; k < caps[c]; k++)
+                assert_true(nidus_bloom_contains_hash(back, h_of("small", k)));
+            nidus_bloom_free(back);
+            /* grown (its layers behind `more`), saved and loaded, then cleared back to what it was */
+            fill(bf, "more", 2 * caps[c] + 1);
+            assert_true(bf->nlayers >= 2);
+            assert_memory_true(bf, &t);
+            free(buf);
+            len = (size_t)nidus_bloom_encoded_size(bf);
+            buf = malloc(len);
+            assert_int_equal(nidus_bloom_encode(bf, buf, len, &w), NIDUS_OK);
+            assert_int_equal(nidus_bloom_decode(buf, w, &hook, &back), NIDUS_OK);
+            assert_int_equal(back->nlayers, bf->nlayers);
+            assert_int_equal(memory_of(bf) + memory_of(back), t.live);
+            for (uint64_t k = 0; k < 2 * caps[c] + 1; k++)
+                assert_true(nidus_bloom_contains_hash(back, h_of("more", k)));
+            nidus_bloom_free(back);
+            assert_memory_true(bf, &t);
+            assert_int_equal(nidus_bloom_clear(bf), NIDUS_OK);
+            assert_int_equal(t.live, reserved);
+            assert_int_equal(t.classes, classes);
+            assert_memory_true(bf, &t);
+            nidus_bloom_free(bf);
+            free(buf);
+            assert_int_equal(t.live, 0);
+        }
 }
 
 /* bf->fast follows the filter's state: off once it grows, lookups only on a view, off while a chunked load is
@@ -814,9 +976,9 @@ static void test_mixed_layouts_round_trip(void **state)
     nidus_bloom_stats s;
     nidus_bloom_get_stats(bf, &s);
     assert_int_equal(s.layers, 6);
-    assert_int_equal(bf->layers[0].layout, NIDUS_LAYER_SPLIT);
-    assert_int_equal(bf->layers[4].layout, NIDUS_LAYER_SPLIT);
-    assert_int_equal(bf->layers[5].layout, NIDUS_LAYER_PLAIN);
+    assert_int_equal(nidus_bloom_layers(bf)[0].layout, NIDUS_LAYER_SPLIT);
+    assert_int_equal(nidus_bloom_layers(bf)[4].layout, NIDUS_LAYER_SPLIT);
+    assert_int_equal(nidus_bloom_layers(bf)[5].layout, NIDUS_LAYER_PLAIN);
     size_t len = (size_t)nidus_bloom_encoded_size(bf), w;
     uint8_t *buf = malloc(len);
     assert_int_equal(nidus_bloom_encode(bf, buf, len, &w), NIDUS_OK);
@@ -917,6 +1079,7 @@ int main(void)
         cmocka_unit_test(test_split_probes_agree_across_isas),
         cmocka_unit_test(test_fast_entry_points_agree_with_general_path),
         cmocka_unit_test(test_fast_case_follows_state),
+        cmocka_unit_test(test_small_filters_cost_no_more_than_redisbloom),
         cmocka_unit_test(test_batched_calls_equal_single_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
