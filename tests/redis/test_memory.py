@@ -23,10 +23,16 @@ CASES = [
     (("CF.RESERVE", 10, "BUCKETSIZE", 4), 20000, 72, ABOVE_BITS % "3.1 %"),
     (("CF.RESERVE", 100, "BUCKETSIZE", 4), 20000, 192, ABOVE_BITS % "3.1 %"),
     (("CF.RESERVE", 10000, "BUCKETSIZE", 4), 5000, 16448, None),
-    (("BF.RESERVE", "0.01", 1), 10000, 106,
-     "the 112-byte Bloom struct with 8 bytes of bits is a 128-byte allocation; RedisBloom's three pieces total 104"),
+    # BF rows: RedisBloom's figures from the BF sweep of 2026-11-23 22:50 (capacities 1-10000 at 0.1, 0.01, 0.001;
+    # docs/BENCHMARKS.md "Bloom bytes per key"), with the rows where nidus's 112-byte struct was above it
+    (("BF.RESERVE", "0.01", 1), 10000, 104, None),
+    (("BF.RESERVE", "0.01", 10), 10000, 112, None),
+    (("BF.RESERVE", "0.01", 50), 10000, 176, None),
     (("BF.RESERVE", "0.01", 100), 10000, 258, None),
+    (("BF.RESERVE", "0.01", 500), 10000, 864, None),
     (("BF.RESERVE", "0.01", 1000), 10000, 1632, None),
+    (("BF.RESERVE", "0.1", 100), 10000, 176, None),
+    (("BF.RESERVE", "0.001", 1000), 10000, 2144, None),
 ]
 
 
