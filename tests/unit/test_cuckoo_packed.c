@@ -73,6 +73,26 @@ static uint8_t *encode(const nidus_cuckoo *cf, size_t *n)
     return buf;
 }
 
+/* A copy of cf made by dumping it in chunks and loading them. */
+static nidus_cuckoo *chunk_copy(const nidus_cuckoo *cf)
+{
+    nidus_cuckoo *copy = NULL;
+    uint8_t *chunk = malloc(NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD);
+    assert_non_null(chunk);
+    for (uint64_t cursor = 0;;) {
+        size_t len;
+        uint64_t next;
+        assert_int_equal(nidus_cuckoo_dump_chunk(cf, cursor, chunk, NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD,
+                                                 &len, &next), NIDUS_OK);
+        if (len == 0)
+            break;
+        assert_int_equal(nidus_cuckoo_load_chunk(&copy, chunk, len, 0, &g_hook), NIDUS_OK);
+        cursor = next;
+    }
+    free(chunk);
+    return copy;
+}
+
 /* Two handles hold the same filter: their encodings are equal byte for byte. */
 static void assert_same_encoding(const nidus_cuckoo *a, const nidus_cuckoo *b)
 {
@@ -238,22 +258,9 @@ static void assert_reloads_alike(const nidus_cuckoo *cf)
 {
     size_t n;
     uint8_t *enc = encode(cf, &n);
-    nidus_cuckoo *copies[2] = {NULL, NULL};
+    nidus_cuckoo *copies[2] = {NULL, chunk_copy(cf)};
     assert_int_equal(nidus_cuckoo_decode(enc, n, &g_hook, &copies[0]), NIDUS_OK);
     free(enc);
-    uint8_t *chunk = malloc(NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD);
-    assert_non_null(chunk);
-    for (uint64_t cursor = 0;;) {
-        size_t len;
-        uint64_t next;
-        assert_int_equal(nidus_cuckoo_dump_chunk(cf, cursor, chunk, NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD,
-                                                 &len, &next), NIDUS_OK);
-        if (len == 0)
-            break;
-        assert_int_equal(nidus_cuckoo_load_chunk(&copies[1], chunk, len, 0, &g_hook), NIDUS_OK);
-        cursor = next;
-    }
-    free(chunk);
     for (int c = 0; c < 2; c++) {
         assert_false(nidus_cuckoo_loading(copies[c]));
         assert_int_equal(nidus_cuckoo_form(copies[c]), nidus_cuckoo_form(cf));
@@ -509,21 +516,7 @@ static void test_chunks_round_trip(void **state)
     for (uint64_t i = 0; i < 80; i++)
         assert_int_equal(nidus_cuckoo_add_hash(cf, hash_of(cf, i)), NIDUS_OK);
     assert_int_equal(nidus_cuckoo_remove_hash(cf, hash_of(cf, 3)), NIDUS_OK);
-    nidus_cuckoo *copy = NULL;
-    uint8_t *chunk = malloc(NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD);
-    assert_non_null(chunk);
-    uint64_t cursor = 0;
-    for (;;) {
-        size_t len;
-        uint64_t next;
-        assert_int_equal(nidus_cuckoo_dump_chunk(cf, cursor, chunk, NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD,
-                                                 &len, &next), NIDUS_OK);
-        if (len == 0)
-            break;
-        assert_int_equal(nidus_cuckoo_load_chunk(&copy, chunk, len, 0, &g_hook), NIDUS_OK);
-        cursor = next;
-    }
-    free(chunk);
+    nidus_cuckoo *copy = chunk_copy(cf);
     assert_false(nidus_cuckoo_loading(copy));
     assert_int_equal(nidus_cuckoo_form(copy), NIDUS_FORM_PACKED);
     assert_same_encoding(cf, copy);
