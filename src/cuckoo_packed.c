@@ -110,9 +110,22 @@ bool nidus_cuckoo_packable_shape(const nidus_table_shape *shape)
     return shape->buckets <= UINT32_MAX && nidus_table_shape_bytes(shape) <= NIDUS_CUCKOO_PACKED_MAX_BYTES;
 }
 
+/* thaw's part for the side entries: out of line, so that the common call (no entries) inlines thaw. */
+static __attribute__((noinline)) void thaw_side(const nidus_cuckoo_packed *p, thawed *w)
+{
+    for (unsigned e = 0; e < 2 * NIDUS_CUCKOO_SIDE_ENTRIES; e++) /* a zero count marks an empty entry; */
+        w->map[e].count = 0;                                      /* a memset of all 192 bytes cost more */
+    w->t.overflow = (nidus_overflow){.entries = w->map, .capacity = 2 * NIDUS_CUCKOO_SIDE_ENTRIES};
+    (void)install_side(p, &w->t.overflow); /* cannot fail: the map has room (see install_side) */
+    nidus_table_overflow_changed(&w->t);    /* lookups must ask the map */
+}
+
 /* Rebuilds the full form in `w`. `grows`: keep the filter's expansion; adds on the stack copy pass 0, so that
- * they fail rather than grow (growth reallocates the table list, which is not the heap's here). */
-static void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows)
+ * they fail rather than grow (growth reallocates the table list, which is not the heap's here). `entries`: put
+ * the side entries into the copy's overflow map; lookups and adds pass false (installing them cost ~300
+ * instructions a call, more than the rest of a lookup): lookups then ask side_has on a miss, and an add only
+ * places into free slots, which never reads the map. */
+static inline void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows, bool entries)
 {
     nidus_table_shape shape = shape_of(p);
     size_t bytes = (size_t)nidus_table_shape_bytes(&shape);
@@ -122,13 +135,8 @@ static void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows)
     (void)nidus_table_init_borrowed(&w->t, &shape, w->data);
     (void)nidus_table_borrow_writable(&w->t, p->max_kicks, p->alloc);
     w->t.occupied = p->occupied;
-    if (p->side_entries) {
-        for (unsigned e = 0; e < 2 * NIDUS_CUCKOO_SIDE_ENTRIES; e++) /* a zero count marks an empty entry; */
-            w->map[e].count = 0;                                      /* a memset of all 192 bytes cost more */
-        w->t.overflow = (nidus_overflow){.entries = w->map, .capacity = 2 * NIDUS_CUCKOO_SIDE_ENTRIES};
-        (void)install_side(p, &w->t.overflow); /* cannot fail: the map has room (see install_side) */
-        nidus_table_overflow_changed(&w->t);    /* lookups must ask the map */
-    }
+    if (entries && p->side_entries)
+        thaw_side(p, w);
     w->cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = p->alloc, .seed = p->seed,
                            .hash8_flip = nidus_hash8_flip(p->seed), .base = shape,
                            .max_memory = max_memory_of(p), .deleted = p->deleted, .tables = &w->t,
@@ -140,19 +148,20 @@ const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_tha
 {
     if (nidus_cuckoo_form(h) != NIDUS_FORM_PACKED)
         return nidus_cuckoo_full_of(h);
-    thaw(packed_of(h), w, true);
+    thaw(packed_of(h), w, true, true);
     return &w->cf;
 }
 
 /* Copies a stack copy's slots, counters and overflow entries back. It holds nothing the packed form cannot:
  * stack copies only place into free slots and take copies away, so its map has no more entries than the side
- * block, which is rewritten in place, or freed when the last entry went. */
+ * block, which is rewritten in place, or freed when the last entry went. A copy thawed without its entries
+ * leaves the side block as it is. */
 static void freeze(nidus_cuckoo_packed *p, const thawed *w)
 {
     memcpy(p->slots, w->data, slot_bytes(p));
     p->occupied = (uint32_t)w->t.occupied;
     p->deleted = (uint32_t)w->cf.deleted;
-    if (!p->side_entries)
+    if (!p->side_entries || w->t.overflow.entries != w->map)
         return;
     if (w->t.overflow.used == 0)
         drop_side(p);
@@ -331,7 +340,7 @@ nidus_status nidus_cuckoo_packed_add_hash(nidus_cuckoo *h, uint64_t hash)
 {
     if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED) {
         thawed w;
-        thaw(packed_of(h), &w, false);
+        thaw(packed_of(h), &w, false, false);
         uint64_t i;
         uint32_t fp;
         nidus_table_locate(&w.t, hash, &i, &fp);
@@ -376,13 +385,29 @@ nidus_status nidus_cuckoo_packed_add_many_hash(nidus_cuckoo *h, const uint64_t *
     return st;
 }
 
+/* Whether a side entry counts the hash's (pair, fingerprint), as the overflow map would answer for a table
+ * holding the entries (nidus_table_contains: the slots, else the map). `t`: the filter thawed without them. */
+static bool side_has(const nidus_cuckoo_packed *p, const nidus_table *t, uint64_t hash)
+{
+    if (!p->side_entries)
+        return false;
+    uint64_t i;
+    uint32_t fp;
+    nidus_table_locate(t, hash, &i, &fp);
+    uint64_t j = nidus_table_alt(t, i, fp), lower = i < j ? i : j;
+    for (unsigned e = 0; e < p->side_entries; e++)
+        if (p->side->bucket[e] == lower && p->side->fingerprint[e] == fp)
+            return true;
+    return false;
+}
+
 bool nidus_cuckoo_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash)
 {
     if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
         return nidus_cuckoo_contains_hash(forward_of(h)->full, hash);
     thawed w;
-    thaw(packed_of(h), &w, true);
-    return nidus_cuckoo_contains_hash(&w.cf, hash);
+    thaw(packed_of(h), &w, true, false);
+    return nidus_cuckoo_contains_hash(&w.cf, hash) || side_has(packed_of(h), &w.t, hash);
 }
 
 void nidus_cuckoo_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out)
@@ -392,8 +417,11 @@ void nidus_cuckoo_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_
         return;
     }
     thawed w;
-    thaw(packed_of(h), &w, true);
+    thaw(packed_of(h), &w, true, false);
     nidus_cuckoo_contains_many_hash(&w.cf, hashes, n, out);
+    if (packed_of(h)->side_entries)
+        for (size_t k = 0; k < n; k++)
+            out[k] = out[k] || side_has(packed_of(h), &w.t, hashes[k]);
 }
 
 uint64_t nidus_cuckoo_packed_count_hash(const nidus_cuckoo *h, uint64_t hash)
@@ -401,7 +429,7 @@ uint64_t nidus_cuckoo_packed_count_hash(const nidus_cuckoo *h, uint64_t hash)
     if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
         return nidus_cuckoo_count_hash(forward_of(h)->full, hash);
     thawed w;
-    thaw(packed_of(h), &w, true);
+    thaw(packed_of(h), &w, true, true);
     return nidus_cuckoo_count_hash(&w.cf, hash);
 }
 
@@ -409,7 +437,7 @@ nidus_status nidus_cuckoo_packed_remove_hash(nidus_cuckoo *h, uint64_t hash)
 {
     if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED && packed_of(h)->deleted < UINT32_MAX) {
         thawed w;
-        thaw(packed_of(h), &w, true);
+        thaw(packed_of(h), &w, true, true);
         nidus_status st = nidus_cuckoo_remove_hash(&w.cf, hash); /* one table: nothing to compact */
         if (st == NIDUS_OK)
             freeze(packed_of(h), &w);
@@ -460,7 +488,7 @@ void nidus_cuckoo_packed_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s)
         memory = s->memory_bytes - nidus_table_bytes(t0) + handle_bytes(&t0->shape);
     } else {
         thawed w;
-        thaw(packed_of(h), &w, true);
+        thaw(packed_of(h), &w, true, true);
         nidus_cuckoo_get_stats(&w.cf, s);
         memory = packed_bytes(packed_of(h));
     }
@@ -473,7 +501,7 @@ nidus_status nidus_cuckoo_packed_get_table_stats(const nidus_cuckoo *h, unsigned
     if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
         return nidus_cuckoo_get_table_stats(forward_of(h)->full, index, s);
     thawed w; /* a table's figures are its full form's (what max_memory measures); the packing is the filter's */
-    thaw(packed_of(h), &w, true);
+    thaw(packed_of(h), &w, true, true);
     return nidus_cuckoo_get_table_stats(&w.cf, index, s);
 }
 
@@ -482,7 +510,7 @@ uint64_t nidus_cuckoo_packed_encoded_size(const nidus_cuckoo *h)
     if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
         return nidus_cuckoo_encoded_size(forward_of(h)->full);
     thawed w;
-    thaw(packed_of(h), &w, true);
+    thaw(packed_of(h), &w, true, true);
     return nidus_cuckoo_encoded_size(&w.cf);
 }
 
@@ -491,7 +519,7 @@ nidus_status nidus_cuckoo_packed_encode(const nidus_cuckoo *h, void *buf, size_t
     if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
         return nidus_cuckoo_encode(forward_of(h)->full, buf, cap, written);
     thawed w;
-    thaw(packed_of(h), &w, true);
+    thaw(packed_of(h), &w, true, true);
     return nidus_cuckoo_encode(&w.cf, buf, cap, written);
 }
 
@@ -501,6 +529,6 @@ nidus_status nidus_cuckoo_packed_dump_chunk(const nidus_cuckoo *h, uint64_t curs
     if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
         return nidus_cuckoo_dump_chunk(forward_of(h)->full, cursor, buf, cap, len, next);
     thawed w;
-    thaw(packed_of(h), &w, true);
+    thaw(packed_of(h), &w, true, true);
     return nidus_cuckoo_dump_chunk(&w.cf, cursor, buf, cap, len, next);
 }

@@ -364,6 +364,63 @@ static void test_overflow_entries_stay_packed(void **state)
     }
 }
 
+/* A side entry whose item has no copy in the slots (a stash entry: an item the add's search could not place).
+ * Made here by taking a duplicated key's slot copies out of the packed slots behind the library's back; lookups
+ * (which skip installing the entries: side_has), counts, unique adds and removes must all still see it. */
+static void test_entry_without_slot_copies_is_found(void **state)
+{
+    (void)state;
+    for (unsigned b = 1; b <= 8; b *= 2) {
+        long live = g_count.live;
+        nidus_cuckoo *cf = make(100 + 64 * b, b, 0);
+        uint64_t dup[2], items[20];
+        disjoint_hashes(cf, dup, 2);
+        hashes_avoiding(cf, dup, 2, items, 20);
+        for (size_t i = 0; i < 20; i++)
+            assert_int_equal(nidus_cuckoo_add_hash(cf, items[i]), NIDUS_OK);
+        add_copies(cf, dup[0], 2 * b + 3); /* 3 on the side */
+        add_copies(cf, dup[1], 2 * b + 1); /* 1 on the side */
+        assert_int_equal(side_entries(cf), 2);
+        /* out of the slots: every copy of dup[0] */
+        nidus_cuckoo_packed *p = (nidus_cuckoo_packed *)(void *)cf;
+        nidus_cuckoo_thawed w;
+        nidus_table *t = &((nidus_cuckoo *)(uintptr_t)nidus_cuckoo_inspect(cf, &w))->tables[0];
+        uint64_t i;
+        uint32_t fp;
+        nidus_table_locate(t, dup[0], &i, &fp);
+        uint64_t j = nidus_table_alt(t, i, fp);
+        unsigned taken = 0;
+        while (nidus_table_take(t, i, fp) || nidus_table_take(t, j, fp))
+            taken++;
+        assert_int_equal(taken, 2 * b);
+        memcpy(p->slots, w.data, (size_t)nidus_table_shape_bytes(&t->shape));
+        p->occupied = (uint32_t)t->occupied;
+
+        uint64_t count[2] = {3, 2 * b + 1};
+        assert_holds(cf, items, 20, dup, count, 2);
+        bool found[3];
+        uint64_t probe[3] = {dup[0], dup[1], items[7]};
+        nidus_cuckoo_contains_many_hash(cf, probe, 3, found);
+        assert_true(found[0] && found[1] && found[2]);
+        bool added = true;
+        assert_int_equal(nidus_cuckoo_add_unique_hash(cf, dup[0], &added), NIDUS_OK);
+        assert_false(added);
+        assert_int_equal(nidus_cuckoo_count_hash(cf, dup[0]), 3);
+        nidus_cuckoo_stats st;
+        nidus_cuckoo_get_stats(cf, &st);
+        assert_int_equal(st.overflow_items, 3 + 1);
+        for (int c = 0; c < 3; c++)
+            assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[0]), NIDUS_OK);
+        assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[0]), NIDUS_ERR_NOT_FOUND);
+        assert_int_equal(nidus_cuckoo_count_hash(cf, dup[0]), 0);
+        assert_int_equal(side_entries(cf), 1);
+        count[0] = 0;
+        assert_holds(cf, items, 20, dup + 1, count + 1, 1);
+        nidus_cuckoo_free(cf);
+        assert_int_equal(g_count.live, live);
+    }
+}
+
 /* Allocations that fail while a filter has side entries: the full form for an add (its structs, its overflow
  * map), the side block when a forward packs back, a decode. Each refuses or stays larger; nothing changes,
  * nothing leaks. */
@@ -532,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_packed_matches_full),
         cmocka_unit_test(test_overflow_entries_stay_packed),
         cmocka_unit_test(test_side_allocation_failures),
+        cmocka_unit_test(test_entry_without_slot_copies_is_found),
         cmocka_unit_test(test_growth_forwards_and_clear_packs),
         cmocka_unit_test(test_failed_add_changes_nothing),
         cmocka_unit_test(test_chunks_round_trip),
