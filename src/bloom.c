@@ -114,14 +114,11 @@ nidus_bloom *nidus_bloom_alloc_struct(const nidus_allocator *a, const nidus_bloo
 struct nidus_bloom_more *nidus_bloom_more(nidus_bloom *bf, unsigned room)
 {
     struct nidus_bloom_more *m = bf->more;
-    if (m && m->room >= room)
+    if (m && !room)
         return m;
     size_t bytes = sizeof *m + room * sizeof m->layers[0];
     m = m ? nidus_realloc(bf->alloc, m, bytes) : nidus_calloc(bf->alloc, 1, bytes);
-    if (!m)
-        return NULL;
-    m->room = room;
-    return bf->more = m;
+    return m ? (bf->more = m) : NULL;
 }
 
 struct nidus_mapping **nidus_bloom_mapping_slot(nidus_bloom *bf)
@@ -186,9 +183,8 @@ void nidus_bloom_free(nidus_bloom *bf)
     if (!bf)
         return;
     const nidus_allocator *alloc = bf->alloc;
-    nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++)
-        nidus_bloom_layer_release(&layers[i], alloc);
+        nidus_bloom_layer_release(nidus_bloom_layer_at(bf, i), alloc);
     if (bf->more) {
         nidus_chunk_loader_release(&bf->more->loader, alloc);
         nidus_mapping_release(bf->more->mapping, alloc);
@@ -301,9 +297,11 @@ __attribute__((noinline)) static bool contains_layers(const nidus_bloom *bf, uin
 {
     if (bf->more->loader)
         return false;
-    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
-    for (unsigned i = 0; i < bf->nlayers; i++)
-        if (layer_has(bf, &layers[i], i, hash))
+    if (layer_has(bf, &bf->first, 0, hash))
+        return true;
+    const nidus_bloom_layer *rest = bf->more->layers;
+    for (unsigned i = 1; i < bf->nlayers; i++)
+        if (layer_has(bf, &rest[i - 1], i, hash))
             return true;
     return false;
 }
@@ -364,10 +362,9 @@ bool nidus_bloom_contains(const nidus_bloom *bf, const void *key, size_t len)
 
 static uint64_t layers_memory(const nidus_bloom *bf)
 {
-    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     uint64_t n = 0;
     for (unsigned i = 0; i < bf->nlayers; i++)
-        n += nidus_bloom_layer_memory(&layers[i]);
+        n += nidus_bloom_layer_memory(nidus_bloom_layer_at(bf, i));
     return n;
 }
 
@@ -377,7 +374,7 @@ static nidus_status grow(nidus_bloom *bf)
         return NIDUS_ERR_FULL;
     if (bf->nlayers >= bf->max_layers)
         return NIDUS_ERR_LIMIT_TABLES;
-    const nidus_bloom_layer *last = &nidus_bloom_layers(bf)[bf->nlayers - 1];
+    const nidus_bloom_layer *last = nidus_bloom_layer_at(bf, bf->nlayers - 1u);
     if (last->capacity > UINT64_MAX / bf->expansion)
         return NIDUS_ERR_TOO_LARGE;
     /* sized and checked against what max_memory leaves, without wrapping, before anything is allocated */
@@ -390,16 +387,17 @@ static nidus_status grow(nidus_bloom *bf)
     uint64_t have = layers_memory(bf), need = nidus_bloom_layer_budget(&l);
     if (bf->max_memory && (have > bf->max_memory || need > bf->max_memory - have))
         return NIDUS_ERR_LIMIT_MEMORY;
-    /* the first layer lives in the filter itself; a second moves them all to more->layers. Until nlayers grows,
-     * `first` stays the layer (a failure below leaves the filter as it was). */
-    struct nidus_bloom_more *m = nidus_bloom_more(bf, bf->nlayers + 1u);
-    if (!m)
-        return NIDUS_ERR_NO_MEMORY;
-    if (bf->nlayers == 1)
-        m->layers[0] = bf->first;
+    /* the first layer lives in the filter itself, the others in more->layers (a failure leaves the filter as it
+     * was) */
     if ((st = nidus_bloom_layer_alloc(&l, bf->alloc)))
         return st;
-    m->layers[bf->nlayers++] = l;
+    struct nidus_bloom_more *m = nidus_bloom_more(bf, bf->nlayers);
+    if (!m) {
+        nidus_bloom_layer_release(&l, bf->alloc);
+        return NIDUS_ERR_NO_MEMORY;
+    }
+    m->layers[bf->nlayers - 1u] = l;
+    bf->nlayers++;
     nidus_bloom_refresh_fast(bf);
     return NIDUS_OK;
 }
@@ -415,7 +413,7 @@ static inline nidus_status add_to_newest(nidus_bloom *bf, nidus_bloom_layer *l, 
         if (st)
             return st;
         last = bf->nlayers - 1u;
-        l = &nidus_bloom_layers(bf)[last];
+        l = nidus_bloom_layer_at(bf, last);
     }
     /* setting the newest layer's probes tells whether the key was there: any bit that was unset */
     if (layer_set(bf, l, last, hash)) {
@@ -431,12 +429,16 @@ __attribute__((noinline)) static nidus_status add_layers(nidus_bloom *bf, uint64
 {
     if (bf->more->loader)
         return NIDUS_ERR_READ_ONLY;
-    nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     unsigned last = bf->nlayers - 1u;
-    for (unsigned i = 0; i < last; i++)
-        if (layer_has(bf, &layers[i], i, hash))
+    if (last == 0) /* not reached: a one-layer filter with `more` is loading or a (read-only) view */
+        return add_to_newest(bf, &bf->first, 0, hash, added);
+    if (layer_has(bf, &bf->first, 0, hash))
+        return NIDUS_OK;
+    nidus_bloom_layer *rest = bf->more->layers;
+    for (unsigned i = 1; i < last; i++)
+        if (layer_has(bf, &rest[i - 1], i, hash))
             return NIDUS_OK;
-    return add_to_newest(bf, &layers[last], last, hash, added);
+    return add_to_newest(bf, &rest[last - 1], last, hash, added);
 }
 
 /* A filter without `more`: one layer, not loading (a compact filter's every add). */
@@ -536,9 +538,8 @@ void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashe
         out[k] = false;
     if (nidus_bloom_loader(bf))
         return;
-    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++) {
-        const nidus_bloom_layer *l = &layers[i];
+        const nidus_bloom_layer *l = nidus_bloom_layer_at(bf, i);
         if (l->layout == NIDUS_LAYER_PLAIN) { /* k lines a key: its own probes overlap already */
             for (size_t k = 0; k < n; k++)
                 out[k] = out[k] || layer_has(bf, l, i, hashes[k]);
@@ -561,12 +562,9 @@ nidus_status nidus_bloom_clear(nidus_bloom *bf)
         return NIDUS_ERR_READ_ONLY;
     if (bf->nlayers > 1) {
         while (bf->nlayers > 1)
-            nidus_bloom_layer_release(&bf->more->layers[--bf->nlayers], bf->alloc);
-        bf->first = bf->more->layers[0];
-        if (!bf->more->mapping) { /* back to one allocation's worth of state */
-            nidus_free(bf->alloc, bf->more);
-            bf->more = NULL;
-        }
+            nidus_bloom_layer_release(nidus_bloom_layer_at(bf, --bf->nlayers), bf->alloc);
+        nidus_free(bf->alloc, bf->more); /* no loader (refused above), no mapping (views are read-only) */
+        bf->more = NULL;
     }
     memset(bf->first.data, 0, (size_t)nidus_bloom_layer_bytes(&bf->first));
     bf->first.items = 0;
@@ -578,24 +576,23 @@ nidus_status nidus_bloom_clear(nidus_bloom *bf)
  * and every layer's own allocation or borrowed bytes. */
 void nidus_bloom_get_stats(const nidus_bloom *bf, nidus_bloom_stats *s)
 {
-    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     uint64_t capacity = 0, items = 0;
     double bound = 0.0;
     for (unsigned i = 0; i < bf->nlayers; i++) {
-        capacity += layers[i].capacity;
-        items += layers[i].items;
+        capacity += nidus_bloom_layer_at(bf, i)->capacity;
+        items += nidus_bloom_layer_at(bf, i)->items;
         bound += nidus_bloom_layer_error(bf->error_rate, bf->expansion, i);
     }
     uint64_t memory = sizeof *bf + layers_memory(bf);
     if (bf->more)
-        memory += sizeof *bf->more + bf->more->room * sizeof bf->more->layers[0];
+        memory += sizeof *bf->more + (bf->nlayers - 1u) * sizeof bf->more->layers[0];
     *s = (nidus_bloom_stats){
         .capacity = capacity,
         .items = items,
         .memory_bytes = memory,
         .layers = bf->nlayers,
         .expansion = bf->expansion,
-        .hashes = layers[0].k,
+        .hashes = bf->first.k,
         .layout = bf->layout,
         .error_rate = bf->error_rate,
         .error_bound = bound,

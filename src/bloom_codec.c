@@ -116,26 +116,25 @@ static size_t bloom_prefix(const nidus_bloom *bf, uint8_t *out, uint64_t total)
     nidus_put_u8(&w, bf->nlayers);
     nidus_put_u8(&w, bf->layout);
     nidus_put_u8(&w, 0);
-    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++)
-        put_layer(&w, &layers[i], nidus_bloom_layer_error(bf->error_rate, bf->expansion, i));
+        put_layer(&w, nidus_bloom_layer_at(bf, i), nidus_bloom_layer_error(bf->error_rate, bf->expansion, i));
     return (size_t)(w.p - out);
 }
 
 static unsigned bloom_segments(const nidus_bloom *bf, nidus_segment *segs)
 {
-    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
-    for (unsigned i = 0; i < bf->nlayers; i++)
-        segs[i] = (nidus_segment){layers[i].data, layer_bytes(&layers[i])};
+    for (unsigned i = 0; i < bf->nlayers; i++) {
+        const nidus_bloom_layer *l = nidus_bloom_layer_at(bf, i);
+        segs[i] = (nidus_segment){l->data, layer_bytes(l)};
+    }
     return bf->nlayers;
 }
 
 uint64_t nidus_bloom_encoded_size(const nidus_bloom *bf)
 {
     uint64_t n = NIDUS_CODEC_PREFIX_FIXED + BLOOM_META_FIXED + LAYER_META * bf->nlayers + NIDUS_CODEC_CHECKSUM_BYTES;
-    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++)
-        n += layer_bytes(&layers[i]);
+        n += layer_bytes(nidus_bloom_layer_at(bf, i));
     return n;
 }
 
@@ -195,13 +194,12 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
     if (!bf)
         return NIDUS_ERR_NO_MEMORY;
     bf->alloc = alloc;
-    if (nlayers > 1) { /* every layer in more->layers, layer 0 with its bits where alloc_struct put them */
-        if (!nidus_bloom_more(bf, nlayers)) {
+    if (nlayers > 1) { /* the layers after the first */
+        if (!nidus_bloom_more(bf, nlayers - 1)) {
             nidus_free(alloc, bf);
             return NIDUS_ERR_NO_MEMORY;
         }
-        layers[0] = bf->first;
-        memcpy(bf->more->layers, layers, nlayers * sizeof layers[0]);
+        memcpy(bf->more->layers, layers + 1, (nlayers - 1) * sizeof layers[0]);
     }
     bf->seed = seed;
     bf->error_rate = error;
@@ -234,9 +232,8 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
     }
     bool view = target != NIDUS_DECODE_COPY;
     const uint8_t *p = (const uint8_t *)buf + prefix;
-    nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers && !st; i++) {
-        nidus_bloom_layer *l = &layers[i];
+        nidus_bloom_layer *l = nidus_bloom_layer_at(bf, i);
         if (!(st = attach(l, bf->alloc, view ? p : NULL)) && !view)
             memcpy(l->data, p, (size_t)layer_bytes(l));
         p += layer_bytes(l);
@@ -275,11 +272,11 @@ nidus_status nidus_bloom_rewrite_body(const nidus_bloom *bf, uint8_t *body, size
     uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = bloom_prefix(bf, prefix, total);
     uint64_t at = prefix_bytes;
-    const nidus_bloom_layer *layers = nidus_bloom_layers(bf);
     for (unsigned i = 0; i < bf->nlayers; i++) { /* every layer still where it was borrowed from */
-        if (layers[i].owned || layers[i].data != body + at)
+        const nidus_bloom_layer *l = nidus_bloom_layer_at(bf, i);
+        if (l->owned || l->data != body + at)
             return NIDUS_ERR_UNSUPPORTED;
-        at += layer_bytes(&layers[i]);
+        at += layer_bytes(l);
     }
     nidus_codec_put_if_changed(body, prefix, prefix_bytes);
     return NIDUS_OK;
@@ -337,9 +334,8 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
             (st = bloom_from_meta(&meta, allocator, true, &bf, &stream)))
             return st;
         uint64_t memory = 0; /* by the measure creation and growth check against max_memory */
-        nidus_bloom_layer *layers = nidus_bloom_layers(bf);
         for (unsigned i = 0; i < bf->nlayers; i++)
-            memory += nidus_bloom_layer_budget(&layers[i]);
+            memory += nidus_bloom_layer_budget(nidus_bloom_layer_at(bf, i));
         st = n + stream != total              ? NIDUS_ERR_CORRUPT
              : max_bytes && memory > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
              : !nidus_bloom_more(bf, 0)        ? NIDUS_ERR_NO_MEMORY
@@ -347,7 +343,7 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
         if (max_bytes && (bf->max_memory == 0 || bf->max_memory > max_bytes))
             bf->max_memory = max_bytes; /* it grows here within this limit, so it always loads here again */
         for (unsigned i = 0; i < bf->nlayers && !st; i++)
-            st = attach(&layers[i], bf->alloc, NULL);
+            st = attach(nidus_bloom_layer_at(bf, i), bf->alloc, NULL);
         if (st) {
             nidus_bloom_free(bf);
             return st;

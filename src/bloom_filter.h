@@ -31,12 +31,13 @@ typedef struct nidus_bloom_layer {
 struct nidus_mapping;
 
 /* What only some filters need, behind one pointer (NULL until needed): the chunk loader while a chunked load is
- * under way, the mapped file of a view made by map_file, and the layers once the filter has grown. */
+ * under way, the mapped file of a view made by map_file, and the layers after the first once the filter has
+ * grown. Its allocation is always these 16 bytes and nlayers - 1 layers (growth, decoding and clearing keep it
+ * so): 56 bytes with two layers, where RedisBloom's links are 128. */
 struct nidus_bloom_more {
     nidus_chunk_loader *loader;
     struct nidus_mapping *mapping;
-    unsigned room;               /* layers[] has room for this many */
-    nidus_bloom_layer layers[];  /* every layer (layer 0 a copy of `first`'s) while nlayers > 1 */
+    nidus_bloom_layer layers[]; /* layers 1 .. nlayers - 1 */
 };
 
 /* Every small filter pays for this struct (88 bytes on x86-64; RedisBloom's pieces are 32 + 64 a filter). With a
@@ -57,13 +58,13 @@ struct nidus_bloom {
     bool read_only;
     uint8_t isa;        /* NIDUS_ISA_*: which compiled copy of the split probes this CPU runs (isa_impl.h) */
     uint8_t fast;       /* NIDUS_BLOOM_FAST_* (nidus_bloom_refresh_fast): what the entry points may skip */
-    nidus_bloom_layer first; /* the only layer while nlayers == 1; stale once the filter has grown */
+    nidus_bloom_layer first; /* layer 0 */
 };
 
-/* The filter's layers: `first` while there is one, else more->layers. */
-static inline nidus_bloom_layer *nidus_bloom_layers(const nidus_bloom *bf)
+/* Layer i (< nlayers) of the filter: `first`, then more->layers. */
+static inline nidus_bloom_layer *nidus_bloom_layer_at(const nidus_bloom *bf, unsigned i)
 {
-    return bf->nlayers > 1 ? bf->more->layers : (nidus_bloom_layer *)(uintptr_t)&bf->first;
+    return i ? &bf->more->layers[i - 1] : (nidus_bloom_layer *)(uintptr_t)&bf->first;
 }
 
 /* The chunk loader of a filter still loading, else NULL. */
@@ -72,8 +73,8 @@ static inline nidus_chunk_loader *nidus_bloom_loader(const nidus_bloom *bf)
     return bf->more ? bf->more->loader : NULL;
 }
 
-/* bf->more, made (zeroed) if absent and given room for `room` layers (the ones it holds are kept); NULL when out
- * of memory, bf unchanged. */
+/* bf->more, made (zeroed) if absent; with `room` > 0, reallocated to hold that many layers after the first (the
+ * ones it holds are kept), for a filter about to have room + 1 layers. NULL when out of memory, bf unchanged. */
 struct nidus_bloom_more *nidus_bloom_more(nidus_bloom *bf, unsigned room);
 
 /* Where a view's mapping is kept (nidus_bloom_more), for file_io.h's map_file; NULL when out of memory. */
