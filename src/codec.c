@@ -149,8 +149,8 @@ static nidus_status check_prefix(const uint8_t *buf, size_t len, nidus_kind kind
     unsigned version = nidus_get_u8(&r);
     if (r.bad)
         return NIDUS_ERR_CORRUPT;
-    /* this one, the one before range placement, or the one before Bloom layouts */
-    if (version != want_version && version != want_version - 2 && version != want_version - 4)
+    /* this one or an earlier one of its kind (odd: encodings, even: framed files; nidus/codec.h) */
+    if (version < 1 || version > want_version || version % 2 != want_version % 2)
         return NIDUS_ERR_VERSION;
     unsigned k = nidus_get_u8(&r), flags = nidus_get_u8(&r);
     uint64_t declared = nidus_get_u64(&r);

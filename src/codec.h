@@ -85,11 +85,12 @@ nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind
 
 /* Which metas the encoding or file whose meta `meta` reads has, before anything of the meta is read (the meta
  * follows the fixed prefix, whose sixth byte is the version): 1 before Bloom layer layouts (versions 1 and 2),
- * 2 with them (versions 3 and 4), 3 with the cuckoo placement flag (versions 5 and 6). */
+ * 2 with them (versions 3 and 4), 3 with the cuckoo placement flag (versions 5 and 6), 4 with cuckoo stash entries
+ * (versions 7 and 8: the same metas; stash entries have the bytes of overflow entries). */
 static inline unsigned nidus_codec_meta_version(const nidus_reader *meta)
 {
     unsigned v = meta->p[5 - (int)NIDUS_CODEC_PREFIX_FIXED];
-    return v >= 5 ? 3 : v >= 3 ? 2 : 1;
+    return v >= 7 ? 4 : v >= 5 ? 3 : v >= 3 ? 2 : 1;
 }
 
 /* Frames `payload` as chunk `seq` into `out` (NIDUS_CHUNK_OVERHEAD + n bytes); the payload may already be at

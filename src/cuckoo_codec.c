@@ -35,6 +35,7 @@ typedef struct cuckoo_meta {
     uint64_t occupied[NIDUS_CUCKOO_MAX_TABLES];
     uint64_t stream; /* bytes of segments and checksum the meta implies */
     uint64_t memory; /* what the tables cost by the measure growth checks against max_memory */
+    bool stash;      /* version 7 on: overflow entries may be stash entries (earlier writers made none) */
 } cuckoo_meta;
 
 static uint32_t meta_bytes(unsigned ntables) { return META_FIXED + META_PER_TABLE * ntables; }
@@ -174,6 +175,7 @@ nidus_status nidus_cuckoo_encode(const nidus_cuckoo *cf, void *buf, size_t cap, 
 static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
 {
     unsigned known_flags = nidus_codec_meta_version(r) >= 3 ? FLAG_SEMI | FLAG_RANGE : FLAG_SEMI;
+    m->stash = nidus_codec_meta_version(r) >= 4;
     m->seed = nidus_get_u64(r);
     m->max_memory = nidus_get_u64(r);
     m->deleted = nidus_get_u64(r);
@@ -215,7 +217,11 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
                           nidus_cuckoo_table_budget(base_bound, k)))
             return NIDUS_ERR_CORRUPT;
         uint64_t data = nidus_table_data_bytes(&s);
-        if (m->overflow[k] > UINT64_MAX / 4 / OV_ENTRY_BYTES || m->overflow[k] > s.buckets * s.bucket_size)
+        /* Entries adds can make: duplicates, each beside at least bucket_size copies in the slots, and stash
+         * entries, made while the map holds fewer than NIDUS_TABLE_STASH (never more than that many at once:
+         * a duplicate never becomes one, cuckoo_table.c). */
+        if (m->overflow[k] > UINT64_MAX / 4 / OV_ENTRY_BYTES ||
+            m->overflow[k] > s.buckets * s.bucket_size + NIDUS_TABLE_STASH)
             return NIDUS_ERR_CORRUPT;
         uint64_t add = m->overflow[k] * OV_ENTRY_BYTES + data;
         if (add > UINT64_MAX / 4 - stream)
@@ -281,6 +287,16 @@ static nidus_status load_overflow(nidus_table *t, const nidus_allocator *a, cons
     return NIDUS_OK;
 }
 
+/* The overflow map of table t, read into it and checked against its slots: version 7 on, duplicate or stash
+ * entries; before, duplicates only (what their writers made, and all their readers accept). */
+static nidus_status check_overflow(const nidus_table *t, bool stash)
+{
+    nidus_status st = nidus_table_validate_overflow(t);
+    if (!st && !stash && nidus_table_stash_entries(t))
+        st = NIDUS_ERR_CORRUPT;
+    return st;
+}
+
 /* Decodes a whole encoding: copies the tables, or (view) points them into `buf`. */
 static nidus_status decode(const void *buf, size_t len, const nidus_allocator *hook, nidus_decode_target target,
                            nidus_decode_mode mode, nidus_cuckoo **out)
@@ -324,9 +340,10 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
         if (!(st = load_overflow(t, cf->alloc, ov, m.overflow[k]))) {
             if (mode == NIDUS_DECODE_BODY_TRUSTED) {
                 t->occupied = m.occupied[k];
-                st = nidus_table_validate_overflow(t);
-            } else if (!(st = nidus_table_validate(t)) && t->occupied != m.occupied[k]) {
-                st = NIDUS_ERR_CORRUPT;
+                st = check_overflow(t, m.stash);
+            } else if (!(st = nidus_table_validate(t)) &&
+                       (t->occupied != m.occupied[k] || (st = check_overflow(t, m.stash)))) {
+                st = st ? st : NIDUS_ERR_CORRUPT;
             }
         }
         p = data + nidus_table_bytes(t);
@@ -398,6 +415,7 @@ struct nidus_cuckoo_loader {
     uint64_t overflow[NIDUS_CUCKOO_MAX_TABLES];
     uint64_t occupied[NIDUS_CUCKOO_MAX_TABLES];
     uint8_t *stage[NIDUS_CUCKOO_MAX_TABLES]; /* the overflow entries of each table, until the last chunk */
+    bool stash; /* cuckoo_meta.stash */
 };
 
 void nidus_cuckoo_loader_free(nidus_cuckoo *cf)
@@ -478,6 +496,7 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
         cf->ntables = k + 1;
         l->overflow[k] = m.overflow[k];
         l->occupied[k] = m.occupied[k];
+        l->stash = m.stash;
         if (m.overflow[k] && !(l->stage[k] = nidus_malloc(cf->alloc, (size_t)(m.overflow[k] * OV_ENTRY_BYTES))))
             st = NIDUS_ERR_NO_MEMORY;
     }
@@ -501,7 +520,7 @@ static nidus_status load_finish(nidus_cuckoo *cf)
     for (unsigned k = 0; k < cf->ntables; k++) {
         nidus_table *t = &cf->tables[k];
         nidus_status st = load_overflow(t, cf->alloc, l->stage[k], l->overflow[k]);
-        if (st || (st = nidus_table_validate(t)))
+        if (st || (st = nidus_table_validate(t)) || (st = check_overflow(t, l->stash)))
             return st;
         if (t->occupied != l->occupied[k])
             return NIDUS_ERR_CORRUPT;

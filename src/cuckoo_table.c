@@ -393,23 +393,78 @@ nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t 
     return nidus_table_add_full(t, a, i, fp);
 }
 
+/* One more copy of fp counted in the overflow map for the pair (i, j). */
+static nidus_status overflow_put(nidus_table *t, const nidus_allocator *a, uint64_t i, uint64_t j, uint32_t fp)
+{
+    nidus_status st = nidus_overflow_add(&t->overflow, a, i < j ? i : j, fp);
+    nidus_table_overflow_changed(t);
+    return st;
+}
+
 nidus_status nidus_table_add_full(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp)
 {
     uint64_t j = nidus_table_alt(t, i, fp);
     /* When fp already fills its share of the pair, moving things would mostly shuffle its own copies between
-     * the two buckets: count the copy on the side instead. */
+     * the two buckets: count the copy on the side instead (a duplicate entry). */
     unsigned copies = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
-    if (copies >= t->shape.bucket_size) {
-        nidus_status st = nidus_overflow_add(&t->overflow, a, i < j ? i : j, fp);
-        nidus_table_overflow_changed(t);
+    if (copies >= t->shape.bucket_size)
+        return overflow_put(t, a, i, j, fp);
+    nidus_status st = search_and_move(t, i, j, fp);
+    if (st != NIDUS_ERR_FULL)
         return st;
-    }
-    return search_and_move(t, i, j, fp);
+    /* No slot can be freed within the search's bounds: the copy waits in the stash, beside its full pair (the
+     * search left both buckets as they were), while the map stays small. A copy of a (pair, fp) already there
+     * joins its entry. Lookups and counts consult the map of such a table; removes refill the pair from it. */
+    const nidus_overflow *ov = &t->overflow;
+    if (ov->used < NIDUS_TABLE_STASH || nidus_overflow_get(ov, i < j ? i : j, fp))
+        return overflow_put(t, a, i, j, fp);
+    return NIDUS_ERR_FULL;
 }
 
-/* Overflow copies go first, so a pair keeps at least bucket_size copies in its slots while it has any counted
- * on the side (kicks move copies only between the pair's two buckets). That is what lets lookups skip the
- * overflow map. */
+/* Is the overflow entry (pair of lo, fp) a stash entry: fewer than bucket_size copies of fp in the pair's slots? */
+static bool is_stash(const nidus_table *t, uint64_t lo, uint32_t fp)
+{
+    uint64_t hi = nidus_table_alt(t, lo, fp);
+    return nidus_table_bucket_count(t, lo, fp) + nidus_table_bucket_count(t, hi, fp) < t->shape.bucket_size;
+}
+
+uint64_t nidus_table_stash_entries(const nidus_table *t)
+{
+    const nidus_overflow *ov = &t->overflow;
+    uint64_t n = 0;
+    for (uint64_t e = 0; ov->used && e < ov->capacity; e++)
+        n += ov->entries[e].count && is_stash(t, ov->entries[e].bucket, ov->entries[e].fingerprint);
+    return n;
+}
+
+/* Bucket x just gained a free slot: a stash entry (fewer than bucket_size copies of its fingerprint in its pair's
+ * slots) whose pair holds x moves one copy into it, so that every stash entry's pair stays full (validation relies
+ * on it, and an add of its fingerprint finds the pair full and joins the entry). At most one is needed: x is full
+ * again. Scans the map, which is empty in most tables and a few entries in the others. */
+static void stash_refill(nidus_table *t, uint64_t x)
+{
+    const nidus_overflow *ov = &t->overflow;
+    if (!ov->used)
+        return;
+    for (uint64_t e = 0; e < ov->capacity; e++) {
+        const nidus_overflow_entry *en = &ov->entries[e];
+        if (!en->count)
+            continue;
+        uint64_t lo = en->bucket;
+        uint32_t fp = en->fingerprint;
+        if ((lo != x && nidus_table_alt(t, lo, fp) != x) || !is_stash(t, lo, fp))
+            continue;
+        bucket_replace(t, x, 0, fp);
+        t->occupied++;
+        nidus_overflow_take(&t->overflow, lo, fp);
+        nidus_table_overflow_changed(t);
+        return;
+    }
+}
+
+/* Overflow copies go first: a duplicate entry's pair keeps at least bucket_size copies in its slots while it has
+ * any counted on the side (kicks move copies only between the pair's two buckets), and a stash entry's pair stays
+ * full. A copy taken from a slot makes room for a stash entry of that bucket. */
 bool nidus_table_remove(nidus_table *t, uint64_t i, uint32_t fp)
 {
     uint64_t j = nidus_table_alt(t, i, fp);
@@ -417,11 +472,12 @@ bool nidus_table_remove(nidus_table *t, uint64_t i, uint32_t fp)
         nidus_table_overflow_changed(t);
         return true;
     }
-    if (bucket_replace(t, i, fp, 0) || bucket_replace(t, j, fp, 0)) {
-        t->occupied--;
-        return true;
-    }
-    return false;
+    uint64_t x = i;
+    if (!bucket_replace(t, x, fp, 0) && !bucket_replace(t, x = j, fp, 0))
+        return false;
+    t->occupied--;
+    stash_refill(t, x);
+    return true;
 }
 
 uint64_t nidus_table_count(const nidus_table *t, uint64_t i, uint32_t fp)
@@ -457,6 +513,7 @@ bool nidus_table_take(nidus_table *t, uint64_t i, uint32_t fp)
     if (!bucket_replace(t, i, fp, 0))
         return false;
     t->occupied--;
+    stash_refill(t, i);
     return true;
 }
 
@@ -512,17 +569,23 @@ nidus_status nidus_table_validate_overflow(const nidus_table *t)
 {
     uint64_t m = t->shape.buckets;
     unsigned b = t->shape.bucket_size;
-    /* Overflow copies exist only for a fingerprint that fills its share of a full pair (nidus_table_add). */
+    /* Overflow copies exist only where nidus_table_add puts them: for a fingerprint that fills its share of its
+     * pair (a duplicate), or for one whose pair is full (a stash entry; removes keep it full). How many stash
+     * entries is the add's policy, not a property of valid data. */
     const nidus_overflow *ov = &t->overflow;
     for (uint64_t e = 0; e < ov->capacity; e++) {
         const nidus_overflow_entry *en = &ov->entries[e];
         if (!en->count)
             continue;
-        if (en->bucket >= m || en->fingerprint == 0 || en->fingerprint > t->fp_mask)
+        uint64_t i = en->bucket;
+        uint32_t fp = en->fingerprint;
+        if (i >= m || fp == 0 || fp > t->fp_mask)
             return NIDUS_ERR_CORRUPT;
-        uint64_t j = nidus_table_alt(t, en->bucket, en->fingerprint);
-        if (j < en->bucket || nidus_table_bucket_count(t, en->bucket, en->fingerprint) +
-                                      nidus_table_bucket_count(t, j, en->fingerprint) < b)
+        uint64_t j = nidus_table_alt(t, i, fp);
+        if (j < i)
+            return NIDUS_ERR_CORRUPT;
+        bool duplicate = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp) >= b;
+        if (!duplicate && (bucket_has_free(t, i) || bucket_has_free(t, j)))
             return NIDUS_ERR_CORRUPT;
     }
     return NIDUS_OK;

@@ -23,6 +23,12 @@
 #define NIDUS_TABLE_SEARCH_NODES 1024u
 #endif
 
+/* Overflow entries an add may hold for items its search could not place (the stash): up to this many entries in a
+ * table's overflow map (duplicate entries included), and only then NIDUS_ERR_FULL. A few items that wait beside a
+ * full bucket pair let a small table run to a higher load before its first failure (issue 14: 128 slots of b=2
+ * hold 100 items in 20,000 of 20,000 seeds with a stash of 4, 176 slots without). */
+#define NIDUS_TABLE_STASH 4u
+
 /* Shape of a table: everything that decides where a fingerprint goes, and so must be saved with it. */
 typedef struct nidus_table_shape {
     uint64_t buckets;      /* even, >= 2 */
@@ -95,7 +101,8 @@ uint64_t nidus_table_data_bytes(const nidus_table_shape *shape);
  * `occupied`. NIDUS_ERR_CORRUPT when anything is off. */
 nidus_status nidus_table_validate(nidus_table *t);
 
-/* The overflow part of nidus_table_validate alone (entries in range, each for a full pair). */
+/* The overflow part of nidus_table_validate alone: every entry in range, and either a duplicate (its fingerprint
+ * has at least bucket_size copies in its pair's slots) or a stash entry (both buckets of its pair full). */
 nidus_status nidus_table_validate_overflow(const nidus_table *t);
 
 /* Puts fp into bucket i or its alternate, whichever has more free slots (i on a tie), without kicking; false
@@ -105,8 +112,13 @@ bool nidus_table_place_free(nidus_table *t, uint64_t i, uint32_t fp);
 /* The fingerprints of bucket i (0 for an empty slot), bucket_size of them. */
 void nidus_table_read_bucket(const nidus_table *t, uint64_t i, uint32_t *fps);
 
-/* Removes one copy of fp from bucket i itself (not its alternate, not the overflow); false when absent. */
+/* Removes one copy of fp from bucket i itself (not its alternate, not the overflow); false when absent. A stash
+ * entry whose pair holds bucket i moves into the freed slot (nidus_table_remove does the same). */
 bool nidus_table_take(nidus_table *t, uint64_t i, uint32_t fp);
+
+/* Overflow entries that are stash entries: fewer than bucket_size copies of their fingerprint in their pair's
+ * slots (the others count duplicates beyond the pair's share). Scans the map. */
+uint64_t nidus_table_stash_entries(const nidus_table *t);
 
 /* Re-derives what depends on the overflow map (today: which lookup kernel the table takes, t->fast: the kernels
  * that skip the map serve only tables whose map is empty). Every change of t->overflow calls it afterwards. */
@@ -115,15 +127,18 @@ void nidus_table_overflow_changed(nidus_table *t);
 /* Copies of fp in the overflow map for the pair of bucket i. */
 uint64_t nidus_table_overflow_count(const nidus_table *t, uint64_t i, uint32_t fp);
 
-/* Adds fingerprint fp (nonzero, < 2^fp_bits) whose primary bucket is i. NIDUS_ERR_FULL leaves the table as it
- * was; NIDUS_ERR_NO_MEMORY only when the overflow map could not grow. */
+/* Adds fingerprint fp (nonzero, < 2^fp_bits) whose primary bucket is i. When both buckets are full and the search
+ * finds no way to free a slot, the copy waits in the overflow map (a stash entry, for a pair whose two buckets are
+ * full) if the map then holds at most NIDUS_TABLE_STASH entries. NIDUS_ERR_FULL leaves the table as it was;
+ * NIDUS_ERR_NO_MEMORY only when the overflow map could not grow. */
 nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp);
 
 /* nidus_table_add for a caller that already found both buckets of fp full (nidus_table_place_free): counts
  * the copy on the side or moves other fingerprints out of the way, as nidus_table_add would. */
 nidus_status nidus_table_add_full(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp);
 
-/* Removes one copy; false when there is none. */
+/* Removes one copy (from the overflow map first); false when there is none. When it frees a slot, a stash entry
+ * whose pair holds that bucket moves into it, so that a stash entry's pair stays full. */
 bool nidus_table_remove(nidus_table *t, uint64_t i, uint32_t fp);
 
 /* Copies of fp in the pair of bucket i, overflow included. */

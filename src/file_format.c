@@ -93,7 +93,7 @@ nidus_status nidus_file_parse(const uint8_t *file, size_t len, nidus_file_layout
     nidus_status st = nidus_codec_peek(file, len, &kind);
     if (st)
         return st;
-    if (file[5] % 2 == 1) { /* odd versions (1, 3, 5) are whole encodings, even ones (2, 4, 6) framed files */
+    if (file[5] % 2 == 1) { /* odd versions (1, 3, 5, 7) are whole encodings, even ones (2-8) framed files */
         *out = (nidus_file_layout){.version = 1, .body = file, .body_bytes = len};
         return NIDUS_OK;
     }

@@ -20,10 +20,12 @@ extern "C" {
 /* The version byte of encodings (encode/decode, chunks, the module's RDB) and of filter files (_save_file: the
  * encoding with per-block checksums). Version 3 encodings and version 4 files added Bloom layer layouts (plain
  * and split blocks); version 5 encodings and 6 files the cuckoo filter's range placement (a cuckoo meta flag
- * says which placement a filter has). Every earlier version, 1 and 3 (encodings, and whole-encoding files),
- * 2 and 4 (files), is still read; cuckoo filters read from them keep their placement. */
-#define NIDUS_FORMAT_VERSION 5u
-#define NIDUS_FILE_FORMAT_VERSION 6u
+ * says which placement a filter has); version 7 encodings and 8 files cuckoo stash entries (overflow entries of
+ * items an add could not place, which a reader of 5 or 6 would not look up: same bytes, new meaning, so older
+ * builds refuse them). Every earlier version, 1, 3 and 5 (encodings, and whole-encoding files), 2, 4 and 6
+ * (files), is still read; cuckoo filters read from them keep their placement. */
+#define NIDUS_FORMAT_VERSION 7u
+#define NIDUS_FILE_FORMAT_VERSION 8u
 
 /* Data chunks carry at most this many bytes of the encoding, plus NIDUS_CHUNK_OVERHEAD of framing. */
 #define NIDUS_CHUNK_PAYLOAD_MAX (4u << 20)

@@ -24,7 +24,7 @@ def run(*args, input=None, check_rc=None):
 
 def layout(path):
     data = open(path, "rb").read()
-    assert data[:5] == b"NIDUS" and data[5] == 6  # framed files: 2, 4 since Bloom layer layouts, 6 since cuckoo range placement
+    assert data[:5] == b"NIDUS" and data[5] == 8  # framed files: 2, 4 since Bloom layer layouts, 6 since cuckoo range placement, 8 since cuckoo stash entries
     footer = data[-FOOTER:]
     assert footer[:8] == b"NIDUSBLK"
     body = int.from_bytes(footer[16:24], "little")
@@ -102,7 +102,7 @@ def test_version_1_files_are_read_and_rewritten_as_version_2(tmp_path):
         f = str(tmp_path / ("%s.nidus" % kind))
         shutil.copy(src, f)
         run("add", f, "new-key", check_rc=0)
-        assert open(f, "rb").read()[5] == 6  # the framed version this build writes
+        assert open(f, "rb").read()[5] == 8  # the framed version this build writes
         assert run("check", f, input=keys + b"new-key\n", check_rc=0).stdout == b"1\n" * 501
 
 

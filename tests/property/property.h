@@ -81,6 +81,9 @@ uint64_t prop_cuckoo_episode(uint64_t seed, uint64_t ops);
 uint64_t prop_bloom_episode(uint64_t seed, uint64_t ops);
 uint64_t prop_counting_episode(uint64_t seed, uint64_t ops);
 
+/* Cuckoo states checked so far with stash entries in some table (`full`: with some table's stash at its limit). */
+uint64_t prop_cuckoo_stash_states(bool full);
+
 /* Reusable chunk buffer k (< PROP_CHUNKS_MAX) of NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD bytes, allocated
  * on first use; prop_release_buffers frees them all (at exit, so leak checkers see a clean run). */
 #define PROP_CHUNKS_MAX 8

@@ -27,6 +27,30 @@ typedef struct run {
     prop_bytes scratch2; /* its re-encoding */
 } run;
 
+/* States checked with stash entries in some table, and with a table's stash at NIDUS_TABLE_STASH (reported at the
+ * end of a run: the checker must reach them to test them). */
+static uint64_t stash_states, stash_full_states;
+
+uint64_t prop_cuckoo_stash_states(bool full) { return full ? stash_full_states : stash_states; }
+
+/* Stash entries (overflow entries of items an add could not place) in every table: within the add's limit, and
+ * each beside a full pair or a duplicate's share (what the decoders accept). */
+static void check_stash(run *R)
+{
+    nidus_cuckoo_thawed tw;
+    const nidus_cuckoo *full = nidus_cuckoo_inspect(R->cf, &tw);
+    bool any = false, at_limit = false;
+    for (unsigned k = 0; k < full->ntables && !full->loader; k++) {
+        uint64_t n = nidus_table_stash_entries(&full->tables[k]);
+        PROP_CHECK(n <= NIDUS_TABLE_STASH);
+        PROP_CHECK(nidus_table_validate_overflow(&full->tables[k]) == NIDUS_OK);
+        any |= n > 0;
+        at_limit |= n == NIDUS_TABLE_STASH;
+    }
+    stash_states += any;
+    stash_full_states += at_limit;
+}
+
 static uint64_t any_id(run *R) { return prop_range(&R->r, 0, R->universe - 1); }
 
 /* A key with copies in the model, or UINT64_MAX when there is none. */
@@ -84,6 +108,7 @@ static void check_state(run *R, bool unchanged, const uint64_t *touched, size_t 
         PROP_CHECK(R->scratch2.n == R->scratch.n && memcmp(R->scratch2.p, R->scratch.p, R->scratch.n) == 0);
         nidus_cuckoo_free(copy);
     }
+    check_stash(R);
     nidus_cuckoo_stats s;
     nidus_cuckoo_get_stats(R->cf, &s);
     PROP_CHECK(s.items == R->total);

@@ -171,5 +171,7 @@ int main(int argc, char **argv)
     printf("ok: %" PRIu64 " operations (cuckoo %" PRIu64 ", bloom %" PRIu64 ", counting %" PRIu64 ") in %" PRIu64
            " episodes, %.1f s, seed %" PRIu64 "\n",
            done, per_family[0], per_family[1], per_family[2], episodes, s, seed);
+    printf("   cuckoo states with stash entries: %" PRIu64 " (%" PRIu64 " with a full stash)\n",
+           prop_cuckoo_stash_states(false), prop_cuckoo_stash_states(true));
     return 0;
 }

@@ -544,11 +544,15 @@ static void test_failed_add_changes_nothing(void **state)
             continue;
         }
         assert_int_equal(st, NIDUS_ERR_FULL);
-        assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
         uint8_t *after = encode(cf, &n1);
         assert_int_equal(n0, n1);
         assert_memory_equal(before, after, n0);
         free(after);
+        if (nidus_cuckoo_form(cf) == NIDUS_FORM_FORWARD) { /* stash entries: the full form until packed side blocks */
+            free(before);
+            break;
+        }
+        assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
         /* the same add with no memory for the full form: refused, nothing changed */
         g_count.fail_after = 0;
         assert_int_equal(nidus_cuckoo_add_hash(cf, hash_of(cf, 1000 + i)), NIDUS_ERR_NO_MEMORY);
