@@ -338,7 +338,8 @@ uint64_t nidus_cuckoo_packed_hash(const nidus_cuckoo *h, const void *key, size_t
 
 nidus_status nidus_cuckoo_packed_add_hash(nidus_cuckoo *h, uint64_t hash)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED) {
+    bool was_packed = nidus_cuckoo_form(h) == NIDUS_FORM_PACKED;
+    if (was_packed) {
         thawed w;
         thaw(packed_of(h), &w, false, false);
         uint64_t i;
@@ -354,7 +355,8 @@ nidus_status nidus_cuckoo_packed_add_hash(nidus_cuckoo *h, uint64_t hash)
             return NIDUS_ERR_NO_MEMORY;
     }
     nidus_status st = nidus_cuckoo_add_hash(forward_of(h)->full, hash);
-    settle(h);
+    if (st == NIDUS_OK || was_packed) /* a failed add leaves the handle in the form it had (and its allocations) */
+        settle(h);
     return st;
 }
 

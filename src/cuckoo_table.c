@@ -440,26 +440,31 @@ uint64_t nidus_table_stash_entries(const nidus_table *t)
 /* Bucket x just gained a free slot: a stash entry (fewer than bucket_size copies of its fingerprint in its pair's
  * slots) whose pair holds x moves one copy into it, so that every stash entry's pair stays full (validation relies
  * on it, and an add of its fingerprint finds the pair full and joins the entry). At most one is needed: x is full
- * again. Scans the map, which is empty in most tables and a few entries in the others. */
+ * again. Of several, the least (bucket, fingerprint) moves: the choice depends on the table's contents alone, not
+ * on where the map keeps its entries (a decoded copy, or a packed filter's side block, lays them out otherwise),
+ * so copies of a filter stay byte for byte equal through the same removes. Scans the map, which is empty in most
+ * tables and a few entries in the others. */
 static void stash_refill(nidus_table *t, uint64_t x)
 {
     const nidus_overflow *ov = &t->overflow;
-    if (!ov->used)
-        return;
-    for (uint64_t e = 0; e < ov->capacity; e++) {
+    const nidus_overflow_entry *pick = NULL;
+    for (uint64_t e = 0; ov->used && e < ov->capacity; e++) {
         const nidus_overflow_entry *en = &ov->entries[e];
-        if (!en->count)
+        if (!en->count || (en->bucket != x && nidus_table_alt(t, en->bucket, en->fingerprint) != x) ||
+            (pick && (en->bucket > pick->bucket ||
+                      (en->bucket == pick->bucket && en->fingerprint > pick->fingerprint))) ||
+            !is_stash(t, en->bucket, en->fingerprint))
             continue;
-        uint64_t lo = en->bucket;
-        uint32_t fp = en->fingerprint;
-        if ((lo != x && nidus_table_alt(t, lo, fp) != x) || !is_stash(t, lo, fp))
-            continue;
-        bucket_replace(t, x, 0, fp);
-        t->occupied++;
-        nidus_overflow_take(&t->overflow, lo, fp);
-        nidus_table_overflow_changed(t);
-        return;
+        pick = en;
     }
+    if (!pick)
+        return;
+    uint64_t lo = pick->bucket;
+    uint32_t fp = pick->fingerprint;
+    bucket_replace(t, x, 0, fp);
+    t->occupied++;
+    nidus_overflow_take(&t->overflow, lo, fp);
+    nidus_table_overflow_changed(t);
 }
 
 /* Overflow copies go first: a duplicate entry's pair keeps at least bucket_size copies in its slots while it has
