@@ -80,7 +80,9 @@ nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf)
  * to bucket floor(i / (m_k / m_j)) of table j under range placement (i mod m_j under mod placement; m_j
  * divides m_k, and the pair of buckets reduces with it: cuckoo_table_impl.h) and to its low f_j bits (0 read
  * as 1, as nidus_fingerprint does). Copies of a (pair, fingerprint) with overflow copies stay:
- * the overflow count is only meaningful beside at least bucket_size copies in the slots. */
+ * a duplicate's overflow count is only meaningful beside at least bucket_size copies in the slots. A slot freed
+ * takes back a stash entry of its bucket (so stash entries move down as their pairs make room; the entries
+ * themselves stay in their table, which is then not freed). */
 static void compact_table(nidus_cuckoo *cf, unsigned k)
 {
     nidus_table *t = &cf->tables[k];
@@ -101,6 +103,7 @@ static void compact_table(nidus_cuckoo *cf, unsigned k)
                                                      : i / (t->shape.buckets / older->shape.buckets);
                 if (nidus_table_place_free(older, to, nidus_fingerprint(fp, older->fp_mask))) {
                     nidus_table_take(t, i, fp);
+                    nidus_table_stash_refill(t, i); /* a stash entry's pair stays full */
                     break;
                 }
             }

@@ -444,7 +444,7 @@ uint64_t nidus_table_stash_entries(const nidus_table *t)
  * on where the map keeps its entries (a decoded copy, or a packed filter's side block, lays them out otherwise),
  * so copies of a filter stay byte for byte equal through the same removes. Scans the map, which is empty in most
  * tables and a few entries in the others. */
-static void stash_refill(nidus_table *t, uint64_t x)
+void nidus_table_stash_refill(nidus_table *t, uint64_t x)
 {
     const nidus_overflow *ov = &t->overflow;
     const nidus_overflow_entry *pick = NULL;
@@ -461,7 +461,8 @@ static void stash_refill(nidus_table *t, uint64_t x)
         return;
     uint64_t lo = pick->bucket;
     uint32_t fp = pick->fingerprint;
-    bucket_replace(t, x, 0, fp);
+    if (!bucket_replace(t, x, 0, fp)) /* x had no free slot after all */
+        return;
     t->occupied++;
     nidus_overflow_take(&t->overflow, lo, fp);
     nidus_table_overflow_changed(t);
@@ -481,7 +482,7 @@ bool nidus_table_remove(nidus_table *t, uint64_t i, uint32_t fp)
     if (!bucket_replace(t, x, fp, 0) && !bucket_replace(t, x = j, fp, 0))
         return false;
     t->occupied--;
-    stash_refill(t, x);
+    nidus_table_stash_refill(t, x);
     return true;
 }
 
@@ -518,7 +519,6 @@ bool nidus_table_take(nidus_table *t, uint64_t i, uint32_t fp)
     if (!bucket_replace(t, i, fp, 0))
         return false;
     t->occupied--;
-    stash_refill(t, i);
     return true;
 }
 

@@ -112,8 +112,8 @@ bool nidus_table_place_free(nidus_table *t, uint64_t i, uint32_t fp);
 /* The fingerprints of bucket i (0 for an empty slot), bucket_size of them. */
 void nidus_table_read_bucket(const nidus_table *t, uint64_t i, uint32_t *fps);
 
-/* Removes one copy of fp from bucket i itself (not its alternate, not the overflow); false when absent. A stash
- * entry whose pair holds bucket i moves into the freed slot (nidus_table_remove does the same). */
+/* Removes one copy of fp from bucket i itself (not its alternate, not the overflow); false when absent. Stash
+ * entries stay as they are: call nidus_table_stash_refill(t, i) afterwards to keep their pairs full. */
 bool nidus_table_take(nidus_table *t, uint64_t i, uint32_t fp);
 
 /* Overflow entries that are stash entries: fewer than bucket_size copies of their fingerprint in their pair's
@@ -136,6 +136,10 @@ nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t 
 /* nidus_table_add for a caller that already found both buckets of fp full (nidus_table_place_free): counts
  * the copy on the side or moves other fingerprints out of the way, as nidus_table_add would. */
 nidus_status nidus_table_add_full(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp);
+
+/* Bucket x has just lost a copy: moves one stash entry whose pair holds x into the freed slot, if there is one, so
+ * that every stash entry's pair stays full (nidus_table_remove does it itself). */
+void nidus_table_stash_refill(nidus_table *t, uint64_t x);
 
 /* Removes one copy (from the overflow map first); false when there is none. When it frees a slot, a stash entry
  * whose pair holds that bucket moves into it, so that a stash entry's pair stays full. */

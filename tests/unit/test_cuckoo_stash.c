@@ -172,6 +172,9 @@ static void test_validation_refuses_a_stash_entry_beside_a_free_slot(void **stat
         assert_int_equal(nidus_table_stash_entries(&t), 1);
         /* a slot freed: the entry moves into it */
         assert_true(nidus_table_take(&t, 0, 100) || nidus_table_take(&t, 1, 100));
+        assert_int_equal(nidus_table_stash_entries(&t), 1); /* a raw take leaves it */
+        nidus_table_stash_refill(&t, 0);
+        nidus_table_stash_refill(&t, 1);
         assert_int_equal(t.overflow.used, 0);
         assert_int_equal(t.fast, nidus_table_plan_fast(&t));
         assert_int_equal(nidus_table_count(&t, 0, fp), 1);
