@@ -421,6 +421,64 @@ static void test_entry_without_slot_copies_is_found(void **state)
     }
 }
 
+/* A filter filled until an add fails keeps the items its search could not place in the stash (NIDUS_TABLE_STASH
+ * overflow entries): still packed, with a side block. Every item is found, one by one and batched, it reloads
+ * alike, and removes pull the stash back into the slots until the block is freed. */
+static void test_stash_entries_stay_packed(void **state)
+{
+    (void)state;
+    for (unsigned b = 1; b <= 8; b *= 2) {
+        long live = g_count.live;
+        nidus_cuckoo *cf = make(100, b, 0);
+        const uint64_t bare = memory_of(cf);
+        uint64_t n = 0;
+        nidus_status st;
+        while ((st = nidus_cuckoo_add_hash(cf, hash_of(cf, n))) == NIDUS_OK)
+            n++;
+        assert_int_equal(st, NIDUS_ERR_FULL);
+        assert_true(n >= 100);
+        assert_int_equal(side_entries(cf), NIDUS_TABLE_STASH);
+        assert_int_equal(g_count.live - live, 2);
+        assert_int_equal(memory_of(cf), bare + sizeof(nidus_cuckoo_side));
+        nidus_cuckoo_stats s;
+        nidus_cuckoo_get_stats(cf, &s);
+        assert_int_equal(s.items, n);
+        assert_true(s.overflow_items >= NIDUS_TABLE_STASH);
+        uint64_t *hashes = malloc(n * sizeof *hashes);
+        bool *found = malloc(n * sizeof *found);
+        assert_true(hashes && found);
+        for (uint64_t i = 0; i < n; i++) {
+            hashes[i] = hash_of(cf, i);
+            assert_true(nidus_cuckoo_contains_hash(cf, hashes[i]));
+            assert_true(nidus_cuckoo_count_hash(cf, hashes[i]) >= 1);
+        }
+        nidus_cuckoo_contains_many_hash(cf, hashes, n, found);
+        for (uint64_t i = 0; i < n; i++) {
+            assert_true(found[i]);
+            bool added = true;
+            assert_int_equal(nidus_cuckoo_add_unique_hash(cf, hashes[i], &added), NIDUS_OK);
+            assert_false(added);
+        }
+        assert_reloads_alike(cf);
+        /* removes: whatever stays is found; the stash drains into the freed slots */
+        for (uint64_t i = 0; i < n; i++) {
+            assert_int_equal(nidus_cuckoo_remove_hash(cf, hashes[i]), NIDUS_OK);
+            if (i % 16 == 0 || i + 1 == n)
+                for (uint64_t k = i + 1; k < n; k++)
+                    assert_true(nidus_cuckoo_contains_hash(cf, hashes[k]));
+        }
+        assert_int_equal(side_entries(cf), 0);
+        assert_int_equal(g_count.live - live, 1);
+        assert_int_equal(memory_of(cf), bare);
+        nidus_cuckoo_get_stats(cf, &s);
+        assert_int_equal(s.items, 0);
+        free(found);
+        free(hashes);
+        nidus_cuckoo_free(cf);
+        assert_int_equal(g_count.live, live);
+    }
+}
+
 /* Allocations that fail while a filter has side entries: the full form for an add (its structs, its overflow
  * map), the side block when a forward packs back, a decode. Each refuses or stays larger; nothing changes,
  * nothing leaks. */
@@ -544,15 +602,12 @@ static void test_failed_add_changes_nothing(void **state)
             continue;
         }
         assert_int_equal(st, NIDUS_ERR_FULL);
+        assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED); /* its stash entries in a side block */
+        assert_int_equal(side_entries(cf), NIDUS_TABLE_STASH);
         uint8_t *after = encode(cf, &n1);
         assert_int_equal(n0, n1);
         assert_memory_equal(before, after, n0);
         free(after);
-        if (nidus_cuckoo_form(cf) == NIDUS_FORM_FORWARD) { /* stash entries: the full form until packed side blocks */
-            free(before);
-            break;
-        }
-        assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
         /* the same add with no memory for the full form: refused, nothing changed */
         g_count.fail_after = 0;
         assert_int_equal(nidus_cuckoo_add_hash(cf, hash_of(cf, 1000 + i)), NIDUS_ERR_NO_MEMORY);
@@ -593,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_packed_matches_full),
         cmocka_unit_test(test_overflow_entries_stay_packed),
         cmocka_unit_test(test_side_allocation_failures),
+        cmocka_unit_test(test_stash_entries_stay_packed),
         cmocka_unit_test(test_entry_without_slot_copies_is_found),
         cmocka_unit_test(test_growth_forwards_and_clear_packs),
         cmocka_unit_test(test_failed_add_changes_nothing),
