@@ -5,9 +5,12 @@
  * usage: nidus_bench_cuckoo_load load SLOTS RUNS [F]       worst and mean load at the first failure, every (b, kicks)
  *        nidus_bench_cuckoo_load hold N RUNS B KICKS       filters of capacity N: how many of RUNS seeds fail to
  *                                                      take N distinct keys in their first table
- *        nidus_bench_cuckoo_load need N RUNS B KICKS [STASH]  the fewest slots (even buckets) a table needs to hold N keys
- *                                                   (with STASH: all but at most STASH of them, the rest in a stash)
- *                                                      in every one of RUNS seeds (the small-table margin) */
+ *        nidus_bench_cuckoo_load need N RUNS B KICKS [STASH [F]]  the fewest slots (even buckets) a table of
+ *                                                      F-bit fingerprints (12 unless given) needs to hold N keys
+ *                                                      (with STASH: all but at most STASH of them, the rest in a
+ *                                                      stash) in every one of RUNS seeds (the small-table margin)
+ *        nidus_bench_cuckoo_load fails N RUNS B KICKS STASH F SLOTS  how many of RUNS seeds a table of SLOTS slots
+ *                                                      does not hold N keys in (more than STASH adds fail) */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_util.h */
 #include <inttypes.h>
 #include <stdio.h>
@@ -92,52 +95,85 @@ static int run_hold(uint64_t n, unsigned runs, unsigned b, unsigned kicks)
     return failed != 0;
 }
 
-/* Does a table of `buckets` buckets take n keys from every one of `runs` seeds, all but at most `stash` of them
- * (the adds that fail are skipped: they would wait in a stash)? */
-static bool holds(uint64_t n, unsigned runs, unsigned b, unsigned kicks, uint64_t buckets, unsigned stash)
+/* Fills a table of `buckets` buckets with n keys of seed r, skipping the adds that fail (they would wait in a
+ * stash) until more than `stash` did; returns how many were skipped (at most stash + 1). */
+static unsigned skipped_adds(uint64_t n, unsigned r, unsigned b, unsigned kicks, uint64_t buckets, unsigned stash,
+                             unsigned f, const nidus_allocator *a)
 {
-    nidus_table_shape shape = {.buckets = buckets, .bucket_size = b, .fp_bits = 12, .offset_bits = 12,
+    nidus_table_shape shape = {.buckets = buckets, .bucket_size = b, .fp_bits = f, .offset_bits = f,
                                .reach_log2 = 16};
+    nidus_table t;
+    if (nidus_table_init(&t, &shape, kicks, a))
+        return stash + 1;
+    uint64_t s = UINT64_C(7777777) * (r + 1), k = 0;
+    unsigned failed = 0;
+    while (k < n && failed <= stash) {
+        k += bench_fill_table(&t, a, &s, n - k);
+        if (k < n) { /* the key that failed was consumed from the stream: count it as stashed */
+            failed++;
+            k++;
+        }
+    }
+    nidus_table_release(&t, a);
+    return failed;
+}
+
+/* Does a table of `buckets` buckets take n keys from every one of `runs` seeds, all but at most `stash` of them?
+ * With `stashed`, also counts the seeds whose fill skipped at least one add (a filter that pays for stash
+ * entries once full). */
+static bool holds(uint64_t n, unsigned runs, unsigned b, unsigned kicks, uint64_t buckets, unsigned stash,
+                  unsigned f, unsigned *stashed)
+{
     nidus_allocator a;
     nidus_alloc_resolve(NULL, &a);
     for (unsigned r = 0; r < runs; r++) {
-        nidus_table t;
-        if (nidus_table_init(&t, &shape, kicks, &a))
-            return false;
-        uint64_t s = UINT64_C(7777777) * (r + 1), k = 0;
-        unsigned failed = 0;
-        while (k < n && failed <= stash) {
-            uint64_t added = bench_fill_table(&t, &a, &s, n - k);
-            k += added;
-            if (k < n) { /* the key that failed was consumed from the stream: count it as stashed */
-                failed++;
-                k++;
-            }
-        }
-        nidus_table_release(&t, &a);
+        unsigned failed = skipped_adds(n, r, b, kicks, buckets, stash, f, &a);
         if (failed > stash)
             return false;
+        if (stashed && failed)
+            (*stashed)++;
     }
     return true;
 }
 
-static int run_need(uint64_t n, unsigned runs, unsigned b, unsigned kicks, unsigned stash)
+/* How many of `runs` seeds a table of `slots` slots (rounded up to even buckets) fails: more than `stash` adds
+ * of the n keys found no slot. */
+static int run_fails(uint64_t n, unsigned runs, unsigned b, unsigned kicks, unsigned stash, unsigned f,
+                     uint64_t slots)
+{
+    nidus_allocator a;
+    nidus_alloc_resolve(NULL, &a);
+    uint64_t buckets = (slots + b - 1) / b;
+    buckets += buckets & 1;
+    unsigned failed = 0;
+    for (unsigned r = 0; r < runs; r++)
+        failed += skipped_adds(n, r, b, kicks, buckets, stash, f, &a) > stash;
+    printf("N=%" PRIu64 " b=%u kicks=%u stash=%u f=%u slots=%" PRIu64 ": %u of %u runs did not hold it\n", n, b,
+           kicks, stash, f, buckets * b, failed, runs);
+    return 0;
+}
+
+static int run_need(uint64_t n, unsigned runs, unsigned b, unsigned kicks, unsigned stash, unsigned f)
 {
     uint64_t lo = (n / b + 1) & ~UINT64_C(1), hi = lo < 2 ? 2 : lo; /* buckets: lo fails or is the minimum */
-    while (!holds(n, runs, b, kicks, hi, stash))
+    while (!holds(n, runs, b, kicks, hi, stash, f, NULL))
         hi *= 2;
     while (hi - lo > 2) { /* even bucket counts only */
         uint64_t mid = (lo + (hi - lo) / 2) & ~UINT64_C(1);
         if (mid <= lo)
             mid = lo + 2;
-        if (holds(n, runs, b, kicks, mid, stash))
+        if (holds(n, runs, b, kicks, mid, stash, f, NULL))
             hi = mid;
         else
             lo = mid;
     }
-    printf("N=%" PRIu64 " b=%u kicks=%u stash=%u: %" PRIu64 " slots hold it in all %u runs (load %.4f, extra over "
-           "N/L %.1f)\n", n, b, kicks, stash, hi * b, runs, (double)n / (double)(hi * b),
-           (double)(hi * b) - (double)n / nidus_cuckoo_design_load(b, 12, kicks));
+    unsigned stashed = 0;
+    if (stash)
+        (void)holds(n, runs, b, kicks, hi, stash, f, &stashed);
+    printf("N=%" PRIu64 " b=%u kicks=%u stash=%u f=%u: %" PRIu64 " slots hold it in all %u runs (load %.4f, extra "
+           "over N/L %.1f; %u runs used the stash)\n", n, b, kicks, stash, f, hi * b, runs,
+           (double)n / (double)(hi * b), (double)(hi * b) - (double)n / nidus_cuckoo_design_load(b, f, kicks),
+           stashed);
     return 0;
 }
 
@@ -151,7 +187,13 @@ int main(int argc, char **argv)
                         (unsigned)atoi(argv[5]));
     if (argc >= 6 && !strcmp(argv[1], "need"))
         return run_need(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]),
-                        (unsigned)atoi(argv[5]), argc > 6 ? (unsigned)atoi(argv[6]) : 0);
-    fprintf(stderr, "usage: %s load SLOTS RUNS [F] | hold N RUNS B KICKS | need N RUNS B KICKS [STASH]\n", argv[0]);
+                        (unsigned)atoi(argv[5]), argc > 6 ? (unsigned)atoi(argv[6]) : 0,
+                        argc > 7 ? (unsigned)atoi(argv[7]) : 12);
+    if (argc >= 9 && !strcmp(argv[1], "fails"))
+        return run_fails(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]),
+                         (unsigned)atoi(argv[5]), (unsigned)atoi(argv[6]), (unsigned)atoi(argv[7]),
+                         strtoull(argv[8], NULL, 10));
+    fprintf(stderr, "usage: %s load SLOTS RUNS [F] | hold N RUNS B KICKS | need N RUNS B KICKS [STASH [F]] | "
+            "fails N RUNS B KICKS STASH F SLOTS\n", argv[0]);
     return 2;
 }
