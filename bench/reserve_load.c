@@ -10,7 +10,9 @@
  *                                                      (with STASH: all but at most STASH of them, the rest in a
  *                                                      stash) in every one of RUNS seeds (the small-table margin)
  *        nidus_bench_cuckoo_load fails N RUNS B KICKS STASH F SLOTS  how many of RUNS seeds a table of SLOTS slots
- *                                                      does not hold N keys in (more than STASH adds fail) */
+ *                                                      does not hold N keys in (more than STASH adds fail)
+ *        nidus_bench_cuckoo_load check LO HI RUNS B KICKS F STASH  whether the tables params.c sizes for capacities
+ *                                                      LO..HI hold them in every one of RUNS seeds */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime in bench_util.h */
 #include <inttypes.h>
 #include <stdio.h>
@@ -177,6 +179,29 @@ static int run_need(uint64_t n, unsigned runs, unsigned b, unsigned kicks, unsig
     return 0;
 }
 
+/* params.c against the model: for every capacity from lo to hi (then steps of a fiftieth above 300), the table
+ * nidus_cuckoo_plan_params sizes for (b, kicks, f) must hold the capacity in every one of RUNS seeds with at
+ * most `stash` adds waiting in the stash. Prints the capacities that do not, and how many were checked. */
+static int run_check(uint64_t lo, uint64_t hi, unsigned runs, unsigned b, unsigned kicks, unsigned f,
+                     unsigned stash)
+{
+    unsigned checked = 0, bad = 0;
+    for (uint64_t n = lo; n <= hi; n += n < 300 ? 1 : n / 50) {
+        nidus_cuckoo_params p = {.capacity = n, .bucket_size = b, .max_kicks = kicks, .fingerprint_bits = f};
+        nidus_cuckoo_plan plan;
+        if (nidus_cuckoo_plan_params(&p, &plan))
+            return 2;
+        checked++;
+        if (!holds(n, runs, b, kicks, plan.buckets, stash, f, NULL)) {
+            bad++;
+            printf("  N=%" PRIu64 " slots=%" PRIu64 " does not hold\n", n, plan.slots);
+        }
+    }
+    printf("check b=%u kicks=%u f=%u stash=%u N=%" PRIu64 "..%" PRIu64 ": %u of %u capacities fail in %u runs\n", b,
+           kicks, f, stash, lo, hi, bad, checked, runs);
+    return bad != 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 4 && !strcmp(argv[1], "load"))
@@ -193,7 +218,11 @@ int main(int argc, char **argv)
         return run_fails(strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]), (unsigned)atoi(argv[4]),
                          (unsigned)atoi(argv[5]), (unsigned)atoi(argv[6]), (unsigned)atoi(argv[7]),
                          strtoull(argv[8], NULL, 10));
+    if (argc >= 9 && !strcmp(argv[1], "check"))
+        return run_check(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), (unsigned)atoi(argv[4]),
+                         (unsigned)atoi(argv[5]), (unsigned)atoi(argv[6]), (unsigned)atoi(argv[7]),
+                         (unsigned)atoi(argv[8]));
     fprintf(stderr, "usage: %s load SLOTS RUNS [F] | hold N RUNS B KICKS | need N RUNS B KICKS [STASH [F]] | "
-            "fails N RUNS B KICKS STASH F SLOTS\n", argv[0]);
+            "fails N RUNS B KICKS STASH F SLOTS | check LO HI RUNS B KICKS F STASH\n", argv[0]);
     return 2;
 }
