@@ -4,24 +4,28 @@
 #include <math.h>
 
 /* How a table of bucket size b is sized when an add may move up to max_kicks fingerprints (bench/reserve_load.c,
- * docs/DESIGN-NOTES.md "Sizing"). slots = capacity / load + per_root * sqrt(capacity) + fixed, where `load` is
- * below the worst load at the first failed add over 20 tables of 2^18 slots with f = 12, and per_root and fixed
- * cover small tables, whose worst case lies further below: they are fitted so that every capacity from 3 to
- * 4000 held in each of 5,000 (N = 4000) to 100,000 (N <= 200) seeds. The add's search is at most max_kicks
- * moves deep and 1024 buckets wide, so from some depth on more kicks change nothing; a max_kicks between two
- * columns takes the lower one's entry. b = 1 was measured at small sizes only with one kick: its other entries
- * are its large-table loads less a fifth, with a wide margin for small tables. */
+ * docs/DESIGN-NOTES.md "Sizing"). slots = capacity / load + per_root * sqrt(capacity) + fixed. `load` is below
+ * the worst load at the first failed add over 20 tables of 2^18 slots with f = 12: what large tables are sized
+ * for. per_root and fixed fit small tables, where an add the search cannot place waits in the table's stash
+ * (NIDUS_TABLE_STASH entries) and the table is full only when the stash is. They were fitted to the fewest slots
+ * that hold N keys with a stash of 4 in each of 100,000 (N <= 200), 20,000 (N <= 1000) or 5,000 (N <= 4000)
+ * seeds, for 37 capacities from 3 to 4000 at the fingerprints the default 1 % error gives (f = 8, 9, 10, 11 at
+ * b = 1, 2, 4, 8; `nidus_bench_cuckoo_load need N RUNS B KICKS 4 F`): with `load` as at f >= 12 (shorter
+ * fingerprints only add slots), the sizing covers every capacity between two measured ones, read on the straight
+ * line between their needs, at the fewest slots per item over capacities spread evenly in log N. The add's
+ * search is at most max_kicks moves deep and 1024 buckets wide, so from some depth on more kicks change nothing;
+ * a max_kicks between two columns takes the lower one's entry. */
 typedef struct sizing {
     double load, per_root, fixed;
 } sizing;
 
 static const unsigned sizing_kicks[] = {1, 2, 5, 10, 20};
 static const sizing sizing_table[4][5] = {
-    /* max_kicks: 1              2                  5                  10                 20 and more */
-    /* b=1 */ {{0.015, 5, 16}, {0.04, 20, 16}, {0.18, 20, 16}, {0.24, 20, 16}, {0.30, 20, 16}},
-    /* b=2 */ {{0.20, 13.25, 16}, {0.46, 8.75, 16}, {0.78, 9.25, 16}, {0.85, 9.75, 16}, {0.85, 9.75, 16}},
-    /* b=4 */ {{0.55, 1.25, 16}, {0.82, 1, 16}, {0.955, 1.5, 16}, {0.955, 1.5, 16}, {0.955, 1.5, 16}},
-    /* b=8 */ {{0.80, 0.5, 32}, {0.94, 0.5, 32}, {0.98, 1.5, 32}, {0.98, 1.5, 32}, {0.98, 1.5, 32}},
+    /* max_kicks: 1                   2                    5                   10                    20 and more */
+    /* b=1 */ {{0.015, 0, -460.5}, {0.04, 0, -168.75}, {0.18, 0, -32.75}, {0.24, 0, -23}, {0.30, 0, -17.25}},
+    /* b=2 */ {{0.20, 0, -36.75}, {0.46, 0, -11.5}, {0.78, 2.75, -10}, {0.85, 3.75, -12.25}, {0.85, 3.75, -12.25}},
+    /* b=4 */ {{0.55, 0, -11.25}, {0.82, 0.5, -3}, {0.955, 1.25, 2}, {0.955, 1.25, 2}, {0.955, 1.25, 2}},
+    /* b=8 */ {{0.80, 0, -1}, {0.94, 0, 11}, {0.98, 1, 5.75}, {0.98, 1, 5.75}, {0.98, 1, 5.75}},
 };
 
 /* Short fingerprints give few distinct bucket offsets (f bits, so at most 2^f of them), and the cuckoo graph
@@ -76,19 +80,26 @@ static unsigned bits_for_error(unsigned b, double error, unsigned min_bits)
 static unsigned bucket_bits(unsigned b, unsigned f, bool semi) { return semi ? 4 * f - 4 : b * f; }
 
 /* Buckets for `capacity` items (see sizing_table), rounded up to even (the placement needs it). Up to 2b items
- * take two buckets: every key's pair is then those two, so they always fit. */
+ * take two buckets: every key's pair is those two, so they always fit in the slots. Up to 2b + NIDUS_TABLE_STASH
+ * take four, which hold that many every time (the first 2b find a free slot in their pair, the stash takes the
+ * rest), and more take at least four. Two buckets would hold 2b + NIDUS_TABLE_STASH too, but the stash is the
+ * margin for unlucky seeds, not capacity: a filter at its capacity should rarely pay for stash entries (a packed
+ * filter's side block) or for the lookups that consult them. */
 static uint64_t buckets_for(uint64_t capacity, unsigned b, unsigned f, unsigned max_kicks)
 {
     if (capacity <= 2 * (uint64_t)b)
         return 2;
+    if (capacity <= 2 * (uint64_t)b + NIDUS_TABLE_STASH)
+        return 4;
     sizing z = sizing_for(b, f, max_kicks);
     double slots = (double)capacity / z.load + z.per_root * sqrt((double)capacity) + z.fixed;
     double want = ceil(slots / b);
     if (want >= 0x1p62)
         return 0;
+    if (want < 4) /* also when fixed < 0 takes small capacities below zero */
+        return 4;
     uint64_t m = (uint64_t)want;
-    m += m & 1;
-    return m < 2 ? 2 : m;
+    return m + (m & 1);
 }
 
 uint64_t nidus_cuckoo_capacity_of(const nidus_table_shape *shape, unsigned max_kicks)
@@ -97,15 +108,16 @@ uint64_t nidus_cuckoo_capacity_of(const nidus_table_shape *shape, unsigned max_k
     if (shape->buckets <= 2)
         return 2 * (uint64_t)b;
     /* Invert slots = N / load + per_root * sqrt(N) + fixed for N, then step down until buckets_for agrees. */
+    uint64_t least = 2 * (uint64_t)b + NIDUS_TABLE_STASH; /* what four buckets or more hold every time */
     sizing z = sizing_for(b, shape->fp_bits, max_kicks);
     double slots = (double)shape->buckets * b - z.fixed;
     if (slots <= 0)
-        return 2 * (uint64_t)b;
+        return least;
     double root = (-z.per_root + sqrt(z.per_root * z.per_root + 4.0 * slots / z.load)) * z.load / 2.0;
     uint64_t n = (uint64_t)(root * root);
-    while (n > 2 * (uint64_t)b && buckets_for(n, b, shape->fp_bits, max_kicks) > shape->buckets)
+    while (n > least && buckets_for(n, b, shape->fp_bits, max_kicks) > shape->buckets)
         n--;
-    return n > 2 * (uint64_t)b ? n : 2 * (uint64_t)b;
+    return n > least ? n : least;
 }
 
 nidus_status nidus_cuckoo_resolve(const nidus_cuckoo_params *p, nidus_cuckoo_plan *plan,

@@ -338,6 +338,32 @@ static void test_reserved_capacity_holds_in_the_first_table(void **state)
                 }
 }
 
+/* The capacity a filter reports is what its table was sized for: at least what was asked, and a table sized for
+ * the reported capacity has the same buckets (nidus_cuckoo_capacity_of inverts the sizing of src/params.c). */
+static void test_reported_capacity_inverts_the_sizing(void **state)
+{
+    (void)state;
+    const unsigned kicks[] = {1, 2, 3, 5, 10, 20, 500};
+    for (unsigned b = 1; b <= 8; b *= 2)
+        for (size_t k = 0; k < sizeof kicks / sizeof *kicks; k++)
+            for (uint64_t cap = 1; cap <= 200000; cap += cap < 64 ? 1 : cap / 7) {
+                nidus_cuckoo_params p = {.capacity = cap, .bucket_size = b, .max_kicks = kicks[k]};
+                nidus_cuckoo *cf = NULL;
+                assert_int_equal(nidus_cuckoo_new(&p, &cf), NIDUS_OK);
+                nidus_cuckoo_stats s;
+                nidus_cuckoo_get_stats(cf, &s);
+                nidus_cuckoo_free(cf);
+                if (s.capacity < cap)
+                    printf("# b=%u max_kicks=%u capacity %" PRIu64 " reported %" PRIu64 "\n", b, kicks[k], cap,
+                           s.capacity);
+                assert_true(s.capacity >= cap);
+                nidus_cuckoo_plan plan;
+                p.capacity = s.capacity;
+                assert_int_equal(nidus_cuckoo_plan_params(&p, &plan), NIDUS_OK);
+                assert_int_equal(plan.buckets, s.buckets);
+            }
+}
+
 static void test_plan_reports_choice_and_cost(void **state)
 {
     (void)state;
@@ -456,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_any_capacity_holds_its_items_without_power_of_two_waste),
         cmocka_unit_test(test_plan_reports_choice_and_cost),
         cmocka_unit_test(test_reserved_capacity_holds_in_the_first_table),
+        cmocka_unit_test(test_reported_capacity_inverts_the_sizing),
         cmocka_unit_test(test_invalid_parameters_are_refused),
         cmocka_unit_test(test_clear_empties_and_keeps_working),
         cmocka_unit_test(test_allocator_hook_sees_all_memory),
