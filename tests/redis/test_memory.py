@@ -22,7 +22,7 @@ ABOVE_SLOTS = ("%d slots of %d bits (the worst of 100,000 seeds with the stash n
 CASES = [
     # (command, keys, RedisBloom's bytes per key beyond a string key, xfail reason or None); as many keys as the
     # bench measured with (fewer make the per-key figure noisier: the same filters measured 75 B/key at 2,000).
-    # CF ceilings: bench/small-keys-redis --sweep of 2026-11-23 23:25 (docs/BENCHMARKS.md).
+    # CF ceilings: bench/small-keys-redis --sweep of 2026-11-23 23:40 (docs/BENCHMARKS.md).
     (("CF.RESERVE", 4), 20000, 72, None),
     (("CF.RESERVE", 10), 20000, 80, None),
     (("CF.RESERVE", 50), 20000, 128,
@@ -117,13 +117,13 @@ def test_reload_keeps_bytes_per_key(server, cmd):
 
 
 # (capacity, BUCKETSIZE, keys, RedisBloom's bytes per key beyond a string key once each key holds its capacity:
-# `bench/small-keys-redis --filled` of 2026-11-23 23:27, where nidus is below it)
+# `bench/small-keys-redis --filled` of 2026-11-23 23:40, where nidus is below it)
 FILLED = [
     (10, 2, 20000, 81),
     (100, 2, 5000, 253),
-    (1000, 2, 500, 2133),
-    (10, 4, 20000, 95),
-    (1000, 4, 500, 2133),
+    (1000, 2, 500, 2124),
+    (10, 4, 20000, 96),
+    (1000, 4, 500, 2122),
 ]
 
 
