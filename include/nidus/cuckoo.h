@@ -69,7 +69,7 @@ typedef struct nidus_cuckoo_plan {
 /* Counters and derived figures of a live filter. */
 typedef struct nidus_cuckoo_stats {
     uint64_t items;          /* fingerprints stored, duplicates included */
-    uint64_t overflow_items; /* of those, duplicate copies counted outside the table (see nidus_cuckoo_add) */
+    uint64_t overflow_items; /* of those, copies counted outside the slots: duplicates and stash (nidus_cuckoo_add) */
     uint64_t buckets;
     uint64_t slots;
     unsigned bucket_size;
@@ -116,8 +116,9 @@ NIDUS_API void nidus_cuckoo_free(nidus_cuckoo *filter);
  * once and probe several filters created with the same seed. */
 NIDUS_API uint64_t nidus_cuckoo_hash(const nidus_cuckoo *filter, const void *key, size_t len);
 
-/* Adds one copy of the key: into a free slot of any table, else by relocation in the newest, else (when
- * expansion > 0) into a new table. The same key may be added many times; copies beyond what its two buckets
+/* Adds one copy of the key: into a free slot of any table, else by relocation in the newest, else into the
+ * newest table's stash (up to 4 items that no relocation could place wait there, found by every call), else
+ * (when expansion > 0) into a new table. The same key may be added many times; copies beyond what its two buckets
  * hold are counted in a side table, so count and remove stay exact and nothing kicks or grows for them.
  * On failure the filter is unchanged: NIDUS_ERR_FULL (no room and expansion 0), NIDUS_ERR_LIMIT_TABLES or
  * NIDUS_ERR_LIMIT_MEMORY (growth would pass max_tables or max_memory, or more fingerprint bits than 32 would
@@ -156,7 +157,7 @@ NIDUS_API nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *filter, const ui
 NIDUS_API nidus_status nidus_cuckoo_remove(nidus_cuckoo *filter, const void *key, size_t len);
 NIDUS_API nidus_status nidus_cuckoo_remove_hash(nidus_cuckoo *filter, uint64_t hash);
 
-/* Number of copies of the key's fingerprint in its two buckets and the duplicate side table: never below the
+/* Number of copies of the key's fingerprint in its two buckets and the side table (duplicates, stash): never below the
  * number of times the key was added and not removed; above it only through fingerprint collisions. */
 NIDUS_API uint64_t nidus_cuckoo_count(const nidus_cuckoo *filter, const void *key, size_t len);
 NIDUS_API uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *filter, uint64_t hash);
