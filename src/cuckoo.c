@@ -360,6 +360,12 @@ static inline __attribute__((always_inline)) uint64_t count_hash(const nidus_cuc
     return n;
 }
 
+/* Out of line, so that the public call, whose fast case is a tail call to a leaf kernel, keeps no stack frame. */
+static __attribute__((noinline)) bool contains_hash_base(const nidus_cuckoo *cf, uint64_t hash)
+{
+    return contains_hash(cf, hash);
+}
+
 /* The general paths compiled for x86-64-v3 (isa_impl.h) too, taken when the filter's first table chose it. */
 #if NIDUS_HAVE_ISA_V3
 static NIDUS_TARGET_V3 __attribute__((noinline)) bool contains_hash_v3(const nidus_cuckoo *cf, uint64_t hash)
@@ -401,7 +407,7 @@ bool nidus_cuckoo_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
 #endif
     if (t)
         return t->fast == NIDUS_FAST_PLAIN ? plain_hash_base(t, hash) : semi_hash_base(t, hash);
-    return contains_hash(cf, hash);
+    return contains_hash_base(cf, hash);
 }
 
 uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *cf, uint64_t hash)

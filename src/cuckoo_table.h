@@ -66,10 +66,11 @@ typedef struct nidus_table {
     uint8_t bucket_bytes;    /* bucket_bits / 8 when buckets are whole bytes (NIDUS_PROBE_*_WORD), <= 8 */
     uint8_t offset_shift;    /* 32 - reach_log2 */
     unsigned char probe;     /* how lookups read a bucket: NIDUS_PROBE_* in cuckoo_table_impl.h */
-    unsigned char fast;      /* NIDUS_FAST_*: which lookup kernel (cuckoo_table_impl.h) */
+    unsigned char fast;      /* NIDUS_FAST_*: the filter-level kernel, `kernel` while the overflow map is empty */
     bool offset_wraps;       /* buckets < 2^reach_log2: an offset may need reducing modulo buckets */
     unsigned char isa;       /* NIDUS_ISA_*: which compiled copy of the lookup kernels (isa_impl.h) */
     bool borrowed;           /* data belongs to someone else (a mapped file): read-only, never freed */
+    unsigned char kernel;    /* NIDUS_FAST_*: the lookup kernel the shape allows (cuckoo_table_impl.h) */
     uint64_t xor_limit;      /* range placement: alt is a XOR below this high digit (nidus_range_xor_limit) */
 } nidus_table;
 

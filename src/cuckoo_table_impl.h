@@ -126,15 +126,22 @@ enum {
 /* Which lookup kernel a table takes (see nidus_table_lookup). */
 enum { NIDUS_FAST_NONE = 0, NIDUS_FAST_PLAIN, NIDUS_FAST_SEMI };
 
-/* The lookup kernel a table's shape allows (NIDUS_FAST_NONE when its overflow map is not empty: the kernels
- * never read the map, and a stash entry's copy is found only there; nidus_table_overflow_changed). */
-static inline unsigned char nidus_table_plan_fast(const nidus_table *t)
+/* The lookup kernel a table's shape allows (t->kernel). */
+static inline unsigned char nidus_table_plan_kernel(const nidus_table *t)
 {
     bool direct = t->offset_mask == t->fp_mask && !t->shape.mod_placement && t->shape.stride == 1;
-    if (!direct || t->overflow.used)
+    if (!direct)
         return NIDUS_FAST_NONE;
     return t->probe == NIDUS_PROBE_PLAIN_WORD ? NIDUS_FAST_PLAIN
            : t->probe == NIDUS_PROBE_SEMI_WORD ? NIDUS_FAST_SEMI : NIDUS_FAST_NONE;
+}
+
+/* t->fast: the kernel, but NIDUS_FAST_NONE while the overflow map is not empty. The filter-level leaf kernels
+ * (cuckoo.c, cuckoo_batch.c) never read the map, and a stash entry's copy is found only there; a table with a map
+ * is looked up through nidus_table_lookup, which asks it after a miss (nidus_table_overflow_changed). */
+static inline unsigned char nidus_table_plan_fast(const nidus_table *t)
+{
+    return t->overflow.used ? NIDUS_FAST_NONE : t->kernel;
 }
 
 static inline void nidus_table_plan_probe(nidus_table *t)
@@ -145,6 +152,7 @@ static inline void nidus_table_plan_probe(nidus_table *t)
     t->offset_shift = 32 - t->shape.reach_log2;
     t->offset_wraps = (t->bucket_mod.d >> t->shape.reach_log2) == 0;
     t->isa = nidus_isa_detect();
+    t->kernel = nidus_table_plan_kernel(t);
     t->fast = nidus_table_plan_fast(t);
 }
 
@@ -364,16 +372,18 @@ static inline __attribute__((always_inline)) bool nidus_table_semi_probe(const n
     return nidus_table_semi_nibbles(t, ri, rj, fp);
 }
 
+/* A lookup in one table of any filter: its kernel, then (on a miss, in a table whose overflow map is not empty)
+ * the map, where a stash entry's copy is. */
 static inline __attribute__((always_inline)) bool nidus_table_lookup(const nidus_table *t, uint64_t hash)
 {
     uint64_t i, j;
-    if (t->fast == NIDUS_FAST_PLAIN) {
+    if (t->kernel == NIDUS_FAST_PLAIN) {
         uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-        return nidus_table_plain_probe(t, i, j, fp);
+        return nidus_table_plain_probe(t, i, j, fp) || (t->overflow.used && nidus_table_overflow_has(t, i, j, fp));
     }
-    if (t->fast == NIDUS_FAST_SEMI) {
+    if (t->kernel == NIDUS_FAST_SEMI) {
         uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-        return nidus_table_semi_probe(t, i, j, fp);
+        return nidus_table_semi_probe(t, i, j, fp) || (t->overflow.used && nidus_table_overflow_has(t, i, j, fp));
     }
     uint32_t fp;
     nidus_table_locate(t, hash, &i, &fp);

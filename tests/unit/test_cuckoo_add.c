@@ -27,7 +27,7 @@ static nidus_table general_copy(const nidus_table *t)
 {
     nidus_table g = *t;
     g.probe = NIDUS_PROBE_GENERAL;
-    g.fast = NIDUS_FAST_NONE;
+    g.fast = g.kernel = NIDUS_FAST_NONE;
     g.bucket_bytes = 0;
     g.data = malloc((size_t)nidus_table_bytes(t));
     memcpy(g.data, t->data, (size_t)nidus_table_bytes(t));

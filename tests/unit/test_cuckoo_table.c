@@ -127,7 +127,7 @@ static void test_lookup_kernels_agree_with_the_general_path(void **state)
                     keys[added++] = h;
             }
             nidus_table general = t;
-            general.fast = NIDUS_FAST_NONE;
+            general.fast = general.kernel = NIDUS_FAST_NONE;
             general.probe = NIDUS_PROBE_GENERAL;
             for (uint64_t n = 0; n < added + 100000; n++) {
                 uint64_t h = n < added ? keys[n] : test_splitmix(&rng), i;
