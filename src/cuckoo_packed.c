@@ -6,6 +6,7 @@
 #include "cuckoo_packed.h"
 #include "cuckoo_table_impl.h"
 #include "hash_impl.h"
+#include "params.h"
 
 typedef nidus_cuckoo_thawed thawed;
 
@@ -21,21 +22,30 @@ static nidus_cuckoo_forward *forward_of(const nidus_cuckoo *h)
 
 static nidus_table_shape shape_of(const nidus_cuckoo_packed *p)
 {
-    return (nidus_table_shape){.buckets = p->buckets, .bucket_size = p->bucket_size, .fp_bits = p->fp_bits,
-                               .offset_bits = p->offset_bits, .reach_log2 = p->reach_log2,
-                               .semi_sort = (p->flags & NIDUS_PACKED_SEMI_SORT) != 0,
-                               .mod_placement = (p->flags & NIDUS_PACKED_MOD_PLACEMENT) != 0, .stride = 1};
+    return (nidus_table_shape){.buckets = p->buckets, .bucket_size = (uint8_t)(1u << (p->layout & 3)),
+                               .fp_bits = p->fp_bits, .offset_bits = p->fp_bits, .reach_log2 = NIDUS_REACH_LOG2,
+                               .semi_sort = (p->layout & NIDUS_PACKED_SEMI_SORT) != 0,
+                               .mod_placement = (p->layout & NIDUS_PACKED_MOD_PLACEMENT) != 0, .stride = 1};
 }
 
-static uint8_t flags_of(const nidus_table_shape *shape)
+/* The layout byte of a packable shape, with no side entries. */
+static uint8_t layout_of(const nidus_table_shape *shape)
 {
-    return (uint8_t)((shape->semi_sort ? NIDUS_PACKED_SEMI_SORT : 0) |
+    unsigned log2b = shape->bucket_size == 8 ? 3 : shape->bucket_size == 4 ? 2 : shape->bucket_size == 2 ? 1 : 0;
+    return (uint8_t)(log2b | (shape->semi_sort ? NIDUS_PACKED_SEMI_SORT : 0) |
                      (shape->mod_placement ? NIDUS_PACKED_MOD_PLACEMENT : 0));
+}
+
+static unsigned side_entries(const nidus_cuckoo_packed *p) { return nidus_cuckoo_packed_side_entries(p); }
+
+static void set_side_entries(nidus_cuckoo_packed *p, unsigned n)
+{
+    p->layout = (uint8_t)((p->layout & ((1u << NIDUS_PACKED_SIDE_SHIFT) - 1)) | n << NIDUS_PACKED_SIDE_SHIFT);
 }
 
 static uint64_t max_memory_of(const nidus_cuckoo_packed *p)
 {
-    return p->side_entries ? p->side->max_memory : p->max_memory;
+    return side_entries(p) ? p->side->max_memory : p->max_memory;
 }
 
 static size_t slot_bytes(const nidus_cuckoo_packed *p)
@@ -47,16 +57,16 @@ static size_t slot_bytes(const nidus_cuckoo_packed *p)
 /* The packed handle's allocations: what MEMORY USAGE and the stats report for it. */
 static uint64_t packed_bytes(const nidus_cuckoo_packed *p)
 {
-    return sizeof *p + slot_bytes(p) + (p->side_entries ? sizeof(nidus_cuckoo_side) : 0);
+    return sizeof *p + slot_bytes(p) + (side_entries(p) ? sizeof(nidus_cuckoo_side) : 0);
 }
 
 /* Drops the side block (its entries are gone or moved): the header holds max_memory again. */
 static void drop_side(nidus_cuckoo_packed *p)
 {
-    if (!p->side_entries)
+    if (!side_entries(p))
         return;
     nidus_cuckoo_side *side = p->side;
-    p->side_entries = 0;
+    set_side_entries(p, 0);
     p->max_memory = side->max_memory;
     nidus_free(p->alloc, side);
 }
@@ -66,7 +76,7 @@ static void drop_side(nidus_cuckoo_packed *p)
 static nidus_status install_side(const nidus_cuckoo_packed *p, nidus_overflow *ov)
 {
     const nidus_cuckoo_side *side = p->side;
-    for (unsigned e = 0; e < p->side_entries; e++) {
+    for (unsigned e = 0; e < side_entries(p); e++) {
         nidus_status st = nidus_overflow_set(ov, p->alloc, side->bucket[e], side->fingerprint[e], side->count[e]);
         if (st)
             return st;
@@ -107,7 +117,8 @@ static uint64_t handle_bytes(const nidus_table_shape *shape);
 
 bool nidus_cuckoo_packable_shape(const nidus_table_shape *shape)
 {
-    return shape->buckets <= UINT32_MAX && nidus_table_shape_bytes(shape) <= NIDUS_CUCKOO_PACKED_MAX_BYTES;
+    return shape->buckets <= UINT16_MAX && shape->offset_bits == shape->fp_bits &&
+           shape->reach_log2 == NIDUS_REACH_LOG2 && nidus_table_shape_bytes(shape) <= NIDUS_CUCKOO_PACKED_MAX_BYTES;
 }
 
 /* thaw's part for the side entries: out of line, so that the common call (no entries) inlines thaw. */
@@ -135,7 +146,7 @@ static inline void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows, boo
     (void)nidus_table_init_borrowed(&w->t, &shape, w->data);
     (void)nidus_table_borrow_writable(&w->t, p->max_kicks, p->alloc);
     w->t.occupied = p->occupied;
-    if (entries && p->side_entries)
+    if (entries && side_entries(p))
         thaw_side(p, w);
     w->cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = p->alloc, .seed = p->seed,
                            .hash8_flip = nidus_hash8_flip(p->seed), .base = shape,
@@ -159,14 +170,14 @@ const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_tha
 static void freeze(nidus_cuckoo_packed *p, const thawed *w)
 {
     memcpy(p->slots, w->data, slot_bytes(p));
-    p->occupied = (uint32_t)w->t.occupied;
+    p->occupied = (uint16_t)w->t.occupied;
     p->deleted = (uint32_t)w->cf.deleted;
-    if (!p->side_entries || w->t.overflow.entries != w->map)
+    if (!side_entries(p) || w->t.overflow.entries != w->map)
         return;
     if (w->t.overflow.used == 0)
         drop_side(p);
     else
-        p->side_entries = write_side(p->side, &w->t.overflow);
+        set_side_entries(p, write_side(p->side, &w->t.overflow));
 }
 
 /* The packed (and forward) handle of a first table of this shape. */
@@ -204,12 +215,11 @@ static bool fits_packed(const nidus_cuckoo *cf)
 static bool header_of(const nidus_cuckoo *cf, nidus_cuckoo_packed *hdr)
 {
     const nidus_table *t = &cf->tables[0];
-    *hdr = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = t->shape.bucket_size,
-                                 .fp_bits = t->shape.fp_bits, .offset_bits = t->shape.offset_bits,
-                                 .reach_log2 = t->shape.reach_log2, .flags = flags_of(&t->shape),
-                                 .max_tables = cf->max_tables, .alloc = cf->alloc, .seed = cf->seed,
-                                 .max_memory = cf->max_memory, .buckets = (uint32_t)t->shape.buckets,
-                                 .occupied = (uint32_t)t->occupied, .deleted = (uint32_t)cf->deleted,
+    *hdr = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .layout = layout_of(&t->shape),
+                                 .fp_bits = t->shape.fp_bits, .max_tables = cf->max_tables, .alloc = cf->alloc,
+                                 .seed = cf->seed, .max_memory = cf->max_memory,
+                                 .buckets = (uint16_t)t->shape.buckets, .occupied = (uint16_t)t->occupied,
+                                 .deleted = (uint32_t)cf->deleted,
                                  .max_kicks = cf->max_kicks, .expansion = cf->expansion};
     if (t->overflow.used == 0)
         return true;
@@ -217,7 +227,7 @@ static bool header_of(const nidus_cuckoo *cf, nidus_cuckoo_packed *hdr)
     if (!side)
         return false;
     side->max_memory = cf->max_memory;
-    hdr->side_entries = write_side(side, &t->overflow);
+    set_side_entries(hdr, write_side(side, &t->overflow));
     hdr->side = side;
     return true;
 }
@@ -229,12 +239,10 @@ nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table
     nidus_cuckoo_packed *p = nidus_calloc(a, 1, (size_t)handle_bytes(shape));
     if (!p)
         return NIDUS_ERR_NO_MEMORY;
-    *p = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .bucket_size = shape->bucket_size,
-                               .fp_bits = shape->fp_bits, .offset_bits = shape->offset_bits,
-                               .reach_log2 = shape->reach_log2, .flags = flags_of(shape),
-                               .max_tables = (uint8_t)max_tables,
-                               .alloc = a, .seed = seed, .max_memory = max_memory,
-                               .buckets = (uint32_t)shape->buckets, .max_kicks = (uint16_t)max_kicks,
+    *p = (nidus_cuckoo_packed){.form = NIDUS_FORM_PACKED, .layout = layout_of(shape), .fp_bits = shape->fp_bits,
+                               .max_tables = (uint8_t)max_tables, .alloc = a, .seed = seed,
+                               .max_memory = max_memory, .buckets = (uint16_t)shape->buckets,
+                               .max_kicks = (uint16_t)max_kicks,
                                .expansion = (uint16_t)expansion};
     *out = (nidus_cuckoo *)(void *)p;
     return NIDUS_OK;
@@ -276,7 +284,7 @@ nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
     nidus_cuckoo *cf = nidus_calloc(a, 1, sizeof *cf);
     nidus_table *t = nidus_calloc(a, 1, sizeof *t);
     nidus_overflow ov = {NULL, 0, 0, 0};
-    if (!cf || !t || (hdr.side_entries && install_side(&hdr, &ov))) {
+    if (!cf || !t || (side_entries(&hdr) && install_side(&hdr, &ov))) {
         nidus_overflow_release(&ov, a);
         nidus_free(a, t);
         nidus_free(a, cf);
@@ -391,13 +399,13 @@ nidus_status nidus_cuckoo_packed_add_many_hash(nidus_cuckoo *h, const uint64_t *
  * holding the entries (nidus_table_contains: the slots, else the map). `t`: the filter thawed without them. */
 static bool side_has(const nidus_cuckoo_packed *p, const nidus_table *t, uint64_t hash)
 {
-    if (!p->side_entries)
+    if (!side_entries(p))
         return false;
     uint64_t i;
     uint32_t fp;
     nidus_table_locate(t, hash, &i, &fp);
     uint64_t j = nidus_table_alt(t, i, fp), lower = i < j ? i : j;
-    for (unsigned e = 0; e < p->side_entries; e++)
+    for (unsigned e = 0; e < side_entries(p); e++)
         if (p->side->bucket[e] == lower && p->side->fingerprint[e] == fp)
             return true;
     return false;
@@ -421,7 +429,7 @@ void nidus_cuckoo_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_
     thawed w;
     thaw(packed_of(h), &w, true, false);
     nidus_cuckoo_contains_many_hash(&w.cf, hashes, n, out);
-    if (packed_of(h)->side_entries)
+    if (side_entries(packed_of(h)))
         for (size_t k = 0; k < n; k++)
             out[k] = out[k] || side_has(packed_of(h), &w.t, hashes[k]);
 }

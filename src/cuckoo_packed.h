@@ -4,7 +4,7 @@
  * A full filter is a struct nidus_cuckoo (88 bytes on x86-64), a table struct (240: shape, the lookup kernels'
  * derived constants, overflow map) and the slots with 16 bytes of slack, in three allocations. For one small
  * table that is most of its memory: CF.RESERVE k 4 held 5 bytes of fingerprints in ~370. Those structs are a
- * cache of what a 48-byte header says, so a small filter is kept as that header with its slots packed after it,
+ * cache of what a 40-byte header says, so a small filter is kept as that header with its slots packed after it,
  * in one allocation, and each call rebuilds the full form on the stack (a struct, a table struct and a copy of
  * the slots with their slack: at most NIDUS_CUCKOO_PACKED_MAX_BYTES), runs the ordinary code on it and, when it
  * wrote, copies the slots and counters back. Up to NIDUS_CUCKOO_SIDE_ENTRIES overflow entries (duplicate copies
@@ -35,8 +35,9 @@ enum { NIDUS_FORM_FULL = 0, NIDUS_FORM_PACKED = 1, NIDUS_FORM_FORWARD = 2 };
 /* Overflow entries a packed filter holds (the stash's size): more make it a forward. */
 #define NIDUS_CUCKOO_SIDE_ENTRIES 4u
 
-/* nidus_cuckoo_packed.flags: the shape's booleans, folded into one byte to free one for side_entries. */
-enum { NIDUS_PACKED_SEMI_SORT = 1, NIDUS_PACKED_MOD_PLACEMENT = 2 };
+/* nidus_cuckoo_packed.layout: log2 of the bucket size (bits 0-1), the shape's booleans, and the number of side
+ * entries (bits 4-6): one byte, so that the header fits 40 bytes. */
+enum { NIDUS_PACKED_SEMI_SORT = 4, NIDUS_PACKED_MOD_PLACEMENT = 8, NIDUS_PACKED_SIDE_SHIFT = 4 };
 
 /* A packed filter's overflow entries (the first side_entries of each array) and the max_memory whose place in
  * the header their pointer takes: 48 bytes, one allocator size class. Buckets fit 16 bits (a packable shape has
@@ -48,29 +49,40 @@ typedef struct nidus_cuckoo_side {
     uint16_t bucket[NIDUS_CUCKOO_SIDE_ENTRIES]; /* the lower bucket of the pair, as the overflow map keys it */
 } nidus_cuckoo_side;
 
+/* 40 bytes: with 48, CF.RESERVE k 50, k 10 BUCKETSIZE 4 and k 100 BUCKETSIZE 4 took one allocator size class
+ * more than RedisBloom's keys. What a packable shape has no room for is not stored: its offset bits are its
+ * fingerprint bits and its reach is NIDUS_REACH_LOG2 (nidus_cuckoo_packable_shape), and its buckets and
+ * occupied slots fit 16 bits (at most 2048 slot bytes of >= 4-bit slots: 4096 slots). */
 typedef struct nidus_cuckoo_packed {
-    uint8_t form; /* NIDUS_FORM_PACKED */
-    uint8_t bucket_size, fp_bits, offset_bits, reach_log2;
-    uint8_t flags; /* NIDUS_PACKED_*; mod placement: a filter first written by format versions 1-4 */
+    uint8_t form;       /* NIDUS_FORM_PACKED */
+    uint8_t layout;     /* NIDUS_PACKED_*: bucket size, semi-sorting, mod placement (format versions 1-4), side */
+    uint8_t fp_bits;
     uint8_t max_tables;
-    uint8_t side_entries; /* overflow entries in `side`; 0: no side block, and the union holds max_memory */
+    uint16_t buckets;
+    uint16_t occupied;
     const nidus_allocator *alloc;
     uint64_t seed;
     union {
-        uint64_t max_memory;     /* while side_entries == 0 */
-        nidus_cuckoo_side *side; /* while side_entries > 0 (it holds max_memory) */
+        uint64_t max_memory;     /* while there are no side entries */
+        nidus_cuckoo_side *side; /* while there are (it holds max_memory) */
     };
-    uint32_t buckets;
-    uint32_t occupied;
     uint32_t deleted;
     uint16_t max_kicks;
     uint16_t expansion;
     uint8_t slots[]; /* nidus_table_shape_bytes of the shape: no slack */
 } nidus_cuckoo_packed;
 
-_Static_assert(sizeof(nidus_cuckoo_packed) == 48, "the packed header stays 48 bytes (issue 14.3's figures)");
+_Static_assert(sizeof(nidus_cuckoo_packed) == 40, "the packed header stays 40 bytes (issue 14.3's figures)");
 _Static_assert(sizeof(nidus_cuckoo_side) == 48, "a side block is one 48-byte allocation");
-_Static_assert(NIDUS_CUCKOO_PACKED_MAX_BYTES * 8u / 4u <= 65536u, "a packed table's buckets fit the side's 16 bits");
+_Static_assert(NIDUS_CUCKOO_PACKED_MAX_BYTES * 8u / 4u <= UINT16_MAX,
+               "a packed table's buckets and slots fit the header's and the side's 16 bits");
+_Static_assert(NIDUS_CUCKOO_SIDE_ENTRIES < 8, "side entries fit three bits of the layout byte");
+
+/* Side entries of a packed handle (0: no side block). */
+static inline unsigned nidus_cuckoo_packed_side_entries(const nidus_cuckoo_packed *p)
+{
+    return (unsigned)p->layout >> NIDUS_PACKED_SIDE_SHIFT;
+}
 
 /* What a packed handle becomes when its filter outgrows the form: the allocation stays (the caller holds it). */
 typedef struct nidus_cuckoo_forward {

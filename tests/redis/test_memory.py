@@ -13,11 +13,10 @@ from resp import Raw
 
 # Where nidus's CF keys are still above RedisBloom's: the table is sized for the worst of 100,000 seeds with the
 # 4-entry stash as margin (issue 14.2: a reservation holds in its first table; docs/DESIGN-NOTES.md "Sizing"), and
-# the packed header (48 bytes) and those slots land one allocator size class above RedisBloom's power-of-two
-# table, which does not hold its capacity in every key (bench/small-keys-redis --filled: 29 % of k 50 keys and 43 %
-# of k 100 keys grew, every k 10 BUCKETSIZE 4 key).
+# the packed header (40 bytes) and those slots land one allocator size class above RedisBloom's power-of-two
+# table, which does not hold its capacity in every key (bench/small-keys-redis --filled: 43 % of k 100 keys grew).
 ABOVE_SLOTS = ("%d slots of %d bits (the worst of 100,000 seeds with the stash needs %d; %d would fit RedisBloom's "
-               "%d-byte class and fail %s) + the 48-byte header: %d bytes, the %d-byte class")
+               "%d-byte class and fail %s) + the 40-byte header: %d bytes, the %d-byte class")
 
 CASES = [
     # (command, keys, RedisBloom's bytes per key beyond a string key, xfail reason or None); as many keys as the
@@ -25,17 +24,12 @@ CASES = [
     # CF ceilings: bench/small-keys-redis --sweep of 2026-11-23 23:40 (docs/BENCHMARKS.md).
     (("CF.RESERVE", 4), 20000, 72, None),
     (("CF.RESERVE", 10), 20000, 80, None),
-    (("CF.RESERVE", 50), 20000, 128,
-     ABOVE_SLOTS % (76, 9, 72, 68, 128, "1 seed in 100,000", 134, 160)),
+    (("CF.RESERVE", 50), 20000, 128, None),
     (("CF.RESERVE", 100), 20000, 192,
-     ABOVE_SLOTS % (148, 9, 140, 128, 192, "3 seeds in 100,000", 215, 224)),
-    (("CF.RESERVE", 10, "BUCKETSIZE", 4), 20000, 72,
-     "16 slots of 10 bits + the 48-byte header: 68 bytes, the 80-byte class. Two buckets (8 slots, 58 bytes) would "
-     "hold 10 only with 2 items in the stash in every key, which then costs a 48-byte side block (112 when full; "
-     "RedisBloom 95 when full, every key grown)"),
+     ABOVE_SLOTS % (148, 9, 140, 132, 192, "1 (136 slots) to 3 (128) seeds in 100,000", 207, 224)),
+    (("CF.RESERVE", 10, "BUCKETSIZE", 4), 20000, 72, None),
     (("CF.RESERVE", 50, "BUCKETSIZE", 4), 20000, 128, None),
-    (("CF.RESERVE", 100, "BUCKETSIZE", 4), 20000, 192,
-     ABOVE_SLOTS % (120, 10, 120, 112, 192, "1 seed in 100,000", 198, 224)),
+    (("CF.RESERVE", 100, "BUCKETSIZE", 4), 20000, 192, None),
     (("CF.RESERVE", 10000, "BUCKETSIZE", 4), 5000, 16448, None),
     # BF rows: RedisBloom's figures from the BF sweep of 2026-11-23 22:50 (capacities 1-10000 at 0.1, 0.01, 0.001;
     # docs/BENCHMARKS.md "Bloom bytes per key"), with the rows where nidus's 112-byte struct was above it

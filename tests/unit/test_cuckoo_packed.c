@@ -132,8 +132,9 @@ static void test_small_filter_is_one_allocation(void **state)
 /* The side entries of a packed handle; -1 for another form. */
 static int side_entries(const nidus_cuckoo *cf)
 {
-    return nidus_cuckoo_form(cf) == NIDUS_FORM_PACKED ? ((const nidus_cuckoo_packed *)(const void *)cf)->side_entries
-                                                      : -1;
+    if (nidus_cuckoo_form(cf) != NIDUS_FORM_PACKED)
+        return -1;
+    return (int)nidus_cuckoo_packed_side_entries((const nidus_cuckoo_packed *)(const void *)cf);
 }
 
 /* Packed and full filters given the same adds and removes answer alike and encode to the same bytes: over 300

@@ -169,7 +169,7 @@ static void test_mod_placement_small_filter_stays_mod_when_packed(void **state)
     for (int c = 0; c < 10; c++)
         assert_int_equal(nidus_cuckoo_add(cf, "key-5", 5), NIDUS_OK);
     assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
-    assert_int_equal(((const nidus_cuckoo_packed *)(const void *)cf)->side_entries, 1);
+    assert_int_equal(nidus_cuckoo_packed_side_entries((const nidus_cuckoo_packed *)(const void *)cf), 1);
     assert_true(all_present(cf, "key", 1, 100));
     for (int c = 0; c < 10; c++)
         assert_int_equal(nidus_cuckoo_remove(cf, "key-5", 5), NIDUS_OK);
