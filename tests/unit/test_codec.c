@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Encoding and decoding of cuckoo filters: identity, views, files, chunks, and refusal of bad input. */
 #define _POSIX_C_SOURCE 200809L
+#include "cuckoo_test_util.h"
 #include "test_util.h"
 
 #include <errno.h>
@@ -33,17 +34,6 @@ static nidus_cuckoo *make_filled(unsigned b, unsigned f, bool semi, unsigned exp
         assert_int_equal(nidus_cuckoo_add_hash(cf, key_hash(cf, "dup", 0)), NIDUS_OK);
     nidus_cuckoo_remove_hash(cf, key_hash(cf, "in", 0));
     return cf;
-}
-
-static uint8_t *encode(const nidus_cuckoo *cf, size_t *len)
-{
-    uint64_t size = nidus_cuckoo_encoded_size(cf);
-    uint8_t *buf = malloc((size_t)size);
-    assert_non_null(buf);
-    assert_int_equal(nidus_cuckoo_encode(cf, buf, (size_t)size - 1, len), NIDUS_ERR_TOO_LARGE);
-    assert_int_equal(nidus_cuckoo_encode(cf, buf, (size_t)size, len), NIDUS_OK);
-    assert_int_equal(*len, size);
-    return buf;
 }
 
 /* Same answers for every added key and for absent ones, same counters. */
@@ -84,10 +74,10 @@ static void test_encode_decode_identity_for_every_kind_of_table(void **state)
     for (size_t k = 0; k < NKINDS; k++) {
         nidus_cuckoo *cf = make_kind(k), *back = NULL;
         size_t len, len2;
-        uint8_t *buf = encode(cf, &len);
+        uint8_t *buf = test_cuckoo_encode(cf, &len);
         assert_int_equal(nidus_cuckoo_decode(buf, len, NULL, &back), NIDUS_OK);
         assert_same_filter(cf, back);
-        uint8_t *again = encode(back, &len2); /* canonical: re-encoding gives the same bytes */
+        uint8_t *again = test_cuckoo_encode(back, &len2); /* canonical: re-encoding gives the same bytes */
         assert_int_equal(len, len2);
         assert_memory_equal(buf, again, len);
         /* a decoded filter is writable and keeps working */
@@ -105,7 +95,7 @@ static void test_view_answers_in_place_and_refuses_writes(void **state)
     for (size_t k = 0; k < NKINDS; k++) {
         nidus_cuckoo *cf = make_kind(k), *view = NULL;
         size_t len;
-        uint8_t *buf = encode(cf, &len);
+        uint8_t *buf = test_cuckoo_encode(cf, &len);
         assert_int_equal(nidus_cuckoo_view(buf, len, NULL, &view), NIDUS_OK);
         assert_true(nidus_cuckoo_is_read_only(view));
         assert_same_filter(cf, view);
@@ -141,7 +131,7 @@ static void test_every_flipped_byte_and_every_truncation_is_refused(void **state
     for (int k = 0; k < 12; k++)
         assert_int_equal(nidus_cuckoo_add_hash(cf, key_hash(cf, "dup", 0)), NIDUS_OK);
     size_t len;
-    uint8_t *buf = encode(cf, &len);
+    uint8_t *buf = test_cuckoo_encode(cf, &len);
     for (size_t at = 0; at < len; at++)
         for (unsigned bit = 0; bit < 8; bit++) {
             buf[at] ^= (uint8_t)(1u << bit);
@@ -190,7 +180,7 @@ static void test_forged_fields_with_valid_checksum_are_refused(void **state)
     (void)state;
     nidus_cuckoo *cf = make_filled(4, 9, true, 2, 300);
     size_t len;
-    uint8_t *buf = encode(cf, &len);
+    uint8_t *buf = test_cuckoo_encode(cf, &len);
     /* layout: prefix 20 bytes, meta (40 fixed + 32 per table), segments, checksum */
     const size_t meta = 20, table0 = meta + 40;
     uint8_t huge[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f};
@@ -240,7 +230,7 @@ static void test_bad_arguments_and_foreign_bytes(void **state)
     assert_int_equal(nidus_codec_peek(junk, sizeof junk, &kind), NIDUS_ERR_CORRUPT);
     nidus_cuckoo *cf = make_filled(2, 8, false, 0, 4000);
     size_t len;
-    uint8_t *buf = encode(cf, &len);
+    uint8_t *buf = test_cuckoo_encode(cf, &len);
     assert_int_equal(nidus_codec_peek(buf, len, &kind), NIDUS_OK);
     assert_int_equal(kind, NIDUS_KIND_CUCKOO);
     free(buf);
@@ -345,12 +335,7 @@ static void test_chunk_round_trip_is_identical(void **state)
         dump_all(cf, &c);
         nidus_cuckoo *back = load_all(&c);
         assert_same_filter(cf, back);
-        size_t la, lb;
-        uint8_t *a = encode(cf, &la), *b = encode(back, &lb);
-        assert_int_equal(la, lb);
-        assert_memory_equal(a, b, la);
-        free(a);
-        free(b);
+        test_assert_same_cuckoo_encoding(cf, back);
         free_chunks(&c);
         nidus_cuckoo_free(back);
         nidus_cuckoo_free(cf);

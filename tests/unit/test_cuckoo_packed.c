@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuckoo_test_util.h"
 #include "test_util.h"
 
 #include "cuckoo_packed.h"
@@ -64,15 +65,6 @@ static uint64_t hash_of(const nidus_cuckoo *cf, uint64_t i)
 }
 
 /* The encoding of any handle (packed ones encode as their full form). */
-static uint8_t *encode(const nidus_cuckoo *cf, size_t *n)
-{
-    size_t cap = (size_t)nidus_cuckoo_encoded_size(cf);
-    uint8_t *buf = malloc(cap);
-    assert_non_null(buf);
-    assert_int_equal(nidus_cuckoo_encode(cf, buf, cap, n), NIDUS_OK);
-    return buf;
-}
-
 /* A copy of cf made by dumping it in chunks and loading them. */
 static nidus_cuckoo *chunk_copy(const nidus_cuckoo *cf)
 {
@@ -94,16 +86,6 @@ static nidus_cuckoo *chunk_copy(const nidus_cuckoo *cf)
 }
 
 /* Two handles hold the same filter: their encodings are equal byte for byte. */
-static void assert_same_encoding(const nidus_cuckoo *a, const nidus_cuckoo *b)
-{
-    size_t n1, n2;
-    uint8_t *e1 = encode(a, &n1), *e2 = encode(b, &n2);
-    assert_int_equal(n1, n2);
-    assert_memory_equal(e1, e2, n1);
-    free(e1);
-    free(e2);
-}
-
 /* A small reservation is one allocation: its stats count the header and the slots, nothing else. */
 static void test_small_filter_is_one_allocation(void **state)
 {
@@ -174,7 +156,7 @@ static void test_packed_matches_full(void **state)
                 uint64_t h = hash_of(packed, i);
                 assert_int_equal(nidus_cuckoo_contains_hash(packed, h), nidus_cuckoo_contains_hash(full, h));
             }
-            assert_same_encoding(packed, full);
+            test_assert_same_cuckoo_encoding(packed, full);
             if (keys == 12 && b <= 2) /* each key's count wanders past the 2b copies its pair holds */
                 assert_true(seen_side);
             nidus_cuckoo_free(packed);
@@ -258,7 +240,7 @@ static void assert_holds(const nidus_cuckoo *cf, const uint64_t *items, size_t n
 static void assert_reloads_alike(const nidus_cuckoo *cf)
 {
     size_t n;
-    uint8_t *enc = encode(cf, &n);
+    uint8_t *enc = test_cuckoo_encode(cf, &n);
     nidus_cuckoo *copies[2] = {NULL, chunk_copy(cf)};
     assert_int_equal(nidus_cuckoo_decode(enc, n, &g_hook, &copies[0]), NIDUS_OK);
     free(enc);
@@ -274,7 +256,7 @@ static void assert_reloads_alike(const nidus_cuckoo *cf)
         assert_int_equal(a.overflow_items, b.overflow_items);
         assert_int_equal(a.items_deleted, b.items_deleted);
         assert_int_equal(a.max_memory, b.max_memory);
-        assert_same_encoding(cf, copies[c]);
+        test_assert_same_cuckoo_encoding(cf, copies[c]);
         nidus_cuckoo_free(copies[c]);
     }
 }
@@ -493,14 +475,14 @@ static void test_side_allocation_failures(void **state)
     for (size_t e = 0; e < NIDUS_CUCKOO_SIDE_ENTRIES; e++)
         add_copies(cf, dup[e], count[e] = copies_of(2, e));
     size_t n0, n1;
-    uint8_t *before = encode(cf, &n0);
+    uint8_t *before = test_cuckoo_encode(cf, &n0);
     for (long k = 0; k < 3; k++) { /* the filter struct, the table struct, the overflow map */
         g_count.fail_after = k;
         assert_int_equal(nidus_cuckoo_add_hash(cf, dup[0]), NIDUS_ERR_NO_MEMORY);
         g_count.fail_after = -1;
         assert_int_equal(side_entries(cf), NIDUS_CUCKOO_SIDE_ENTRIES);
         assert_int_equal(g_count.live - live, 2);
-        uint8_t *after = encode(cf, &n1);
+        uint8_t *after = test_cuckoo_encode(cf, &n1);
         assert_int_equal(n0, n1);
         assert_memory_equal(before, after, n0);
         free(after);
@@ -524,7 +506,7 @@ static void test_side_allocation_failures(void **state)
 
     /* decoding with each allocation failing in turn: an error, or a filter that holds everything */
     size_t n;
-    uint8_t *enc = encode(cf, &n);
+    uint8_t *enc = test_cuckoo_encode(cf, &n);
     for (long k = 0;; k++) {
         nidus_cuckoo *copy = NULL;
         long at = g_count.live;
@@ -538,7 +520,7 @@ static void test_side_allocation_failures(void **state)
             continue;
         }
         assert_holds(copy, NULL, 0, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
-        assert_same_encoding(cf, copy);
+        test_assert_same_cuckoo_encoding(cf, copy);
         bool spare = left > 0; /* allocations to spare: every one decoding makes has failed in turn before */
         if (spare)
             assert_int_equal(side_entries(copy), NIDUS_CUCKOO_SIDE_ENTRIES);
@@ -569,7 +551,7 @@ static void test_growth_forwards_and_clear_packs(void **state)
         assert_true(nidus_cuckoo_contains_hash(cf, hash_of(cf, i)));
     /* a reloaded copy has the same form and the same figures (replicas and DEBUG RELOAD report alike) */
     size_t len;
-    uint8_t *enc = encode(cf, &len);
+    uint8_t *enc = test_cuckoo_encode(cf, &len);
     nidus_cuckoo *copy = NULL;
     assert_int_equal(nidus_cuckoo_decode(enc, len, &g_hook, &copy), NIDUS_OK);
     assert_int_equal(nidus_cuckoo_form(copy), NIDUS_FORM_FORWARD);
@@ -596,7 +578,7 @@ static void test_failed_add_changes_nothing(void **state)
     uint64_t i = 0;
     size_t n0, n1;
     for (;; i++) {
-        uint8_t *before = encode(cf, &n0);
+        uint8_t *before = test_cuckoo_encode(cf, &n0);
         nidus_status st = nidus_cuckoo_add_hash(cf, hash_of(cf, 1000 + i));
         if (st == NIDUS_OK) {
             free(before);
@@ -605,7 +587,7 @@ static void test_failed_add_changes_nothing(void **state)
         assert_int_equal(st, NIDUS_ERR_FULL);
         assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED); /* its stash entries in a side block */
         assert_int_equal(side_entries(cf), NIDUS_TABLE_STASH);
-        uint8_t *after = encode(cf, &n1);
+        uint8_t *after = test_cuckoo_encode(cf, &n1);
         assert_int_equal(n0, n1);
         assert_memory_equal(before, after, n0);
         free(after);
@@ -613,7 +595,7 @@ static void test_failed_add_changes_nothing(void **state)
         g_count.fail_after = 0;
         assert_int_equal(nidus_cuckoo_add_hash(cf, hash_of(cf, 1000 + i)), NIDUS_ERR_NO_MEMORY);
         g_count.fail_after = -1;
-        after = encode(cf, &n1);
+        after = test_cuckoo_encode(cf, &n1);
         assert_memory_equal(before, after, n0);
         free(after);
         free(before);
@@ -636,7 +618,7 @@ static void test_chunks_round_trip(void **state)
     nidus_cuckoo *copy = chunk_copy(cf);
     assert_false(nidus_cuckoo_loading(copy));
     assert_int_equal(nidus_cuckoo_form(copy), NIDUS_FORM_PACKED);
-    assert_same_encoding(cf, copy);
+    test_assert_same_cuckoo_encoding(cf, copy);
     nidus_cuckoo_free(copy);
     nidus_cuckoo_free(cf);
 }

@@ -3,6 +3,7 @@
  * entries) beside their full bucket pair. Found by every lookup, counted exactly, pulled back into the slots by
  * removes, accepted by validation only beside a full pair, and carried by every encoding from version 7 on;
  * version 5 encodings (no stash) still read and answer as before. */
+#include "cuckoo_test_util.h"
 #include "test_util.h"
 
 #include <unistd.h>
@@ -217,15 +218,6 @@ static nidus_cuckoo *stashed_filter(uint64_t seed, uint64_t *n_out)
     return cf;
 }
 
-static uint8_t *encode(const nidus_cuckoo *cf, size_t *len)
-{
-    *len = (size_t)nidus_cuckoo_encoded_size(cf);
-    uint8_t *buf = malloc(*len);
-    size_t written;
-    assert_int_equal(nidus_cuckoo_encode(cf, buf, *len, &written), NIDUS_OK);
-    return buf;
-}
-
 /* `copy` answers as `cf` does for keys 0..n-1 (present; key 0 twice) and the same absent keys, and encodes to the
  * same bytes. */
 static void assert_same(const nidus_cuckoo *cf, const nidus_cuckoo *copy, uint64_t n)
@@ -236,12 +228,7 @@ static void assert_same(const nidus_cuckoo *cf, const nidus_cuckoo *copy, uint64
         if (k < n)
             assert_true(nidus_cuckoo_count(copy, &k, sizeof k) >= (k == 0 ? 2u : 1u));
     }
-    size_t a, b;
-    uint8_t *ea = encode(cf, &a), *eb = encode(copy, &b);
-    assert_int_equal(a, b);
-    assert_memory_equal(ea, eb, a);
-    free(ea);
-    free(eb);
+    test_assert_same_cuckoo_encoding(cf, copy);
 }
 
 static void test_stash_round_trips_through_every_encoding(void **state)
@@ -252,7 +239,7 @@ static void test_stash_round_trips_through_every_encoding(void **state)
         uint64_t n;
         nidus_cuckoo *cf = stashed_filter(test_splitmix(&rng), &n);
         size_t len;
-        uint8_t *enc = encode(cf, &len);
+        uint8_t *enc = test_cuckoo_encode(cf, &len);
         assert_int_equal(enc[5], NIDUS_FORMAT_VERSION);
         nidus_cuckoo *copy;
         assert_int_equal(nidus_cuckoo_decode(enc, len, NULL, &copy), NIDUS_OK);
@@ -373,7 +360,7 @@ static void test_version_5_encoding_and_version_6_file_answer_as_before(void **s
     assert_int_equal(nidus_cuckoo_decode(buf, len, NULL, &cf), NIDUS_OK);
     assert_fixture_answers(cf);
     size_t n;
-    uint8_t *enc = encode(cf, &n);
+    uint8_t *enc = test_cuckoo_encode(cf, &n);
     assert_int_equal(n, len);
     assert_int_equal(enc[5], NIDUS_FORMAT_VERSION);
     assert_memory_equal(enc + 6, buf + 6, len - 6 - 8);

@@ -10,6 +10,7 @@
  *   v3-cuckoo-semisort-grown.bin,    capacity 1000, f=13 semi-sorted, expansion 3, seed 3: "key-1".."key-6000"
  *   v4-cuckoo-semisort-grown.nidus
  *   v3-cuckoo-small.bin              capacity 100, error 0.01, b=4, seed 13: "key-1".."key-90" (kept packed) */
+#include "cuckoo_test_util.h"
 #include "test_util.h"
 
 #include <nidus/nidus.h>
@@ -53,16 +54,6 @@ static void assert_error_within_bound(const nidus_cuckoo *cf, int n)
     assert_true((double)hits / n <= test_rate_ceiling(s.error_bound, n));
 }
 
-static uint8_t *encode(const nidus_cuckoo *cf, size_t *len)
-{
-    *len = (size_t)nidus_cuckoo_encoded_size(cf);
-    uint8_t *buf = malloc(*len);
-    size_t written;
-    assert_int_equal(nidus_cuckoo_encode(cf, buf, *len, &written), NIDUS_OK);
-    assert_int_equal(written, *len);
-    return buf;
-}
-
 /* Decodes `buf`, checks that it re-encodes at the current version with the same placement flag and otherwise the
  * same bytes (the version byte and the checksum aside), and returns the re-decoded filter. */
 static nidus_cuckoo *decode_and_round_trip(const uint8_t *buf, size_t len, bool range)
@@ -70,7 +61,7 @@ static nidus_cuckoo *decode_and_round_trip(const uint8_t *buf, size_t len, bool 
     nidus_cuckoo *cf, *again;
     assert_int_equal(nidus_cuckoo_decode(buf, len, NULL, &cf), NIDUS_OK);
     size_t n;
-    uint8_t *enc = encode(cf, &n);
+    uint8_t *enc = test_cuckoo_encode(cf, &n);
     assert_int_equal(n, len);
     assert_int_equal(enc[5], NIDUS_FORMAT_VERSION);
     assert_int_equal((enc[META + META_FLAGS] & FLAG_RANGE) != 0, range);
@@ -131,7 +122,7 @@ static void test_mod_placement_grown_filter_grows_and_compacts(void **state)
     assert_true(t0_after.items > t0.items);
     assert_true(all_present(cf, "key", 13001, 14000));
     free(buf);
-    buf = encode(cf, &len);
+    buf = test_cuckoo_encode(cf, &len);
     nidus_cuckoo_free(cf);
     cf = decode_and_round_trip(buf, len, false);
     assert_true(all_present(cf, "key", 13001, 14000));
@@ -176,7 +167,7 @@ static void test_mod_placement_small_filter_stays_mod_when_packed(void **state)
     assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_PACKED);
     assert_true(all_present(cf, "key", 1, 100));
     free(buf);
-    buf = encode(cf, &len);
+    buf = test_cuckoo_encode(cf, &len);
     nidus_cuckoo_free(cf);
     cf = decode_and_round_trip(buf, len, false);
     assert_true(all_present(cf, "key", 1, 100));
@@ -215,7 +206,7 @@ static void test_new_filters_have_range_placement(void **state)
     for (int i = 1; i <= 3000; i++)
         assert_int_equal(nidus_cuckoo_add(cf, key, (size_t)snprintf(key, sizeof key, "key-%d", i)), NIDUS_OK);
     size_t len;
-    uint8_t *buf = encode(cf, &len);
+    uint8_t *buf = test_cuckoo_encode(cf, &len);
     nidus_cuckoo_free(cf);
     cf = decode_and_round_trip(buf, len, true);
     nidus_cuckoo_stats s;
