@@ -64,7 +64,6 @@ static uint64_t hash_of(const nidus_cuckoo *cf, uint64_t i)
     return nidus_cuckoo_hash(cf, buf, n);
 }
 
-/* The encoding of any handle (packed ones encode as their full form). */
 /* A copy of cf made by dumping it in chunks and loading them. */
 static nidus_cuckoo *chunk_copy(const nidus_cuckoo *cf)
 {
@@ -420,9 +419,21 @@ static void test_stash_entries_stay_packed(void **state)
             n++;
         assert_int_equal(st, NIDUS_ERR_FULL);
         assert_true(n >= 100);
-        assert_int_equal(side_entries(cf), NIDUS_TABLE_STASH);
-        assert_int_equal(g_count.live - live, 2);
-        assert_int_equal(memory_of(cf), bare + sizeof(nidus_cuckoo_side));
+        /* The map is full: NIDUS_TABLE_STASH entries, stash and duplicate-type ones together (an item whose
+         * fingerprint already fills its share of its full pair: at b=1 one colliding key does), or more when a
+         * duplicate-type entry came after the stash filled (those are never refused: seed 1795479189, b=1, 387
+         * items, 4 + 1). Past NIDUS_CUCKOO_SIDE_ENTRIES entries the handle is a forward. */
+        nidus_cuckoo_thawed w;
+        const nidus_table *t0 = &nidus_cuckoo_inspect(cf, &w)->tables[0];
+        assert_true(t0->overflow.used >= NIDUS_TABLE_STASH);
+        assert_true(nidus_table_stash_entries(t0) <= NIDUS_TABLE_STASH);
+        if (t0->overflow.used <= NIDUS_CUCKOO_SIDE_ENTRIES) {
+            assert_int_equal(side_entries(cf), (int)t0->overflow.used);
+            assert_int_equal(g_count.live - live, 2);
+            assert_int_equal(memory_of(cf), bare + sizeof(nidus_cuckoo_side));
+        } else {
+            assert_int_equal(side_entries(cf), -1);
+        }
         nidus_cuckoo_stats s;
         nidus_cuckoo_get_stats(cf, &s);
         assert_int_equal(s.items, n);
