@@ -414,9 +414,12 @@ nidus_status nidus_table_add_full(nidus_table *t, const nidus_allocator *a, uint
         return st;
     /* No slot can be freed within the search's bounds: the copy waits in the stash, beside its full pair (the
      * search left both buckets as they were), while the map stays small. A copy of a (pair, fp) already there
-     * joins its entry. Lookups and counts consult the map of such a table; removes refill the pair from it. */
+     * joins its entry. Lookups and counts consult the map of such a table; removes refill the pair from it.
+     * A two-bucket table has no stash: every key's pair is its two buckets, so its 2b slots hold 2b items every
+     * time without one, and it is full when they are, as RedisBloom's filter of that size (a nonscaling
+     * CF.RESERVE k 4 refuses the fifth item: RedisBloom's test_expansion_0). */
     const nidus_overflow *ov = &t->overflow;
-    if (ov->used < NIDUS_TABLE_STASH || nidus_overflow_get(ov, i < j ? i : j, fp))
+    if (t->shape.buckets > 2 && (ov->used < NIDUS_TABLE_STASH || nidus_overflow_get(ov, i < j ? i : j, fp)))
         return overflow_put(t, a, i, j, fp);
     return NIDUS_ERR_FULL;
 }

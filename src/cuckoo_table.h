@@ -130,7 +130,8 @@ uint64_t nidus_table_overflow_count(const nidus_table *t, uint64_t i, uint32_t f
 
 /* Adds fingerprint fp (nonzero, < 2^fp_bits) whose primary bucket is i. When both buckets are full and the search
  * finds no way to free a slot, the copy waits in the overflow map (a stash entry, for a pair whose two buckets are
- * full) if the map then holds at most NIDUS_TABLE_STASH entries. NIDUS_ERR_FULL leaves the table as it was;
+ * full) if the map then holds at most NIDUS_TABLE_STASH entries and the table has more than two buckets (a
+ * two-bucket table holds its 2b items without one). NIDUS_ERR_FULL leaves the table as it was;
  * NIDUS_ERR_NO_MEMORY only when the overflow map could not grow. */
 nidus_status nidus_table_add(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp);
 

@@ -61,6 +61,16 @@ def test_bf_expansion_0_is_nonscaling(c):
         assert c("BF.INFO", key, "FILTERS") == [1]
 
 
+def test_cf_expansion_0_is_full_at_its_slots(c):
+    """RedisBloom's test_expansion_0: a nonscaling CF.RESERVE a 4 (two buckets of two) takes four items and
+    refuses the fifth and sixth. A two-bucket table has no stash: the stash would let it take 4 more."""
+    assert c("CF.RESERVE", "a", 4, "EXPANSION", 0) == "OK"
+    for item in "1234":
+        assert c("CF.ADD", "a", item) == 1
+    assert c("CF.INSERT", "a", "ITEMS", 5, 6) == [-1, -1]
+    assert c("CF.ADD", "a", 7) == Error("Filter is full")
+
+
 def test_scandump_negative_position(c):
     c("CF.ADD", "cf", "a")
     assert c("CF.SCANDUMP", "cf", -1) == Error("Invalid position")
