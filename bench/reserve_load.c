@@ -97,8 +97,11 @@ static int run_hold(uint64_t n, unsigned runs, unsigned b, unsigned kicks)
     return failed != 0;
 }
 
-/* Fills a table of `buckets` buckets with n keys of seed r, skipping the adds that fail (they would wait in a
- * stash) until more than `stash` did; returns how many were skipped (at most stash + 1). */
+/* Fills a table of `buckets` buckets with n keys of seed r until more than `stash` of them wait in a stash;
+ * returns how many do (at most stash + 1). The table keeps its own stash (NIDUS_TABLE_STASH entries, the items
+ * it could not place) and counts them here; past it, a failed add is skipped as if a larger stash held it, so
+ * `stash` is the whole stash modelled, whatever NIDUS_TABLE_STASH is. (Until this counted the table's own
+ * entries, STASH 4 measured a stash of 4 + 4.) */
 static unsigned skipped_adds(uint64_t n, unsigned r, unsigned b, unsigned kicks, uint64_t buckets, unsigned stash,
                              unsigned f, const nidus_allocator *a)
 {
@@ -109,15 +112,16 @@ static unsigned skipped_adds(uint64_t n, unsigned r, unsigned b, unsigned kicks,
         return stash + 1;
     uint64_t s = UINT64_C(7777777) * (r + 1), k = 0;
     unsigned failed = 0;
-    while (k < n && failed <= stash) {
+    while (k < n && failed + nidus_table_stash_entries(&t) <= stash) {
         k += bench_fill_table(&t, a, &s, n - k);
         if (k < n) { /* the key that failed was consumed from the stream: count it as stashed */
             failed++;
             k++;
         }
     }
+    uint64_t stashed = failed + nidus_table_stash_entries(&t);
     nidus_table_release(&t, a);
-    return failed;
+    return stashed > stash ? stash + 1 : (unsigned)stashed;
 }
 
 /* Does a table of `buckets` buckets take n keys from every one of `runs` seeds, all but at most `stash` of them?
