@@ -57,7 +57,7 @@ static size_t slot_bytes(const nidus_cuckoo_packed *p)
 /* The packed handle's allocations: what MEMORY USAGE and the stats report for it. */
 static uint64_t packed_bytes(const nidus_cuckoo_packed *p)
 {
-    return sizeof *p + slot_bytes(p) + (side_entries(p) ? sizeof(nidus_cuckoo_side) : 0);
+    return sizeof *p + slot_bytes(p) + (side_entries(p) ? nidus_cuckoo_side_bytes(side_entries(p)) : 0);
 }
 
 /* Drops the side block (its entries are gone or moved): the header holds max_memory again. */
@@ -71,13 +71,14 @@ static void drop_side(nidus_cuckoo_packed *p)
     nidus_free(p->alloc, side);
 }
 
-/* Puts the side entries into an empty overflow map: the stack copy's (no allocation: its capacity is twice
- * NIDUS_CUCKOO_SIDE_ENTRIES, so nidus_overflow_set never grows it), or a full table's (may allocate). */
+/* Puts the side entries into an empty overflow map: the stack copy's (no allocation: its capacity is at least
+ * twice the entries, so nidus_overflow_set never grows it), or a full table's (may allocate). */
 static nidus_status install_side(const nidus_cuckoo_packed *p, nidus_overflow *ov)
 {
     const nidus_cuckoo_side *side = p->side;
     for (unsigned e = 0; e < side_entries(p); e++) {
-        nidus_status st = nidus_overflow_set(ov, p->alloc, side->bucket[e], side->fingerprint[e], side->count[e]);
+        const nidus_cuckoo_side_entry *en = &side->entry[e];
+        nidus_status st = nidus_overflow_set(ov, p->alloc, en->bucket, en->fingerprint, en->count);
         if (st)
             return st;
     }
@@ -91,13 +92,13 @@ static bool side_fits(const nidus_overflow *ov)
         return false;
     for (uint32_t e = 0; e < ov->capacity && ov->used; e++) {
         const nidus_overflow_entry *en = &ov->entries[e];
-        if (en->count > UINT32_MAX || en->bucket > UINT16_MAX)
+        if (en->count > UINT16_MAX || en->bucket > UINT16_MAX)
             return false;
     }
     return true;
 }
 
-/* Writes a map that side_fits into `side`; the number of entries. */
+/* Writes a map that side_fits into `side` (room for them all); the number of entries. */
 static uint8_t write_side(nidus_cuckoo_side *side, const nidus_overflow *ov)
 {
     uint8_t n = 0;
@@ -105,10 +106,8 @@ static uint8_t write_side(nidus_cuckoo_side *side, const nidus_overflow *ov)
         const nidus_overflow_entry *en = &ov->entries[e];
         if (!en->count)
             continue;
-        side->bucket[n] = (uint16_t)en->bucket;
-        side->fingerprint[n] = en->fingerprint;
-        side->count[n] = (uint32_t)en->count;
-        n++;
+        side->entry[n++] = (nidus_cuckoo_side_entry){.fingerprint = en->fingerprint,
+                                                     .bucket = (uint16_t)en->bucket, .count = (uint16_t)en->count};
     }
     return n;
 }
@@ -124,9 +123,10 @@ bool nidus_cuckoo_packable_shape(const nidus_table_shape *shape)
 /* thaw's part for the side entries: out of line, so that the common call (no entries) inlines thaw. */
 static __attribute__((noinline)) void thaw_side(const nidus_cuckoo_packed *p, thawed *w)
 {
-    for (unsigned e = 0; e < 2 * NIDUS_CUCKOO_SIDE_ENTRIES; e++) /* a zero count marks an empty entry; */
-        w->map[e].count = 0;                                      /* a memset of all 192 bytes cost more */
-    w->t.overflow = (nidus_overflow){.entries = w->map, .capacity = 2 * NIDUS_CUCKOO_SIDE_ENTRIES};
+    uint32_t capacity = nidus_overflow_capacity_for(side_entries(p));
+    for (unsigned e = 0; e < capacity; e++) /* a zero count marks an empty entry; */
+        w->map[e].count = 0;                /* a memset of the whole map cost more */
+    w->t.overflow = (nidus_overflow){.entries = w->map, .capacity = capacity};
     (void)install_side(p, &w->t.overflow); /* cannot fail: the map has room (see install_side) */
     nidus_table_overflow_changed(&w->t);    /* lookups must ask the map */
 }
@@ -161,6 +161,24 @@ const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_tha
         return nidus_cuckoo_full_of(h);
     thaw(packed_of(h), w, true, true);
     return &w->cf;
+}
+
+/* Makes the side block the size `entries` take (nidus_cuckoo_side_bytes), before a freeze that leaves that many:
+ * a large block whose entries drop to a small one's moves them to a small block, so that the handle's memory
+ * follows from its contents alone, as a reloaded copy's does. False when that block could not be allocated
+ * (nothing changed). */
+static bool side_fits_size(nidus_cuckoo_packed *p, uint64_t entries)
+{
+    unsigned have = side_entries(p);
+    if (!have || !entries || nidus_cuckoo_side_bytes(have) == nidus_cuckoo_side_bytes((unsigned)entries))
+        return true;
+    nidus_cuckoo_side *small = nidus_malloc(p->alloc, nidus_cuckoo_side_bytes((unsigned)entries));
+    if (!small)
+        return false;
+    memcpy(small, p->side, nidus_cuckoo_side_bytes((unsigned)entries)); /* freeze rewrites the entries */
+    nidus_free(p->alloc, p->side);
+    p->side = small;
+    return true;
 }
 
 /* Copies a stack copy's slots, counters and overflow entries back. It holds nothing the packed form cannot:
@@ -223,7 +241,7 @@ static bool header_of(const nidus_cuckoo *cf, nidus_cuckoo_packed *hdr)
                                  .max_kicks = cf->max_kicks, .expansion = cf->expansion};
     if (t->overflow.used == 0)
         return true;
-    nidus_cuckoo_side *side = nidus_calloc(cf->alloc, 1, sizeof *side);
+    nidus_cuckoo_side *side = nidus_calloc(cf->alloc, 1, nidus_cuckoo_side_bytes(t->overflow.used));
     if (!side)
         return false;
     side->max_memory = cf->max_memory;
@@ -406,7 +424,7 @@ static bool side_has(const nidus_cuckoo_packed *p, const nidus_table *t, uint64_
     nidus_table_locate(t, hash, &i, &fp);
     uint64_t j = nidus_table_alt(t, i, fp), lower = i < j ? i : j;
     for (unsigned e = 0; e < side_entries(p); e++)
-        if (p->side->bucket[e] == lower && p->side->fingerprint[e] == fp)
+        if (p->side->entry[e].bucket == lower && p->side->entry[e].fingerprint == fp)
             return true;
     return false;
 }
@@ -449,6 +467,8 @@ nidus_status nidus_cuckoo_packed_remove_hash(nidus_cuckoo *h, uint64_t hash)
         thawed w;
         thaw(packed_of(h), &w, true, true);
         nidus_status st = nidus_cuckoo_remove_hash(&w.cf, hash); /* one table: nothing to compact */
+        if (st == NIDUS_OK && !side_fits_size(packed_of(h), w.t.overflow.used))
+            return NIDUS_ERR_NO_MEMORY; /* the stack copy goes: nothing changed */
         if (st == NIDUS_OK)
             freeze(packed_of(h), &w);
         return st;

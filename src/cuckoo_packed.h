@@ -8,13 +8,13 @@
  * in one allocation, and each call rebuilds the full form on the stack (a struct, a table struct and a copy of
  * the slots with their slack: at most NIDUS_CUCKOO_PACKED_MAX_BYTES), runs the ordinary code on it and, when it
  * wrote, copies the slots and counters back. Up to NIDUS_CUCKOO_SIDE_ENTRIES overflow entries (duplicate copies
- * beyond a full bucket pair, items the kick search could not place) live in a 48-byte side block, allocated only
- * while there are any; the header's max_memory moves into it and its pointer takes that field's place, so the
- * handle without entries is no larger. Whatever the packed form cannot hold (a second table, more overflow
- * entries or a count past 2^32, a remove counter past 2^32) turns the handle into a forward to a full filter, so
- * the ordinary code keeps doing all the work. The forward keeps that filter's first table's slots (and their
- * slack) in the handle's own memory, where the packed slots were: a filter that outgrew the packed form pays
- * the 24-byte forward header, not a second copy of its first table. The form follows from the contents alone
+ * beyond a full bucket pair, items the kick search could not place) live in a side block of 48 bytes (up to 5
+ * entries) or 80 (up to 9), allocated only while there are any; the header's max_memory moves into it and its
+ * pointer takes that field's place, so the handle without entries is no larger. Whatever the packed form cannot
+ * hold (a second table, more overflow entries or a count past 2^16, a remove counter past 2^32) turns the handle
+ * into a forward to a full filter, so the ordinary code keeps doing all the work. The forward keeps that filter's
+ * first table's slots (and their slack) in the handle's own memory, where the packed slots were: a filter that
+ * outgrew the packed form pays the 24-byte forward header, not a second copy of its first table. The form follows from the contents alone
  * (packed when they fit, forward when the first table is small, full otherwise), so a reloaded or replicated
  * filter has the same form and the same memory figures as its source.
  *
@@ -32,22 +32,43 @@
 
 enum { NIDUS_FORM_FULL = 0, NIDUS_FORM_PACKED = 1, NIDUS_FORM_FORWARD = 2 };
 
-/* Overflow entries a packed filter holds (the stash's size): more make it a forward. */
-#define NIDUS_CUCKOO_SIDE_ENTRIES 4u
+/* The overflow map of a packed filter's stack copy: what overflow.c grows to for NIDUS_CUCKOO_SIDE_ENTRIES
+ * entries (a power of two, at least twice the entries). */
+#define NIDUS_CUCKOO_SIDE_MAP 32u
+
+/* Overflow entries a packed filter holds (a full stash and one duplicate entry): more, or a count past 16 bits,
+ * make it a forward. Up to NIDUS_CUCKOO_SIDE_SMALL entries take a 48-byte block, more an 80-byte one (allocator
+ * size classes): most filters that have entries at all have one or two. */
+#define NIDUS_CUCKOO_SIDE_ENTRIES 9u
+#define NIDUS_CUCKOO_SIDE_SMALL 5u
 
 /* nidus_cuckoo_packed.layout: log2 of the bucket size (bits 0-1), the shape's booleans, and the number of side
- * entries (bits 4-6): one byte, so that the header fits 40 bytes. */
+ * entries (bits 4-7): one byte, so that the header fits 40 bytes. */
 enum { NIDUS_PACKED_SEMI_SORT = 4, NIDUS_PACKED_MOD_PLACEMENT = 8, NIDUS_PACKED_SIDE_SHIFT = 4 };
 
-/* A packed filter's overflow entries (the first side_entries of each array) and the max_memory whose place in
- * the header their pointer takes: 48 bytes, one allocator size class. Buckets fit 16 bits (a packable shape has
- * at most 2048 slot bytes of >= 4-bit buckets); a count past 32 bits makes the filter a forward. */
+/* One overflow entry of a packed filter, as the overflow map keys and counts it, in 8 bytes. Buckets fit 16 bits
+ * (a packable shape has at most 2048 slot bytes of >= 4-bit buckets); a count past 16 bits makes the filter a
+ * forward (only a key added more than 65,535 times beyond its bucket pair's share has one). */
+typedef struct nidus_cuckoo_side_entry {
+    uint32_t fingerprint;
+    uint16_t bucket; /* the lower bucket of the pair */
+    uint16_t count;
+} nidus_cuckoo_side_entry;
+
+/* A packed filter's overflow entries (the first side_entries) and the max_memory whose place in the header
+ * their pointer takes. Its size follows from the number of entries (nidus_cuckoo_side_bytes), so a reloaded
+ * filter's memory is its source's: a remove that leaves NIDUS_CUCKOO_SIDE_SMALL entries or fewer in a large
+ * block moves them to a small one. */
 typedef struct nidus_cuckoo_side {
     uint64_t max_memory;
-    uint32_t fingerprint[NIDUS_CUCKOO_SIDE_ENTRIES];
-    uint32_t count[NIDUS_CUCKOO_SIDE_ENTRIES];
-    uint16_t bucket[NIDUS_CUCKOO_SIDE_ENTRIES]; /* the lower bucket of the pair, as the overflow map keys it */
+    nidus_cuckoo_side_entry entry[];
 } nidus_cuckoo_side;
+
+/* The bytes of a side block for `entries` entries (1 to NIDUS_CUCKOO_SIDE_ENTRIES): 48 or 80. */
+static inline size_t nidus_cuckoo_side_bytes(unsigned entries)
+{
+    return entries <= NIDUS_CUCKOO_SIDE_SMALL ? 48u : 80u;
+}
 
 /* 40 bytes: with 48, CF.RESERVE k 50, k 10 BUCKETSIZE 4 and k 100 BUCKETSIZE 4 took one allocator size class
  * more than RedisBloom's keys. What a packable shape has no room for is not stored: its offset bits are its
@@ -73,10 +94,15 @@ typedef struct nidus_cuckoo_packed {
 } nidus_cuckoo_packed;
 
 _Static_assert(sizeof(nidus_cuckoo_packed) == 40, "the packed header stays 40 bytes (issue 14.3's figures)");
-_Static_assert(sizeof(nidus_cuckoo_side) == 48, "a side block is one 48-byte allocation");
+_Static_assert(sizeof(nidus_cuckoo_side) + NIDUS_CUCKOO_SIDE_SMALL * sizeof(nidus_cuckoo_side_entry) == 48 &&
+                   sizeof(nidus_cuckoo_side) + NIDUS_CUCKOO_SIDE_ENTRIES * sizeof(nidus_cuckoo_side_entry) == 80,
+               "side blocks of 5 and 9 entries fill 48 and 80 bytes");
+_Static_assert(NIDUS_CUCKOO_SIDE_ENTRIES > NIDUS_TABLE_STASH, "a packed filter holds a full stash");
+_Static_assert(NIDUS_CUCKOO_SIDE_MAP >= 2 * NIDUS_CUCKOO_SIDE_ENTRIES && NIDUS_CUCKOO_SIDE_MAP < 4 * NIDUS_CUCKOO_SIDE_ENTRIES,
+               "the stack copy's map is the one overflow.c makes for a full side block");
 _Static_assert(NIDUS_CUCKOO_PACKED_MAX_BYTES * 8u / 4u <= UINT16_MAX,
                "a packed table's buckets and slots fit the header's and the side's 16 bits");
-_Static_assert(NIDUS_CUCKOO_SIDE_ENTRIES < 8, "side entries fit three bits of the layout byte");
+_Static_assert(NIDUS_CUCKOO_SIDE_ENTRIES < 16, "side entries fit four bits of the layout byte");
 
 /* Side entries of a packed handle (0: no side block). */
 static inline unsigned nidus_cuckoo_packed_side_entries(const nidus_cuckoo_packed *p)
@@ -114,9 +140,10 @@ static inline nidus_cuckoo *nidus_cuckoo_full_of(const nidus_cuckoo *h)
 typedef struct nidus_cuckoo_thawed {
     nidus_cuckoo cf;
     nidus_table t;
-    /* t's overflow map when the filter has side entries: the capacity overflow.c gives 1-4 entries, so the full
-     * form's figures are the same, and a map that never grows (stack copies only take entries away) */
-    nidus_overflow_entry map[2 * NIDUS_CUCKOO_SIDE_ENTRIES];
+    /* t's overflow map when the filter has side entries: the capacity overflow.c gives as many entries
+     * (nidus_overflow_capacity_for, at most 32 for 9), so the full form's figures are the same, and a map that
+     * never grows (stack copies only take entries away) */
+    nidus_overflow_entry map[NIDUS_CUCKOO_SIDE_MAP];
     _Alignas(8) uint8_t data[NIDUS_CUCKOO_PACKED_MAX_BYTES + NIDUS_BITS_SLACK];
 } nidus_cuckoo_thawed;
 

@@ -25,9 +25,11 @@
 
 /* Overflow entries an add may hold for items its search could not place (the stash): up to this many entries in a
  * table's overflow map (duplicate entries included), and only then NIDUS_ERR_FULL. A few items that wait beside a
- * full bucket pair let a small table run to a higher load before its first failure (issue 14: 128 slots of b=2
- * hold 100 items in 20,000 of 20,000 seeds with a stash of 4, 176 slots without). */
-#define NIDUS_TABLE_STASH 4u
+ * full bucket pair let a small table run to a higher load before its first failure (issue 14, b=2, f=9, 20
+ * kicks: 100 items need 160 slots without a stash, 140 with 4 entries, 124 with 8, each in every one of 100,000
+ * seeds; `nidus_bench_cuckoo_load need 100 100000 2 20 STASH 9`). 8, not more: a packed filter keeps up to 8
+ * entries in an 80-byte side block (cuckoo_packed.h). */
+#define NIDUS_TABLE_STASH 8u
 
 /* Shape of a table: everything that decides where a fingerprint goes, and so must be saved with it. */
 typedef struct nidus_table_shape {

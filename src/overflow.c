@@ -136,4 +136,12 @@ void nidus_overflow_release(nidus_overflow *ov, const nidus_allocator *a)
     *ov = (nidus_overflow){NULL, 0, 0, 0};
 }
 
+uint32_t nidus_overflow_capacity_for(uint32_t entries)
+{
+    uint64_t capacity = entries ? 8 : 0;
+    while (capacity < 2 * (uint64_t)entries)
+        capacity *= 2;
+    return capacity > UINT32_MAX ? UINT32_MAX : (uint32_t)capacity;
+}
+
 uint64_t nidus_overflow_memory(const nidus_overflow *ov) { return (uint64_t)ov->capacity * sizeof(nidus_overflow_entry); }

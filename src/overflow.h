@@ -45,6 +45,10 @@ void nidus_overflow_clear(nidus_overflow *ov);
 
 void nidus_overflow_release(nidus_overflow *ov, const nidus_allocator *a);
 
+/* The capacity of a map that `entries` adds to an empty map left it with (0, then 8, doubled while it is less
+ * than twice the entries): what a decoded table's map holds, and what packed filters rebuild. */
+uint32_t nidus_overflow_capacity_for(uint32_t entries);
+
 /* Bytes held through the allocator. */
 uint64_t nidus_overflow_memory(const nidus_overflow *ov);
 

@@ -79,17 +79,22 @@ static unsigned bits_for_error(unsigned b, double error, unsigned min_bits)
 
 static unsigned bucket_bits(unsigned b, unsigned f, bool semi) { return semi ? 4 * f - 4 : b * f; }
 
+/* Items beyond 2b that a four-bucket table is sized to take: that many every time, as the first 2b find a free
+ * slot in their pair and the stash (NIDUS_TABLE_STASH >= this) takes the rest. Fixed at 4, the stash's size when
+ * the rule was made: a larger stash is margin for unlucky seeds, not capacity. */
+enum { FOUR_BUCKET_EXTRA = 4 };
+_Static_assert(NIDUS_TABLE_STASH >= FOUR_BUCKET_EXTRA, "four buckets hold 2b + FOUR_BUCKET_EXTRA items every time");
+
 /* Buckets for `capacity` items (see sizing_table), rounded up to even (the placement needs it). Up to 2b items
- * take two buckets: every key's pair is those two, so they always fit in the slots. Up to 2b + NIDUS_TABLE_STASH
- * take four, which hold that many every time (the first 2b find a free slot in their pair, the stash takes the
- * rest), and more take at least four. Two buckets would hold 2b + NIDUS_TABLE_STASH too, but the stash is the
- * margin for unlucky seeds, not capacity: a filter at its capacity should rarely pay for stash entries (a packed
- * filter's side block) or for the lookups that consult them. */
+ * take two buckets: every key's pair is those two, so they always fit in the slots. Up to 2b + FOUR_BUCKET_EXTRA
+ * take four, and more take at least four. Two buckets would hold more too, but the stash is the margin for
+ * unlucky seeds, not capacity: a filter at its capacity should rarely pay for stash entries (a packed filter's
+ * side block) or for the lookups that consult them. */
 static uint64_t buckets_for(uint64_t capacity, unsigned b, unsigned f, unsigned max_kicks)
 {
     if (capacity <= 2 * (uint64_t)b)
         return 2;
-    if (capacity <= 2 * (uint64_t)b + NIDUS_TABLE_STASH)
+    if (capacity <= 2 * (uint64_t)b + FOUR_BUCKET_EXTRA)
         return 4;
     sizing z = sizing_for(b, f, max_kicks);
     double slots = (double)capacity / z.load + z.per_root * sqrt((double)capacity) + z.fixed;
@@ -108,7 +113,7 @@ uint64_t nidus_cuckoo_capacity_of(const nidus_table_shape *shape, unsigned max_k
     if (shape->buckets <= 2)
         return 2 * (uint64_t)b;
     /* Invert slots = N / load + per_root * sqrt(N) + fixed for N, then step down until buckets_for agrees. */
-    uint64_t least = 2 * (uint64_t)b + NIDUS_TABLE_STASH; /* what four buckets or more hold every time */
+    uint64_t least = 2 * (uint64_t)b + FOUR_BUCKET_EXTRA; /* what four buckets or more hold every time */
     sizing z = sizing_for(b, shape->fp_bits, max_kicks);
     double slots = (double)shape->buckets * b - z.fixed;
     if (slots <= 0)

@@ -260,9 +260,10 @@ static void assert_reloads_alike(const nidus_cuckoo *cf)
     }
 }
 
-/* Up to NIDUS_CUCKOO_SIDE_ENTRIES overflow entries keep a filter packed, for one 48-byte side block that exists
- * only while there are entries; a fifth makes it a forward, and draining brings it back. Counts stay exact,
- * every state reloads alike, and no block leaks. */
+/* Up to NIDUS_CUCKOO_SIDE_ENTRIES overflow entries keep a filter packed, for one side block that exists only while
+ * there are entries: 48 bytes up to NIDUS_CUCKOO_SIDE_SMALL entries, 80 above, whichever way the count moves. One
+ * entry more makes it a forward, and draining brings it back. Counts stay exact, every state reloads alike (the
+ * same memory figure too), and no block leaks. */
 static void test_overflow_entries_stay_packed(void **state)
 {
     (void)state;
@@ -280,7 +281,7 @@ static void test_overflow_entries_stay_packed(void **state)
             add_copies(cf, dup[e], count[e] = copies_of(b, e));
             assert_int_equal(side_entries(cf), (int)e + 1);
             assert_int_equal(g_count.live - live, 2); /* the handle and its side block */
-            assert_int_equal(memory_of(cf), bare + sizeof(nidus_cuckoo_side));
+            assert_int_equal(memory_of(cf), bare + (e < NIDUS_CUCKOO_SIDE_SMALL ? 48 : 80));
             assert_holds(cf, NULL, 0, dup, count, e + 1);
             /* the stack copy has the entries in its map, and its lookups ask the map (a stash entry has no copy
              * in the slots) */
@@ -300,28 +301,33 @@ static void test_overflow_entries_stay_packed(void **state)
         nidus_cuckoo_stats st;
         nidus_cuckoo_get_stats(cf, &st);
         assert_int_equal(st.max_memory, 123456); /* kept in the side block meanwhile */
-        assert_int_equal(st.overflow_items, 1 + 2 + 3 + 4);
+        assert_int_equal(st.overflow_items, NIDUS_CUCKOO_SIDE_ENTRIES * (NIDUS_CUCKOO_SIDE_ENTRIES + 1) / 2);
         assert_reloads_alike(cf);
 
-        /* a fifth entry: a forward; its removal packs the filter again */
-        add_copies(cf, dup[4], count[4] = copies_of(b, 0));
+        /* one entry more: a forward; its removal packs the filter again */
+        const size_t extra = NIDUS_CUCKOO_SIDE_ENTRIES;
+        add_copies(cf, dup[extra], count[extra] = copies_of(b, 0));
         assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_FORWARD);
         assert_holds(cf, items, 20, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
         assert_reloads_alike(cf);
-        assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[4]), NIDUS_OK);
-        count[4]--;
+        assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[extra]), NIDUS_OK);
+        count[extra]--;
         assert_int_equal(side_entries(cf), NIDUS_CUCKOO_SIDE_ENTRIES);
         assert_int_equal(g_count.live - live, 2);
+        assert_int_equal(memory_of(cf), bare + 80);
         assert_holds(cf, items, 20, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
 
-        /* removes drain the entries on the packed path; the last one frees the block */
+        /* removes drain the entries on the packed path, in a block of the size the entries left take (a reload
+         * would make that one); the last one frees the block */
         for (size_t e = 0; e < NIDUS_CUCKOO_SIDE_ENTRIES; e++) {
             for (uint64_t c = 0; c < 1 + e; c++, count[e]--)
                 assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[e]), NIDUS_OK);
-            assert_int_equal(side_entries(cf), (int)(NIDUS_CUCKOO_SIDE_ENTRIES - 1 - e));
+            size_t left = NIDUS_CUCKOO_SIDE_ENTRIES - 1 - e;
+            assert_int_equal(side_entries(cf), (int)left);
+            assert_int_equal(memory_of(cf), bare + (left == 0 ? 0 : left <= NIDUS_CUCKOO_SIDE_SMALL ? 48 : 80));
             assert_holds(cf, items, 20, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
-            if (e == 1)
-                assert_reloads_alike(cf); /* two entries */
+            if (left == NIDUS_CUCKOO_SIDE_SMALL || left == 2)
+                assert_reloads_alike(cf); /* the first state in a small block again; two entries */
         }
         assert_int_equal(g_count.live - live, 1);
         assert_int_equal(memory_of(cf), bare);
@@ -422,7 +428,7 @@ static void test_stash_entries_stay_packed(void **state)
         /* The map is full: NIDUS_TABLE_STASH entries, stash and duplicate-type ones together (an item whose
          * fingerprint already fills its share of its full pair: at b=1 one colliding key does), or more when a
          * duplicate-type entry came after the stash filled (those are never refused: seed 1795479189, b=1, 387
-         * items, 4 + 1). Past NIDUS_CUCKOO_SIDE_ENTRIES entries the handle is a forward. */
+         * items, 4 + 1 with the 4-entry stash). Past NIDUS_CUCKOO_SIDE_ENTRIES entries the handle is a forward. */
         nidus_cuckoo_thawed w;
         const nidus_table *t0 = &nidus_cuckoo_inspect(cf, &w)->tables[0];
         assert_true(t0->overflow.used >= NIDUS_TABLE_STASH);
@@ -430,7 +436,7 @@ static void test_stash_entries_stay_packed(void **state)
         if (t0->overflow.used <= NIDUS_CUCKOO_SIDE_ENTRIES) {
             assert_int_equal(side_entries(cf), (int)t0->overflow.used);
             assert_int_equal(g_count.live - live, 2);
-            assert_int_equal(memory_of(cf), bare + sizeof(nidus_cuckoo_side));
+            assert_int_equal(memory_of(cf), bare + nidus_cuckoo_side_bytes((unsigned)t0->overflow.used));
         } else {
             assert_int_equal(side_entries(cf), -1);
         }
@@ -501,17 +507,18 @@ static void test_side_allocation_failures(void **state)
     free(before);
     assert_holds(cf, NULL, 0, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES);
 
-    /* a forward with five entries loses one with no memory for a side block: still right, a forward */
-    add_copies(cf, dup[4], count[4] = copies_of(2, 0));
+    /* a forward with one entry too many loses one with no memory for a side block: still right, a forward */
+    const size_t extra = NIDUS_CUCKOO_SIDE_ENTRIES;
+    add_copies(cf, dup[extra], count[extra] = copies_of(2, 0));
     assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_FORWARD);
     g_count.fail_after = 0;
-    assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[4]), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[extra]), NIDUS_OK);
     g_count.fail_after = -1;
-    count[4]--;
+    count[extra]--;
     assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_FORWARD);
     assert_holds(cf, NULL, 0, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
-    assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[4]), NIDUS_OK); /* the next write packs it */
-    count[4]--;
+    assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[extra]), NIDUS_OK); /* the next write packs it */
+    count[extra]--;
     assert_int_equal(side_entries(cf), NIDUS_CUCKOO_SIDE_ENTRIES);
     assert_holds(cf, NULL, 0, dup, count, NIDUS_CUCKOO_SIDE_ENTRIES + 1);
 
@@ -541,6 +548,66 @@ static void test_side_allocation_failures(void **state)
             break;
     }
     free(enc);
+
+    /* A remove that leaves NIDUS_CUCKOO_SIDE_SMALL entries moves them from the 80-byte block to a 48-byte one
+     * (a reload's size): with no memory for that block it is refused, and nothing changes. */
+    size_t e = 0;
+    for (; side_entries(cf) > (int)NIDUS_CUCKOO_SIDE_SMALL + 1; e++)
+        for (; count[e]; count[e]--)
+            assert_int_equal(nidus_cuckoo_remove_hash(cf, dup[e]), NIDUS_OK);
+    assert_int_equal(side_entries(cf), NIDUS_CUCKOO_SIDE_SMALL + 1);
+    const uint64_t large = memory_of(cf);
+    bool refused = false;
+    while (side_entries(cf) > (int)NIDUS_CUCKOO_SIDE_SMALL) {
+        assert_true(count[e] > 0);
+        before = test_cuckoo_encode(cf, &n0);
+        g_count.fail_after = 0;
+        nidus_status st = nidus_cuckoo_remove_hash(cf, dup[e]);
+        g_count.fail_after = -1;
+        if (st == NIDUS_ERR_NO_MEMORY) {
+            refused = true;
+            uint8_t *after = test_cuckoo_encode(cf, &n1);
+            assert_int_equal(n0, n1);
+            assert_memory_equal(before, after, n0);
+            free(after);
+            assert_int_equal(side_entries(cf), NIDUS_CUCKOO_SIDE_SMALL + 1);
+            assert_int_equal(memory_of(cf), large);
+            st = nidus_cuckoo_remove_hash(cf, dup[e]);
+        }
+        free(before);
+        assert_int_equal(st, NIDUS_OK);
+        count[e]--;
+    }
+    assert_true(refused);
+    assert_int_equal(memory_of(cf), large - 80 + 48);
+    assert_int_equal(g_count.live - live, 2);
+    assert_holds(cf, NULL, 0, dup + e, count + e, NIDUS_CUCKOO_SIDE_ENTRIES + 1 - e);
+    assert_reloads_alike(cf);
+    nidus_cuckoo_free(cf);
+    assert_int_equal(g_count.live, live);
+}
+
+/* A side entry counts up to 2^16 - 1 copies: one more makes the handle a forward (the full form counts on), a
+ * remove brings it back, and the count stays exact throughout. */
+static void test_side_count_limit(void **state)
+{
+    (void)state;
+    long live = g_count.live;
+    nidus_cuckoo *cf = make(100, 2, 0);
+    uint64_t key = hash_of(cf, 7);
+    uint64_t in_slots = 2 * 2; /* a key's copies fill its pair's 2b slots before any is counted on the side */
+    for (uint64_t c = 0; c < in_slots + UINT16_MAX; c++)
+        assert_int_equal(nidus_cuckoo_add_hash(cf, key), NIDUS_OK);
+    assert_int_equal(side_entries(cf), 1);
+    assert_int_equal(nidus_cuckoo_count_hash(cf, key), in_slots + UINT16_MAX);
+    assert_int_equal(nidus_cuckoo_add_hash(cf, key), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_form(cf), NIDUS_FORM_FORWARD);
+    assert_int_equal(nidus_cuckoo_count_hash(cf, key), in_slots + UINT16_MAX + 1);
+    assert_reloads_alike(cf);
+    assert_int_equal(nidus_cuckoo_remove_hash(cf, key), NIDUS_OK);
+    assert_int_equal(side_entries(cf), 1);
+    assert_int_equal(nidus_cuckoo_count_hash(cf, key), in_slots + UINT16_MAX);
+    assert_reloads_alike(cf);
     nidus_cuckoo_free(cf);
     assert_int_equal(g_count.live, live);
 }
@@ -642,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_packed_matches_full),
         cmocka_unit_test(test_overflow_entries_stay_packed),
         cmocka_unit_test(test_side_allocation_failures),
+        cmocka_unit_test(test_side_count_limit),
         cmocka_unit_test(test_stash_entries_stay_packed),
         cmocka_unit_test(test_entry_without_slot_copies_is_found),
         cmocka_unit_test(test_growth_forwards_and_clear_packs),
