@@ -5,42 +5,34 @@ MEMORY USAGE true to what a key holds.
 The ceilings are RedisBloom's bytes per key beyond what a key holding a one-byte string costs, measured on the same
 redis-server 7.0.15 with /work/peers/rb/redisbloom.so (RedisBloom b28c2945 built for Redis 7.0) by
 `bench/small-keys-redis --sweep` on 2026-11-23 (nidus at the commit that added this file; docs/BENCHMARKS.md has
-the run). Configurations where nidus is still above RedisBloom are marked xfail (strict: the mark must go when
-they pass), with the gap and its cause."""
+the run), every configuration held to RedisBloom's figure: since session 6 (the 8-entry stash and the sizing fitted
+to it) none is above it."""
 import pytest
 
 from resp import Raw
 
-# Where nidus's CF keys are still above RedisBloom's: the table is sized for the worst of 100,000 seeds with the
-# 4-entry stash as margin (issue 14.2: a reservation holds in its first table; docs/DESIGN-NOTES.md "Sizing"), and
-# the packed header (40 bytes) and those slots land one allocator size class above RedisBloom's power-of-two
-# table, which does not hold its capacity in every key (bench/small-keys-redis --filled: 43 % of k 100 keys grew).
-ABOVE_SLOTS = ("%d slots of %d bits (the worst of 100,000 seeds with the stash needs %d; %d would fit RedisBloom's "
-               "%d-byte class and fail %s) + the 40-byte header: %d bytes, the %d-byte class")
-
 CASES = [
-    # (command, keys, RedisBloom's bytes per key beyond a string key, xfail reason or None); as many keys as the
+    # (command, keys, RedisBloom's bytes per key beyond a string key); as many keys as the
     # bench measured with (fewer make the per-key figure noisier: the same filters measured 75 B/key at 2,000).
     # CF ceilings: bench/small-keys-redis --sweep of 2026-11-23 23:40 (docs/BENCHMARKS.md).
-    (("CF.RESERVE", 4), 20000, 72, None),
-    (("CF.RESERVE", 10), 20000, 80, None),
-    (("CF.RESERVE", 50), 20000, 128, None),
-    (("CF.RESERVE", 100), 20000, 192,
-     ABOVE_SLOTS % (148, 9, 140, 132, 192, "1 (136 slots) to 3 (128) seeds in 100,000", 207, 224)),
-    (("CF.RESERVE", 10, "BUCKETSIZE", 4), 20000, 72, None),
-    (("CF.RESERVE", 50, "BUCKETSIZE", 4), 20000, 128, None),
-    (("CF.RESERVE", 100, "BUCKETSIZE", 4), 20000, 192, None),
-    (("CF.RESERVE", 10000, "BUCKETSIZE", 4), 5000, 16448, None),
+    (("CF.RESERVE", 4), 20000, 72),
+    (("CF.RESERVE", 10), 20000, 80),
+    (("CF.RESERVE", 50), 20000, 128),
+    (("CF.RESERVE", 100), 20000, 192),
+    (("CF.RESERVE", 10, "BUCKETSIZE", 4), 20000, 72),
+    (("CF.RESERVE", 50, "BUCKETSIZE", 4), 20000, 128),
+    (("CF.RESERVE", 100, "BUCKETSIZE", 4), 20000, 192),
+    (("CF.RESERVE", 10000, "BUCKETSIZE", 4), 5000, 16448),
     # BF rows: RedisBloom's figures from the BF sweep of 2026-11-23 22:50 (capacities 1-10000 at 0.1, 0.01, 0.001;
     # docs/BENCHMARKS.md "Bloom bytes per key"), with the rows where nidus's 112-byte struct was above it
-    (("BF.RESERVE", "0.01", 1), 10000, 104, None),
-    (("BF.RESERVE", "0.01", 10), 10000, 112, None),
-    (("BF.RESERVE", "0.01", 50), 10000, 176, None),
-    (("BF.RESERVE", "0.01", 100), 10000, 258, None),
-    (("BF.RESERVE", "0.01", 500), 10000, 864, None),
-    (("BF.RESERVE", "0.01", 1000), 10000, 1632, None),
-    (("BF.RESERVE", "0.1", 100), 10000, 176, None),
-    (("BF.RESERVE", "0.001", 1000), 10000, 2144, None),
+    (("BF.RESERVE", "0.01", 1), 10000, 104),
+    (("BF.RESERVE", "0.01", 10), 10000, 112),
+    (("BF.RESERVE", "0.01", 50), 10000, 176),
+    (("BF.RESERVE", "0.01", 100), 10000, 258),
+    (("BF.RESERVE", "0.01", 500), 10000, 864),
+    (("BF.RESERVE", "0.01", 1000), 10000, 1632),
+    (("BF.RESERVE", "0.1", 100), 10000, 176),
+    (("BF.RESERVE", "0.001", 1000), 10000, 2144),
 ]
 
 
@@ -71,10 +63,8 @@ def case_id(case):
     return " ".join(map(str, case[0]))
 
 
-@pytest.mark.parametrize("cmd,n,redisbloom,above", [
-    pytest.param(*case, marks=[pytest.mark.xfail(strict=True, reason=case[3])] if case[3] else [])
-    for case in CASES], ids=[case_id(c) for c in CASES])
-def test_bytes_per_key_and_memory_usage(server, cmd, n, redisbloom, above):
+@pytest.mark.parametrize("cmd,n,redisbloom", CASES, ids=[case_id(c) for c in CASES])
+def test_bytes_per_key_and_memory_usage(server, cmd, n, redisbloom):
     c = Raw(server.port)
     bytes_per_key = per_key(c, lambda i: (cmd[0], "k%d" % i, *cmd[1:]), n)
     usage = c("MEMORY", "USAGE", "k1")
