@@ -147,7 +147,26 @@ void nidus_table_clear(nidus_table *t)
     nidus_table_overflow_changed(t);
 }
 
-void nidus_table_overflow_changed(nidus_table *t) { t->fast = nidus_table_plan_fast(t); }
+/* A map of up to 16 entries (capacity 32) is scanned for its bits: a stash holds at most 8; a larger map (many
+ * duplicated keys) is asked on every miss, as it was before there was a signature. */
+static uint32_t overflow_signature(const nidus_overflow *ov)
+{
+    if (!ov->used)
+        return 0;
+    if (ov->capacity > 32)
+        return UINT32_MAX;
+    uint32_t sig = 0;
+    for (uint32_t e = 0; e < ov->capacity; e++)
+        if (ov->entries[e].count)
+            sig |= nidus_overflow_sig_bit(ov->entries[e].bucket, ov->entries[e].fingerprint);
+    return sig;
+}
+
+void nidus_table_overflow_changed(nidus_table *t)
+{
+    t->fast = nidus_table_plan_fast(t);
+    t->overflow_sig = overflow_signature(&t->overflow);
+}
 
 /* ---- bucket mutation: plain buckets edit one field in place; semi-sorted ones are decoded, edited and
  * re-encoded, since any change can reorder them. */

@@ -51,10 +51,14 @@ typedef struct nidus_table {
     nidus_table_shape shape;
     uint8_t *data;           /* buckets * bucket_bits bits, then NIDUS_BITS_SLACK zero bytes: nidus_table_bytes */
     nidus_fastmod bucket_mod;
-    unsigned bucket_bits;    /* b*f, or 4f-4 when semi-sorted */
+    uint16_t bucket_bits;    /* b*f, or 4f-4 when semi-sorted: at most 256 */
+    uint16_t slot_of_bit;    /* ceil(2^16 / f): (bit * slot_of_bit) >> 16 == bit / f for bit < 64 */
     uint32_t fp_mask;
     uint32_t offset_mask;
-    uint32_t slot_of_bit;    /* ceil(2^16 / f): (bit * slot_of_bit) >> 16 == bit / f for bit < 64 */
+    /* A bit per (pair, fingerprint) the overflow map may hold (nidus_overflow_sig_bit), all of them while the map
+     * holds more than 16 entries, none while it is empty: a lookup that misses the slots asks the map only when
+     * its bit is set. A full first table of a grown filter keeps its stash, and most of its misses stop here. */
+    uint32_t overflow_sig;
     /* SWAR view of a plain bucket: `chunks` words of up to `fields_per_chunk` fields each. */
     uint8_t chunks;
     uint8_t fields_per_chunk;
@@ -75,6 +79,8 @@ typedef struct nidus_table {
     unsigned char kernel;    /* NIDUS_FAST_*: the lookup kernel the shape allows (cuckoo_table_impl.h) */
     uint64_t xor_limit;      /* range placement: alt is a XOR below this high digit (nidus_range_xor_limit) */
 } nidus_table;
+
+_Static_assert(sizeof(void *) != 8 || sizeof(nidus_table) == 256, "nidus_table stays 256 bytes on 64-bit targets");
 
 /* Checks a shape; NIDUS_ERR_INVALID_ARGUMENT or NIDUS_ERR_TOO_LARGE when it cannot be built. */
 nidus_status nidus_table_check_shape(const nidus_table_shape *shape);
@@ -123,8 +129,9 @@ bool nidus_table_take(nidus_table *t, uint64_t i, uint32_t fp);
  * slots (the others count duplicates beyond the pair's share). Scans the map. */
 uint64_t nidus_table_stash_entries(const nidus_table *t);
 
-/* Re-derives what depends on the overflow map (today: which lookup kernel the table takes, t->fast: the kernels
- * that skip the map serve only tables whose map is empty). Every change of t->overflow calls it afterwards. */
+/* Re-derives what depends on the overflow map: which lookup kernel the table takes (t->fast: the kernels that skip
+ * the map serve only tables whose map is empty) and t->overflow_sig. Every change of t->overflow calls it
+ * afterwards (a lookup trusts the signature: an entry missing from it would be a false negative). */
 void nidus_table_overflow_changed(nidus_table *t);
 
 /* Copies of fp in the overflow map for the pair of bucket i. */

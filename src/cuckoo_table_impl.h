@@ -296,20 +296,33 @@ static inline bool nidus_table_slots_contain(const nidus_table *t, uint64_t i, u
     return (nidus_table_plain_match(t, i, fp) | nidus_table_plain_match(t, j, fp)) != 0;
 }
 
+/* The bit of t->overflow_sig for the overflow entry of (lower bucket of the pair, fp). */
+static inline uint32_t nidus_overflow_sig_bit(uint64_t lower, uint32_t fp)
+{
+    return UINT32_C(1) << ((lower ^ fp) & 31);
+}
+
 /* True when fp may be in the pair (i, j): in its slots, or counted in the overflow map (a stash entry of an item
  * the add's search could not place has no copy in the slots; cuckoo_table.c). Out of line: only a table with a
- * nonempty map gets here on a miss. */
+ * nonempty map whose signature has the pair's bit gets here on a miss. */
 static __attribute__((noinline, unused)) bool nidus_table_overflow_has(const nidus_table *t, uint64_t i, uint64_t j,
                                                                        uint32_t fp)
 {
     return nidus_overflow_get(&t->overflow, i < j ? i : j, fp) != 0;
 }
 
+/* The overflow map's answer for fp in the pair (i, j), its signature asked first (a clear bit: certainly not). */
+static inline bool nidus_table_overflow_may_have(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
+{
+    uint32_t sig = t->overflow_sig; /* 0 (an empty map, the common case) costs a test, not the bit's arithmetic */
+    return sig && (sig & nidus_overflow_sig_bit(i < j ? i : j, fp)) && nidus_table_overflow_has(t, i, j, fp);
+}
+
 static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
     if (nidus_table_slots_contain(t, i, j, fp))
         return true;
-    return t->overflow.used && nidus_table_overflow_has(t, i, j, fp);
+    return nidus_table_overflow_may_have(t, i, j, fp);
 }
 
 /* ---- lookups of a hash in one table.
@@ -379,11 +392,11 @@ static inline __attribute__((always_inline)) bool nidus_table_lookup(const nidus
     uint64_t i, j;
     if (t->kernel == NIDUS_FAST_PLAIN) {
         uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-        return nidus_table_plain_probe(t, i, j, fp) || (t->overflow.used && nidus_table_overflow_has(t, i, j, fp));
+        return nidus_table_plain_probe(t, i, j, fp) || nidus_table_overflow_may_have(t, i, j, fp);
     }
     if (t->kernel == NIDUS_FAST_SEMI) {
         uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-        return nidus_table_semi_probe(t, i, j, fp) || (t->overflow.used && nidus_table_overflow_has(t, i, j, fp));
+        return nidus_table_semi_probe(t, i, j, fp) || nidus_table_overflow_may_have(t, i, j, fp);
     }
     uint32_t fp;
     nidus_table_locate(t, hash, &i, &fp);
@@ -395,8 +408,8 @@ static inline uint64_t nidus_table_count_pair(const nidus_table *t, uint64_t i, 
 {
     uint64_t j = nidus_table_alt(t, i, fp);
     uint64_t n = nidus_table_bucket_count(t, i, fp) + nidus_table_bucket_count(t, j, fp);
-    if (t->overflow.used) /* duplicates beyond the pair's share, or a stash entry (no copy in the slots) */
-        n += nidus_overflow_get(&t->overflow, i < j ? i : j, fp);
+    if (t->overflow_sig & nidus_overflow_sig_bit(i < j ? i : j, fp)) /* duplicates beyond the pair's share, or a */
+        n += nidus_overflow_get(&t->overflow, i < j ? i : j, fp);        /* stash entry (no copy in the slots) */
     return n;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cuckoo_packed.h" /* white box: the tables' cost, as loads measure it */
+#include "cuckoo_table_impl.h" /* white box: the lookup signature */
 
 typedef struct run {
     prop_rng r;
@@ -33,8 +34,22 @@ static uint64_t stash_states, stash_full_states;
 
 uint64_t prop_cuckoo_stash_states(bool full) { return full ? stash_full_states : stash_states; }
 
+/* The lookup signature has every overflow entry's bit (one missing hides the entry: a false negative), and none
+ * while the map is empty. */
+static bool signature_covers_map(const nidus_table *t)
+{
+    const nidus_overflow *ov = &t->overflow;
+    if ((t->overflow_sig == 0) != (ov->used == 0))
+        return false;
+    for (uint32_t e = 0; e < ov->capacity; e++)
+        if (ov->entries[e].count &&
+            !(t->overflow_sig & nidus_overflow_sig_bit(ov->entries[e].bucket, ov->entries[e].fingerprint)))
+            return false;
+    return true;
+}
+
 /* Stash entries (overflow entries of items an add could not place) in every table: within the add's limit, and
- * each beside a full pair or a duplicate's share (what the decoders accept). */
+ * each beside a full pair or a duplicate's share (what the decoders accept), and in the lookup signature. */
 static void check_stash(run *R)
 {
     nidus_cuckoo_thawed tw;
@@ -44,6 +59,7 @@ static void check_stash(run *R)
         uint64_t n = nidus_table_stash_entries(&full->tables[k]);
         PROP_CHECK(n <= NIDUS_TABLE_STASH);
         PROP_CHECK(nidus_table_validate_overflow(&full->tables[k]) == NIDUS_OK);
+        PROP_CHECK(signature_covers_map(&full->tables[k]));
         any |= n > 0;
         at_limit |= n == NIDUS_TABLE_STASH;
     }

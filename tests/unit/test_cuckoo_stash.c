@@ -43,10 +43,25 @@ static uint64_t expected_count(const nidus_table *t, const uint64_t *hashes, siz
     return c;
 }
 
+/* The lookup signature has the bit of every overflow entry (a missing one hides the entry from lookups: a false
+ * negative), and no bit while the map is empty. Returns the bits the entries have. */
+static uint32_t assert_signature_covers_map(const nidus_table *t)
+{
+    const nidus_overflow *ov = &t->overflow;
+    uint32_t bits = 0;
+    for (uint32_t e = 0; e < ov->capacity; e++)
+        if (ov->entries[e].count)
+            bits |= nidus_overflow_sig_bit(ov->entries[e].bucket, ov->entries[e].fingerprint);
+    assert_int_equal(t->overflow_sig & bits, bits);
+    assert_int_equal(t->overflow_sig == 0, ov->used == 0);
+    return bits;
+}
+
 /* Every hash found by the lookup kernels' dispatch and the general test, counted exactly; the map valid. */
 static void assert_all_held(const nidus_table *t, const uint64_t *hashes, size_t n)
 {
     assert_int_equal(nidus_table_validate_overflow(t), NIDUS_OK);
+    assert_signature_covers_map(t);
     uint64_t items = 0;
     for (size_t k = 0; k < n; k++) {
         uint64_t i;
@@ -286,6 +301,7 @@ static void test_stash_round_trips_through_every_encoding(void **state)
         nidus_cuckoo_thawed tw;
         const nidus_cuckoo *full = nidus_cuckoo_inspect(copy, &tw);
         assert_int_equal(nidus_table_validate_overflow(&full->tables[0]), NIDUS_OK);
+        assert_signature_covers_map(&full->tables[0]);
         for (uint64_t k = n / 2; k-- > 0;)
             assert_int_equal(nidus_cuckoo_remove(copy, &k, sizeof k), NIDUS_OK);
         uint64_t k0 = 0; /* its second copy */
@@ -380,6 +396,47 @@ static void test_version_5_encoding_and_version_6_file_answer_as_before(void **s
     nidus_cuckoo_free(cf);
 }
 
+/* The signature a lookup asks before the map: exactly the entries' bits while the map is small (recomputed when an
+ * entry goes, so a drained map stops costing lookups), every bit once it has grown past 32 places, and every
+ * entry found and counted either way. */
+static void test_lookup_signature_follows_the_map(void **state)
+{
+    (void)state;
+    uint64_t rng = test_seed() + 7;
+    nidus_table t = make(1024, 4, 12, false, 20);
+    enum { KEYS = 24, COPIES = 9 }; /* 2b = 8 copies of a key fill its pair, the ninth is counted in the map */
+    uint64_t hashes[KEYS * COPIES];
+    size_t n = 0;
+    for (unsigned k = 0; k < KEYS; k++) {
+        uint64_t h = test_splitmix(&rng), i;
+        uint32_t fp;
+        nidus_table_locate(&t, h, &i, &fp);
+        for (unsigned c = 0; c < COPIES; c++) {
+            assert_int_equal(nidus_table_add(&t, &libc, i, fp), NIDUS_OK);
+            hashes[n++] = h;
+        }
+        if (k == 2) { /* three entries: their bits, nothing else */
+            assert_int_equal(t.overflow.used, 3);
+            assert_int_equal(t.overflow_sig, assert_signature_covers_map(&t));
+            assert_all_held(&t, hashes, n);
+            /* one entry's copy goes: its bit goes unless another entry shares it */
+            uint64_t h0 = hashes[0], i0;
+            uint32_t fp0;
+            nidus_table_locate(&t, h0, &i0, &fp0);
+            assert_true(nidus_table_remove(&t, i0, fp0)); /* a remove takes the map's copy first */
+            assert_int_equal(t.overflow.used, 2);
+            assert_int_equal(t.overflow_sig, assert_signature_covers_map(&t));
+            assert_int_equal(nidus_table_add(&t, &libc, i0, fp0), NIDUS_OK);
+            assert_int_equal(t.overflow_sig, assert_signature_covers_map(&t));
+        }
+    }
+    assert_int_equal(t.overflow.used, KEYS);
+    assert_true(t.overflow.capacity > 32);
+    assert_int_equal(t.overflow_sig, UINT32_MAX);
+    assert_all_held(&t, hashes, n);
+    nidus_table_release(&t, &libc);
+}
+
 int main(void)
 {
     nidus_alloc_resolve(NULL, &libc);
@@ -390,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_stash_round_trips_through_every_encoding),
         cmocka_unit_test(test_batched_lookups_and_add_unique_see_the_stash),
         cmocka_unit_test(test_version_5_encoding_and_version_6_file_answer_as_before),
+        cmocka_unit_test(test_lookup_signature_follows_the_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
