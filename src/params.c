@@ -2,6 +2,7 @@
 #include "params.h"
 
 #include <math.h>
+#include <string.h>
 
 /* How a table of bucket size b is sized when an add may move up to max_kicks fingerprints (bench/reserve_load.c,
  * docs/DESIGN-NOTES.md "Sizing"). slots = capacity / load + per_root * sqrt(capacity) + fixed. `load` is below
@@ -93,7 +94,40 @@ _Static_assert(NIDUS_TABLE_STASH >= FOUR_BUCKET_EXTRA, "four buckets hold 2b + F
  * take four, and more take at least four. Two buckets would hold more too, but the stash is the margin for
  * unlucky seeds, not capacity: a filter at its capacity should rarely pay for stash entries (a packed filter's
  * side block) or for the lookups that consult them. */
-static uint64_t buckets_for(uint64_t capacity, unsigned b, unsigned f, unsigned max_kicks)
+/* Whether a first table of m buckets would give its keys few distinct alternate buckets. In a table smaller than
+ * the reach an offset is reduced modulo m (nidus_table_offset), and for some m the 2^f hashed offsets collapse onto
+ * few distances (0x9E37 + 1 = 40504 = 8 * 61 * 83: at m = 166 and f = 6, 9 distances where random offsets give
+ * ~33): the cuckoo graph is then poorly mixed, and a table of that size failed to hold its capacity where one of 2
+ * buckets more or fewer never did (b=2, 20 kicks, stash 8, at 82 % load: f = 9, 620 slots 10 of 3,000 seeds and 664
+ * slots 3 of 2,000, 616/624/668 none; f = 6, 332 slots ~1 %). Degenerate: fewer than 3/4 of the distinct distances
+ * 2^f random odd offsets would give, in tables of 16 buckets or more (smaller ones are sized by the 2b + 4 rules)
+ * and for f <= 10 (at most 1024 offsets to hash: the sizing runs on every reserve and stats call). With f >= 11
+ * the sizes this flags measured as holding (f = 11 at 2508 slots, f = 12 at 1880 and 3748: 600 seeds each, none
+ * failed). */
+static bool offsets_degenerate(uint64_t m, unsigned f)
+{
+    if (m < 16 || m >= (UINT64_C(1) << NIDUS_REACH_LOG2) || f > 10)
+        return false;
+    uint64_t distances = m / 4 + 1; /* odd values up to m / 2 */
+    uint8_t seen[(1u << NIDUS_REACH_LOG2) / 16 + 1]; /* a bit per distance, m / 2 < 2^15 of them */
+    memset(seen, 0, (size_t)(m / 16 + 1));
+    uint64_t distinct = 0;
+    for (uint32_t o = 0; o < (UINT32_C(1) << f); o++) {
+        uint32_t x = (o | (uint32_t)(o == 0)) * UINT32_C(0x9E3779B1); /* as nidus_table_offset */
+        uint64_t r = ((uint64_t)x >> (32 - NIDUS_REACH_LOG2)) | 1;
+        if (r >= m)
+            r %= m;
+        uint64_t d = r < m - r ? r : m - r;
+        if (!(seen[d >> 3] & (1u << (d & 7)))) {
+            seen[d >> 3] |= (uint8_t)(1u << (d & 7));
+            distinct++;
+        }
+    }
+    double expected = (double)distances * (1.0 - exp(-ldexp(1.0, (int)f) / (double)distances));
+    return (double)distinct < 0.75 * expected;
+}
+
+static uint64_t formula_buckets(uint64_t capacity, unsigned b, unsigned f, unsigned max_kicks)
 {
     if (capacity <= 2 * (uint64_t)b)
         return 2;
@@ -110,22 +144,49 @@ static uint64_t buckets_for(uint64_t capacity, unsigned b, unsigned f, unsigned 
     return m + (m & 1);
 }
 
+/* The sizing: the formula's buckets, or the next size whose offsets are not degenerate (the formula assumes random
+ * offsets). Never decreases with the capacity. */
+static uint64_t buckets_for(uint64_t capacity, unsigned b, unsigned f, unsigned max_kicks)
+{
+    uint64_t m = formula_buckets(capacity, b, f, max_kicks);
+    while (m && offsets_degenerate(m, f))
+        m += 2;
+    return m;
+}
+
 uint64_t nidus_cuckoo_capacity_of(const nidus_table_shape *shape, unsigned max_kicks)
 {
     unsigned b = shape->bucket_size;
     if (shape->buckets <= 2)
         return 2 * (uint64_t)b;
-    /* Invert slots = N / load + per_root * sqrt(N) + fixed for N, then step down until buckets_for agrees. */
+    /* buckets_for(N) <= m exactly when the formula's buckets are at most the largest non-degenerate size <= m
+     * (m itself for every table the sizing made): so the formula alone is inverted against that size, with one
+     * degeneracy test per call rather than one per candidate (stats ask for the capacity on every call). */
+    uint64_t m = shape->buckets;
+    while (m > 4 && offsets_degenerate(m, shape->fp_bits))
+        m -= 2;
+    /* Invert slots = N / load + per_root * sqrt(N) + fixed for N, then find the largest N at or below that
+     * estimate whose formula fits (it never decreases with N: a binary search). */
     uint64_t least = 2 * (uint64_t)b + FOUR_BUCKET_EXTRA; /* what four buckets or more hold every time */
     sizing z = sizing_for(b, shape->fp_bits, max_kicks);
-    double slots = (double)shape->buckets * b - z.fixed;
+    double slots = (double)m * b - z.fixed;
     if (slots <= 0)
         return least;
     double root = (-z.per_root + sqrt(z.per_root * z.per_root + 4.0 * slots / z.load)) * z.load / 2.0;
     uint64_t n = (uint64_t)(root * root);
-    while (n > least && buckets_for(n, b, shape->fp_bits, max_kicks) > shape->buckets)
-        n--;
-    return n > least ? n : least;
+    if (n <= least)
+        return least;
+    if (formula_buckets(n, b, shape->fp_bits, max_kicks) <= m)
+        return n;
+    uint64_t lo = least, hi = n; /* the answer is lo (least when nothing above it fits); hi does not fit */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (formula_buckets(mid, b, shape->fp_bits, max_kicks) <= m)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 nidus_status nidus_cuckoo_resolve(const nidus_cuckoo_params *p, nidus_cuckoo_plan *plan,
