@@ -109,10 +109,12 @@ static bool offsets_degenerate(uint64_t m, unsigned f)
     if (m < 16 || m >= (UINT64_C(1) << NIDUS_REACH_LOG2) || f > 10)
         return false;
     uint64_t distances = m / 4 + 1; /* odd values up to m / 2 */
+    double expected = (double)distances * (1.0 - exp(-ldexp(1.0, (int)f) / (double)distances));
+    uint64_t enough = (uint64_t)ceil(0.75 * expected); /* the loop stops there: most sizes get there early */
     uint8_t seen[(1u << NIDUS_REACH_LOG2) / 16 + 1]; /* a bit per distance, m / 2 < 2^15 of them */
     memset(seen, 0, (size_t)(m / 16 + 1));
     uint64_t distinct = 0;
-    for (uint32_t o = 0; o < (UINT32_C(1) << f); o++) {
+    for (uint32_t o = 0; o < (UINT32_C(1) << f) && distinct < enough; o++) {
         uint32_t x = (o | (uint32_t)(o == 0)) * UINT32_C(0x9E3779B1); /* as nidus_table_offset */
         uint64_t r = ((uint64_t)x >> (32 - NIDUS_REACH_LOG2)) | 1;
         if (r >= m)
@@ -123,8 +125,7 @@ static bool offsets_degenerate(uint64_t m, unsigned f)
             distinct++;
         }
     }
-    double expected = (double)distances * (1.0 - exp(-ldexp(1.0, (int)f) / (double)distances));
-    return (double)distinct < 0.75 * expected;
+    return distinct < enough;
 }
 
 static uint64_t formula_buckets(uint64_t capacity, unsigned b, unsigned f, unsigned max_kicks)
