@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* nidus: filters in files, no server. See help.c and ../shared/DESIGN.md.
+/* nidus: filters in files, no server. See help.c and docs/ARCHITECTURE.md.
  * Exit codes: 0 success; 1 a key could not be added, or (del) was not there; 2 usage, I/O or format error,
  * with one line on stderr naming the file and the problem. */
 #define _POSIX_C_SOURCE 200809L

@@ -6,8 +6,8 @@
  *     placement, else the mod placement of versions 1-4: cuckoo_table_impl.h) |
  *     tables u8 | max_tables u8 | offset_bits u8 | 0 u8
  *     per table: buckets u64 | overflow entries u64 | fingerprints in slots u64 | fingerprint bits u8 | 7 zeros
- * and the segments are, per table, its overflow entries (bucket u64 | count u64 | fingerprint u32 each, in
- * the map's slot order) and then its bit-packed slots with their NIDUS_BITS_SLACK zero bytes, exactly as they
+ * and the segments are, per table, its overflow entries (bucket u64 | count u64 | fingerprint u32 each,
+ * sorted by (bucket, fingerprint)) and then its bit-packed slots with their NIDUS_BITS_SLACK zero bytes, exactly as they
  * lie in memory — which is what lets a mapped file be probed without a copy. */
 #include <stdlib.h>
 #include <string.h>

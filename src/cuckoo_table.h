@@ -25,7 +25,7 @@
 
 /* Overflow entries an add may hold for items its search could not place (the stash): up to this many entries in a
  * table's overflow map (duplicate entries included), and only then NIDUS_ERR_FULL. A few items that wait beside a
- * full bucket pair let a small table run to a higher load before its first failure (issue 14, b=2, f=9, 20
+ * full bucket pair let a small table run to a higher load before its first failure (b=2, f=9, 20
  * kicks: 100 items need 160 slots without a stash, 140 with 4 entries, 124 with 8, each in every one of 100,000
  * seeds; `nidus_bench_cuckoo_load need 100 100000 2 20 STASH 9`). 8, not more: a packed filter keeps up to 8
  * entries in an 80-byte side block (cuckoo_packed.h). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the framed file format around a filter's encoding, for every kind. "Version 2" below names the
- * framed layout (even format versions: 2, 4 since the Bloom layer layouts, 6 since cuckoo range placement), "version 1" a whole encoding
+ * framed layout (even format versions: 2, 4 since the Bloom layer layouts, 6 since cuckoo range placement, 8 since
+ * the stash), "version 1" a whole encoding
  * (odd versions).
  *
  * A filter file is the kind's encoding (codec.h) without its whole-encoding checksum, with version byte 2 and

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal: the duplicate overflow table of a cuckoo table.
+/* Internal: the overflow map of a cuckoo table: duplicates beyond their bucket pair's share, and the stash.
  *
  * A key added more times than its two buckets can hold copies of would start a kick storm that cannot succeed:
  * every kicked copy lands back in the other bucket of the same pair. Instead, once a key's fingerprint fills
  * its share of a full bucket pair, further copies are counted here, keyed by (lower bucket of the pair,
- * fingerprint). A small open-addressing map: a thousand duplicates cost one entry. */
+ * fingerprint). A small open-addressing map: a thousand duplicates cost one entry. The same map holds the table's stash
+ * (cuckoo_table.h, NIDUS_TABLE_STASH): items the add's search could not place, waiting beside their full pair. */
 #ifndef NIDUS_SRC_OVERFLOW_H
 #define NIDUS_SRC_OVERFLOW_H
 

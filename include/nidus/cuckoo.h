@@ -117,7 +117,7 @@ NIDUS_API void nidus_cuckoo_free(nidus_cuckoo *filter);
 NIDUS_API uint64_t nidus_cuckoo_hash(const nidus_cuckoo *filter, const void *key, size_t len);
 
 /* Adds one copy of the key: into a free slot of any table, else by relocation in the newest, else into the
- * newest table's stash (up to 4 items that no relocation could place wait there, found by every call), else
+ * newest table's stash (up to 8 items that no relocation could place wait there, found by every call), else
  * (when expansion > 0) into a new table. The same key may be added many times; copies beyond what its two buckets
  * hold are counted in a side table, so count and remove stay exact and nothing kicks or grows for them.
  * On failure the filter is unchanged: NIDUS_ERR_FULL (no room and expansion 0), NIDUS_ERR_LIMIT_TABLES or
