@@ -7,6 +7,7 @@
 
 #include "common.h"
 #include "config.h"
+#include "server_kind.h"
 
 /* One setting. Exactly one of the three fields receives its value. */
 typedef struct setting {
@@ -173,23 +174,55 @@ static int config_set(const char *name, RedisModuleString *value, void *privdata
     return REDISMODULE_ERR;
 }
 
+/* Whether the server is Redis 8 (see server_kind.h), from its INFO server fields; false when it cannot say. */
+static bool server_is_redis8(RedisModuleCtx *ctx)
+{
+    if (!RedisModule_GetServerInfo || !RedisModule_ServerInfoGetFieldC || !RedisModule_FreeServerInfo)
+        return false;
+    RedisModuleServerInfoData *info = RedisModule_GetServerInfo(ctx, "server");
+    if (!info)
+        return false;
+    bool redis8 = nidus_server_is_redis8(RedisModule_ServerInfoGetFieldC(info, "server_name"),
+                                         RedisModule_ServerInfoGetFieldC(info, "redis_version"));
+    RedisModule_FreeServerInfo(ctx, info);
+    return redis8;
+}
+
+static int register_one(RedisModuleCtx *ctx, struct state *st, unsigned flags)
+{
+    return RedisModule_RegisterStringConfig(ctx, st->s->name, RedisModule_StringPtrLen(st->text, NULL), flags,
+                                            config_get, config_set, NULL, st);
+}
+
 int nidus_config_register(RedisModuleCtx *ctx)
 {
     if (!RedisModule_RegisterStringConfig || !RedisModule_LoadConfigs)
         return REDISMODULE_OK;
-    /* Redis 8 names RedisBloom's settings without the module's prefix; older servers know no such flag. */
-    bool unprefixed = RedisModule_GetServerVersion && RedisModule_GetServerVersion() >= 0x080000;
+    /* Redis 8 names RedisBloom's settings without the module's prefix, as RedisBloom registers them there;
+     * Redis 7 and Valkey know no such flag (Valkey refuses it, and a refusal would abort the load). */
+    bool unprefixed = server_is_redis8(ctx);
     for (size_t i = 0; i < NSETTINGS; i++) {
         struct state *st = &states[i];
         if (!st->text)
             st->text = RedisModule_CreateString(NULL, st->s->initial, strlen(st->s->initial));
-        unsigned flags = unprefixed && st->s->redisbloom ? REDISMODULE_CONFIG_UNPREFIXED : REDISMODULE_CONFIG_DEFAULT;
-        if (RedisModule_RegisterStringConfig(ctx, st->s->name, RedisModule_StringPtrLen(st->text, NULL), flags,
-                                             config_get, config_set, NULL, st) != REDISMODULE_OK) {
+        bool bare = unprefixed && st->s->redisbloom;
+        int status = register_one(ctx, st, bare ? REDISMODULE_CONFIG_UNPREFIXED : REDISMODULE_CONFIG_DEFAULT);
+        if (status != REDISMODULE_OK && bare) {
+            /* refused by a server that is not the Redis 8 it looked like: this name and every later one keep
+             * the prefix (RedisBloom's settings come first, so such a server refuses the very first) */
+            RedisModule_Log(ctx, "warning", "nidus: the server refused the unprefixed config %s: registering the "
+                            "settings as nidus.<name>", st->s->name);
+            unprefixed = false;
+            status = register_one(ctx, st, REDISMODULE_CONFIG_DEFAULT);
+        }
+        if (status != REDISMODULE_OK) {
             RedisModule_Log(ctx, "warning", "nidus: could not register the config %s", st->s->name);
             return REDISMODULE_ERR;
         }
     }
+    RedisModule_Log(ctx, "notice", unprefixed ? "nidus: RedisBloom's settings are configs by their own names "
+                                                "(bf-error-rate, ...), nidus's as nidus.<name>"
+                                              : "nidus: the settings are configs named nidus.<name>");
     if (RedisModule_LoadConfigs(ctx) != REDISMODULE_OK) {
         RedisModule_Log(ctx, "warning", "nidus: the server's configuration of the module's settings was refused");
         return REDISMODULE_ERR;

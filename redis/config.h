@@ -7,8 +7,9 @@
  * (ERROR_RATE, INITIAL_SIZE, CF_MAX_EXPANSIONS; CF_INITIAL_SIZE, CF_ERROR_RATE, MAX_CAPACITY,
  * MAX_FILTER_MEMORY), case-insensitively. Ranges are RedisBloom's.
  *
- * As module configs (Redis >= 7.0) they are named "nidus.<name>"; on Redis >= 8 RedisBloom's eight are
- * registered unprefixed ("bf-error-rate"), as RedisBloom registers them there. */
+ * As module configs (Redis >= 7.0, Valkey) they are named "nidus.<name>"; on a server that says it is Redis 8
+ * or later (server_kind.h) RedisBloom's eight are registered unprefixed ("bf-error-rate"), as RedisBloom
+ * registers them there, and the other three keep the prefix. */
 #ifndef NIDUS_REDIS_CONFIG_H
 #define NIDUS_REDIS_CONFIG_H
 
@@ -20,7 +21,7 @@ int nidus_config_load_args(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
 
 /* Registers the settings as module configs, with the values the load arguments gave as defaults, and loads
  * what the server's configuration sets for them. REDISMODULE_OK without doing anything on a server without
- * module configs (before 7.0). */
+ * module configs (before 7.0); a refused unprefixed name falls back to "nidus.<name>" with a warning. */
 int nidus_config_register(RedisModuleCtx *ctx);
 
 #endif

@@ -42,6 +42,7 @@ typedef struct RedisModuleIO RedisModuleIO;
 typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
+typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 
 typedef struct RedisModuleCommand RedisModuleCommand;
 
@@ -139,7 +140,8 @@ typedef struct RedisModuleCommandInfo {
     RedisModuleCommandArg *args;
 } RedisModuleCommandInfo;
 
-/* Module configs (Redis 7.0). A Redis 8 server also takes UNPREFIXED: the name without "module." before it. */
+/* Module configs (Redis 7.0). Redis 8 also takes UNPREFIXED: the name without "module." before it (Valkey
+ * refuses it; see server_kind.h). */
 #define REDISMODULE_CONFIG_DEFAULT 0
 #define REDISMODULE_CONFIG_UNPREFIXED (1U << 9)
 typedef RedisModuleString *(*RedisModuleConfigGetStringFunc)(const char *name, void *privdata);
@@ -218,7 +220,9 @@ typedef struct RedisModuleTypeMethods {
 
 /* Functions a server may lack: fetched when present, NULL otherwise; each use checks. */
 #define NIDUS_REDIS_API_OPTIONAL(X)                                                                           \
-    X(int, GetServerVersion, (void))                                                                          \
+    X(RedisModuleServerInfoData *, GetServerInfo, (RedisModuleCtx *, const char *))                           \
+    X(const char *, ServerInfoGetFieldC, (RedisModuleServerInfoData *, const char *))                         \
+    X(void, FreeServerInfo, (RedisModuleCtx *, RedisModuleServerInfoData *))                                  \
     X(RedisModuleCommand *, GetCommand, (RedisModuleCtx *, const char *))                                     \
     X(int, SetCommandInfo, (RedisModuleCommand *, const RedisModuleCommandInfo *))                            \
     X(int, RegisterStringConfig, (RedisModuleCtx *, const char *, const char *, unsigned int,                 \
