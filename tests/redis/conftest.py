@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared by the Redis tests: real redis-server processes with nidus.so loaded, each on its own free port."""
+"""Shared by the Redis tests: real server processes with nidus.so loaded, each on its own free port.
+
+The server is redis-server, or the binary NIDUS_SERVER names (CTest runs every file once with redis-server and
+once with valkey-server); SERVER_KIND says which ("redis" or "valkey")."""
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -15,7 +19,15 @@ from resp import Raw
 
 MODULE = os.environ.get(
     "NIDUS_MODULE", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nidus.so"))
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+SERVER = os.environ.get("NIDUS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def _kind():
+    out = subprocess.run([SERVER, "--version"], capture_output=True, text=True, timeout=20).stdout
+    return "valkey" if out.lower().startswith("valkey") else "redis"
+
+
+SERVER_KIND = _kind()
 
 
 def port_free(port):
@@ -31,7 +43,8 @@ def port_free(port):
 
 def free_port():
     """A port in 20000..45000 (outside the ephemeral range; cluster mode needs port + 10000 too), or in
-    NIDUS_TEST_PORTS=LOW-HIGH when that is set (to share a machine without colliding)."""
+    NIDUS_TEST_PORTS=LOW-HIGH when that is set (to share a machine without colliding). Free when judged, not
+    reserved: launch() starts again elsewhere when another process takes it first."""
     low, high = map(int, os.environ.get("NIDUS_TEST_PORTS", "20000-45000").split("-"))
     rng = random.Random()
     for _ in range(1000):
@@ -41,8 +54,62 @@ def free_port():
     raise RuntimeError("no free port")
 
 
+# What the server logs when its port (or, in cluster mode, its bus port + 10000) is taken.
+BIND_FAILURE = re.compile(r"Failed listening on port|Could not create server TCP listening socket|"
+                          r"Address already in use")
+LAUNCH_ATTEMPTS = 8
+
+
+def read_from(path, offset):
+    try:
+        with open(path, errors="replace") as f:
+            f.seek(offset)
+            return f.read()
+    except OSError:
+        return ""
+
+
+def launch(command, logfile, port=None, timeout=10):
+    """Starts a server and waits until it answers PING as itself (INFO's process_id): command(port) gives its
+    argv. A port taken between free_port() and the server's bind is not a failure: the server is started
+    again on another free port. Returns (process, port); RuntimeError with the log's new lines otherwise."""
+    for _ in range(LAUNCH_ATTEMPTS):
+        port = port if port is not None else free_port()
+        offset = os.path.getsize(logfile) if os.path.exists(logfile) else 0
+        proc = subprocess.Popen(command(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if _answers(proc, port, time.time() + timeout):
+            return proc, port
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+            raise RuntimeError("server did not start:\n" + read_from(logfile, offset)[-4000:])
+        log = read_from(logfile, offset)
+        if not BIND_FAILURE.search(log):
+            raise RuntimeError("server exited:\n" + log[-4000:])
+        port = None  # taken meanwhile: another one
+    raise RuntimeError("no port could be bound in %d attempts" % LAUNCH_ATTEMPTS)
+
+
+def _answers(proc, port, deadline):
+    """True once the server `proc` answers on `port`; False when it exits or the deadline passes. A server
+    that answers with another process id is another's on a port ours could not bind: ours will exit."""
+    # a short timeout: what holds a taken port may accept and never answer (the loop asks again meanwhile)
+    client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=1)
+    try:
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                if client.ping() and client.info("server")["process_id"] == proc.pid:
+                    return True
+            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+                pass  # not listening yet, or still loading its data (BusyLoadingError)
+            time.sleep(0.05)
+        return False
+    finally:
+        client.close()
+
+
 class Server:
-    """One redis-server with the module, in its own directory."""
+    """One server with the module, in its own directory."""
 
     def __init__(self, workdir, extra=(), module_args=()):
         self.dir = str(workdir)
@@ -54,23 +121,12 @@ class Server:
         self.start()
 
     def start(self):
-        args = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.dir,
-                "--save", "", "--appendonly", "no", "--enable-debug-command", "local",
-                "--logfile", "redis.log", "--loadmodule", os.path.abspath(MODULE), *self.module_args,
-                *self.extra]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 10
-        while time.time() < deadline:
-            try:
-                if self.client().ping():
-                    return
-            except redis.exceptions.BusyLoadingError:
-                pass
-            except redis.exceptions.ConnectionError:
-                if self.proc.poll() is not None:
-                    raise RuntimeError("redis-server exited:\n" + self.log())
-            time.sleep(0.05)
-        raise RuntimeError("redis-server did not start:\n" + self.log())
+        """Starts the server on self.port, or on another free port if that one is taken by then."""
+        def command(port):
+            return [SERVER, "--bind", "127.0.0.1", "--port", str(port), "--dir", self.dir, "--save", "",
+                    "--appendonly", "no", "--enable-debug-command", "local", "--logfile", "redis.log",
+                    "--loadmodule", os.path.abspath(MODULE), *self.module_args, *self.extra]
+        self.proc, self.port = launch(command, os.path.join(self.dir, "redis.log"), self.port)
 
     def log(self):
         try:
@@ -120,8 +176,7 @@ class Server:
 
     def restart(self):
         self.stop(nosave=True)
-        self.port = free_port() if not port_free(self.port) else self.port
-        self.start()
+        self.start()  # on the same port when it is still free
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ the run), every configuration held to RedisBloom's figure: since session 6 (the 
 to it) none is above it."""
 import pytest
 
+from conftest import SERVER_KIND
 from resp import Raw
 
 CASES = [
@@ -37,14 +38,26 @@ CASES = [
 
 
 NOISE = 4  # bytes per key
+# The ceilings are "beyond a string key" on redis-server 7.0.15, where they were measured. Valkey 8 keeps a key's
+# name, and a short string's value, inside the key's object: there a string key costs ~10 bytes less than on
+# Redis 7.0 and a filter key ~3-7 less, so the same filter reads up to 13 bytes a key more "beyond a string key"
+# (BF.RESERVE 0.01 10 and 0.001 1000 in two runs) while costing less in all (e.g. CF.RESERVE 100: 271 B/key on
+# Valkey 8.0.1, 278 on Redis 7.0.15). What a filter costs on Valkey is held to the ceilings plus that much.
+LAYOUT = 16 if SERVER_KIND == "valkey" else 0
 
 
 def used_memory(c):
     return int(c("INFO", "memory").decode().split("used_memory:")[1].split()[0])
 
 
+def flush(c):
+    """FLUSHALL, freed before it answers: Valkey 8 frees a plain FLUSHALL in the background by default
+    (lazyfree-lazy-user-flush yes), and used_memory read after it would still count the old keys."""
+    assert c("FLUSHALL", "SYNC") == "OK"
+
+
 def per_key(c, make, n):
-    c("FLUSHALL")
+    flush(c)
     before = used_memory(c)
     for start in range(0, n, 100):
         for i in range(start, min(n, start + 100)):
@@ -78,7 +91,7 @@ def test_bytes_per_key_and_memory_usage(server, cmd, n, redisbloom):
     assert 0.75 * filter_bytes <= filter_usage <= filter_bytes + 16
     # + NOISE: the server's own buffers move used_memory a little between two readings, spread over the keys
     # (RedisBloom's BF.RESERVE k 0.01 100 measured 256 and 258 in two runs; both are one 256-byte allocation)
-    assert filter_bytes <= redisbloom + NOISE
+    assert filter_bytes <= redisbloom + NOISE + LAYOUT
 
 
 @pytest.mark.parametrize("cmd", [("CF.RESERVE", 100), ("BF.RESERVE", "0.01", 100)], ids=["CF", "BF"])
@@ -96,8 +109,10 @@ def test_reload_keeps_bytes_per_key(server, cmd):
     # DEBUG RELOAD itself moves used_memory by up to ~30 KB here; a full-form copy would add 384 B/key (CF),
     # a separate allocation for the bits 64 (BF)
     assert abs(after - before) / n <= 16
-    assert c("RESTORE", "copy", 0, c("DUMP", "k1")) == "OK"
-    assert c("MEMORY", "USAGE", "copy") == usage
+    # a name as long as "k1": Valkey 8 keeps the key's name in the value's allocation, and MEMORY USAGE
+    # counts it ("copy" costs 8 bytes more there)
+    assert c("RESTORE", "c1", 0, c("DUMP", "k1")) == "OK"
+    assert c("MEMORY", "USAGE", "c1") == usage
 
 
 # (capacity, BUCKETSIZE, keys, RedisBloom's bytes per key beyond a string key once each key holds its capacity:
@@ -123,7 +138,7 @@ def test_filled_bytes_per_key(server, capacity, bucket_size, n, redisbloom):
     a few with stash entries. As many keys as the bench at capacity 10 and at 100 BUCKETSIZE 4 (there 5,000 keys measured 7 bytes a key more:
     the dict's growth spread over fewer keys), fewer above (50 and 100: 5,000; 1000: 500)."""
     c = Raw(server.port)
-    c("FLUSHALL")
+    flush(c)
     before = used_memory(c)
     for start in range(0, n, 100):
         keys = range(start, min(n, start + 100))
@@ -142,4 +157,4 @@ def test_filled_bytes_per_key(server, capacity, bucket_size, n, redisbloom):
     print("CF.RESERVE k %d BUCKETSIZE %d, filled: %.0f B/key beyond a string key (RedisBloom %d)" %
           (capacity, bucket_size, filled - string_key, redisbloom))
     assert grown == 0  # issue 14.2: each held its capacity in its first table
-    assert filled - string_key <= redisbloom + NOISE
+    assert filled - string_key <= redisbloom + NOISE + LAYOUT

@@ -5,16 +5,15 @@ copy, and every acknowledged item must still be there (and the server alive).
 
 Seeded: NIDUS_SEQ_SEED=<seed> replays a run (the seed is printed). NIDUS_SEQ_BATCHES (default 5) and
 NIDUS_SEQ_COMMANDS (default 200 a batch) set the budget; the nightly long mode is e.g. NIDUS_SEQ_BATCHES=200.
-Servers take their ports as every Redis test does (conftest.free_port, NIDUS_TEST_PORTS)."""
+Servers take their ports as every Redis test does (conftest.launch, NIDUS_TEST_PORTS)."""
 import os
 import random
 import shutil
-import subprocess
 import time
 
 import pytest
 
-from conftest import REDIS_SERVER, MODULE, free_port
+from conftest import MODULE, SERVER, launch
 from resp import Error, Raw, scandump
 
 BATCHES = int(os.environ.get("NIDUS_SEQ_BATCHES", "5"))
@@ -22,7 +21,7 @@ COMMANDS = int(os.environ.get("NIDUS_SEQ_COMMANDS", "200"))
 
 
 class Redis:
-    """A redis-server with the module on a private port, in its own directory."""
+    """A server with the module on a private port, in its own directory."""
 
     def __init__(self, workdir, module_args, appendonly):
         self.dir = str(workdir)
@@ -33,27 +32,16 @@ class Redis:
         self.start()
 
     def start(self):
-        self.port = free_port()
-        args = [REDIS_SERVER, "--bind", "127.0.0.1", "--port", str(self.port), "--dir", self.dir, "--save", "",
-                "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "always",
-                "--enable-debug-command", "local", "--logfile", "redis.log",
-                "--loadmodule", os.path.abspath(MODULE), *self.module_args]
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 15
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError("redis-server exited while starting:\n" + self.log())
-            try:
-                c = Raw(self.port)
-                reply = c("PING")
-                if reply == "PONG":
-                    self.c = c
-                    return
-                c.close()
-            except OSError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError("redis-server did not start:\n" + self.log())
+        def command(port):
+            return [SERVER, "--bind", "127.0.0.1", "--port", str(port), "--dir", self.dir, "--save", "",
+                    "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "always",
+                    "--enable-debug-command", "local", "--logfile", "redis.log",
+                    "--loadmodule", os.path.abspath(MODULE), *self.module_args]
+        try:
+            self.proc, self.port = launch(command, os.path.join(self.dir, "redis.log"), timeout=15)
+        except RuntimeError as e:
+            raise AssertionError(str(e))
+        self.c = Raw(self.port)
 
     def log(self):
         try:

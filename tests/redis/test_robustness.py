@@ -79,9 +79,9 @@ def test_limits_refuse_oversized_filters_before_allocating(make_server):
 def test_module_arguments_are_checked(tmp_path):
     import subprocess
 
-    from conftest import MODULE, REDIS_SERVER
+    from conftest import MODULE, SERVER
     for bad in (["error_rate", "2"], ["cf_max_expansions", "0"], ["max_filter_memory", "1"], ["initial_size"],
                 ["unknown_option", "1"]):
-        proc = subprocess.run([REDIS_SERVER, "--port", "0", "--loadmodule", MODULE, *bad], capture_output=True,
+        proc = subprocess.run([SERVER, "--port", "0", "--loadmodule", MODULE, *bad], capture_output=True,
                               text=True, timeout=20)
         assert proc.returncode != 0
