@@ -4,7 +4,10 @@
 include(CMakePackageConfigHelpers)
 
 install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/nidus DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS nidus_module LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/nidus)
+# Executable: redis-server (7.0 and later) refuses to load a module file without an execute bit, and CMake
+# installs a MODULE library 0644 on some platforms (Debian among them).
+install(TARGETS nidus_module LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/nidus
+  PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/docs/nidus.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/cli/completion.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
   RENAME nidus)
