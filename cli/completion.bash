@@ -24,7 +24,8 @@ _nidus()
     local opts
     case ${words[1]} in
         create) opts=$create_opts ;;
-        build) opts="--from $create_opts" ;;
+        build) opts="--from --keep-going $create_opts" ;;
+        add|del) opts="--keep-going --help" ;;
         info) opts="--json --help" ;;
         help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
         *) opts="--help" ;;

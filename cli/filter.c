@@ -32,12 +32,12 @@ nidus_status cli_filter_create(cli_filter *cf, const cli_create_options *o)
         nidus_cuckoo_params p = {.capacity = o->capacity, .error_rate = o->error,
                                  .fingerprint_bits = o->fingerprint_bits, .bucket_size = o->bucket_size,
                                  .semi_sort = o->semi_sort, .max_kicks = o->max_kicks,
-                                 .expansion = o->expansion < 0 ? 0 : (unsigned)o->expansion};
+                                 .expansion = o->expansion < 0 ? CLI_CUCKOO_EXPANSION : (unsigned)o->expansion};
         return nidus_cuckoo_new(&p, &cf->f.cuckoo);
     }
     case NIDUS_KIND_BLOOM: {
         nidus_bloom_params p = {.capacity = o->capacity, .error_rate = error,
-                                .expansion = o->expansion < 0 ? 2 : (unsigned)o->expansion};
+                                .expansion = o->expansion < 0 ? CLI_BLOOM_EXPANSION : (unsigned)o->expansion};
         return nidus_bloom_new(&p, &cf->f.bloom);
     }
     case NIDUS_KIND_COUNTING_BLOOM: {

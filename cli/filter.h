@@ -24,6 +24,13 @@ typedef struct cli_filter {
     nidus_file_layout layout;
 } cli_filter;
 
+/* Growth by default, as the Redis module's CF.RESERVE and BF.RESERVE without EXPANSION (its cf-expansion-factor
+ * and bf-expansion-factor defaults, RedisBloom's): a full cuckoo filter adds a sub-filter as large as its newest,
+ * a full Bloom filter one twice as large, up to the library's default 32 sub-filters. No memory limit: a file
+ * holds what it grows to. A counting Bloom filter has one table and never grows. */
+#define CLI_CUCKOO_EXPANSION 1u
+#define CLI_BLOOM_EXPANSION 2u
+
 /* What `create` and `build` ask for. */
 typedef struct cli_create_options {
     nidus_kind kind;
@@ -32,7 +39,7 @@ typedef struct cli_create_options {
     unsigned fingerprint_bits;    /* 0: not given */
     unsigned bucket_size;         /* 0: not given */
     bool semi_sort;
-    long long expansion;          /* -1: not given (cuckoo 0, bloom 2) */
+    long long expansion;          /* -1: not given (CLI_CUCKOO_EXPANSION, CLI_BLOOM_EXPANSION) */
     unsigned max_kicks;           /* 0: not given */
 } cli_create_options;
 

@@ -11,6 +11,9 @@
     "is dropped (CRLF files work); an empty line is the empty key; any other byte, NUL included, is part of the\n" \
     "key. A key line that cannot be read (or not held in memory) fails the command with exit 2, file unchanged.\n"
 
+#define KEEP_GOING_TEXT(what)                                                                                  \
+    "  --keep-going          " what ", and still exit 1\n"
+
 #define CREATE_OPTIONS                                                                                         \
     "  --type T              cuckoo (default), bloom or counting-bloom\n"                                     \
     "  --capacity N          keys the filter is sized for (required for create)\n"                            \
@@ -18,8 +21,11 @@
     "  --fingerprint-bits F  cuckoo: fingerprint bits, 4..32 (instead of --error)\n"                         \
     "  --bucket-size B       cuckoo: slots per bucket, 1, 2, 4 or 8 (default: the cheapest for the rate)\n"   \
     "  --semi-sort           cuckoo: semi-sorted buckets (bucket size 4): one bit less per key\n"             \
-    "  --expansion E         when full, grow by a sub-filter E times larger (0: never; cuckoo default 0,\n"   \
-    "                        bloom default 2; counting-bloom never grows)\n"                                 \
+    "  --expansion E         when full, add a sub-filter E times the newest one, up to 32 sub-filters\n"     \
+    "                        (default: cuckoo 1, bloom 2, as the Redis module's CF.RESERVE and BF.RESERVE);\n" \
+    "                        0: a fixed size, adds fail when it is full. A counting-bloom filter has one\n"  \
+    "                        table: it never grows (only 0 is accepted), and adds past its capacity succeed\n" \
+    "                        at a rising false-positive rate\n"                                             \
     "  --max-kicks K         cuckoo: relocations tried per add before it fails, 1..65535 (default 500)\n"    \
     "  --force               replace FILE if it exists (only a regular file: never a device or directory)\n"
 
@@ -28,15 +34,19 @@ static const help_entry entries[] = {
                "             [--semi-sort] [--expansion E] [--max-kicks K] [--force]",
      "Creates an empty filter in FILE. Refuses to replace an existing FILE without --force.\n" CREATE_OPTIONS
      "A new FILE gets mode 0666 less the umask; through a symbolic link, the file it points to is written.\n"},
-    {"add", "nidus add FILE [KEY ...]",
-     "Adds the keys. Exit 1 if some could not be added (the filter is full): those that fitted are saved.\n"
+    {"add", "nidus add FILE [--keep-going] [KEY ...]",
+     "Adds the keys, all or nothing: if one cannot be added (the filter is full, or cannot grow further), exit 1\n"
+     "with FILE left byte for byte as it was, and two lines on stderr: how many keys failed and the first.\n"
+     KEEP_GOING_TEXT("save the keys that fit")
      "FILE is replaced atomically; its mode, owner and group are kept.\n" KEYS_TEXT},
     {"check", "nidus check FILE [KEY ...]",
      "Prints 1 (maybe present) or 0 (certainly absent) for each key, one a line, in order.\n" KEYS_TEXT},
-    {"del", "nidus del FILE [KEY ...]",
-     "Removes one copy of each key (cuckoo and counting-bloom filters; a bloom filter cannot delete). Exit 1 if\n"
-     "some were not there. Delete only keys that were added: deleting a key never added may remove another\n"
-     "key's fingerprint.\n" KEYS_TEXT},
+    {"del", "nidus del FILE [--keep-going] [KEY ...]",
+     "Removes one copy of each key (cuckoo and counting-bloom filters; a bloom filter cannot delete), all or\n"
+     "nothing: if a key is not there, exit 1 with FILE left as it was, and two lines on stderr as for add.\n"
+     KEEP_GOING_TEXT("remove the keys that are there")
+     "Delete only keys that were added: deleting a key never added may remove another key's fingerprint.\n"
+     KEYS_TEXT},
     {"count", "nidus count FILE KEY",
      "Prints how many copies of KEY the filter holds (never fewer than were added and not deleted; a fingerprint\n"
      "collision can add to it). A bloom filter prints 1 or 0.\n"},
@@ -46,11 +56,14 @@ static const help_entry entries[] = {
      "           memory_bytes, bits_per_item, load, error_bound, parameters, sub_filters) and sub_filters is an\n"
      "           array of objects with capacity, items, load and error_bound.\n"},
     {"verify", "nidus verify FILE",
-     "Reads the whole file and checks every checksum and every field; prints 'FILE: ok'. Exit 2 if damaged.\n"
-     "(check, count and info verify only what they read.)\n"},
-    {"build", "nidus build FILE --from KEYS [--capacity N] [create options]",
+     "Reads the whole file and checks every checksum and every field; prints 'FILE: ok'. Exit 2 if damaged,\n"
+     "with one line naming the check that failed and where: the block and its bytes (and how many blocks are\n"
+     "damaged), or the header or footer field. (check, count and info verify only what they read.)\n"},
+    {"build", "nidus build FILE --from KEYS [--capacity N] [--keep-going] [create options]",
      "Creates FILE and adds every line of the file KEYS (- for stdin), with a progress line on a terminal.\n"
+     "All or nothing, as add: if a key cannot be added, exit 1 and FILE is not written.\n"
      "  --from KEYS           where the keys come from, one a line as described below\n"
+     KEEP_GOING_TEXT("write the filter with the keys that fit")
      "Without --capacity, build counts the lines of KEYS first and sizes the filter for them (KEYS must then be\n"
      "a file: stdin cannot be read twice). Other options as for create:\n" CREATE_OPTIONS KEYS_TEXT},
     {"help", "nidus help [COMMAND]", "Prints the usage of every command, or the help of one.\n"},
@@ -70,8 +83,8 @@ void help_usage(FILE *out)
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         fprintf(out, "  %s\n", entries[i].synopsis);
     fprintf(out, "\n  nidus help COMMAND (or nidus COMMAND --help) for a command's options;  nidus -V | --version\n"
-                 "Exit codes: 0 success; 1 a key could not be added, or (del) was not there; 2 usage, I/O or\n"
-                 "format error, with one line on stderr naming the file.\n");
+                 "Exit codes: 0 success; 1 a key could not be added, or (del) was not there: FILE is left as it\n"
+                 "was unless --keep-going; 2 usage, I/O or format error, with one line on stderr naming the file.\n");
 }
 
 void help_command(const help_entry *e, FILE *out) { fprintf(out, "%s\n\n%s", e->synopsis, e->text); }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* nidus: filters in files, no server. See help.c and docs/ARCHITECTURE.md.
- * Exit codes: 0 success; 1 a key could not be added, or (del) was not there; 2 usage, I/O or format error,
- * with one line on stderr naming the file and the problem. */
+/* nidus: filters in files, no server. See help.c, docs/nidus.1 and docs/ARCHITECTURE.md.
+ * Exit codes: 0 success; 1 a key could not be added, or (del) was not there: then the file is left as it was,
+ * unless --keep-going; 2 usage, I/O or format error, with one line on stderr naming the file and the problem. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -70,7 +70,7 @@ static int finish_output(void)
 
 typedef struct options {
     cli_create_options create;
-    bool force, json, has_type, has_capacity;
+    bool force, json, has_type, has_capacity, keep_going;
     const char *from;
 } options;
 
@@ -122,6 +122,9 @@ static int parse_options(const char *cmd, int *argc, char **argv, options *o, bo
         }
         if (!strcmp(argv[i], "--json") && !strcmp(cmd, "info")) {
             o->json = true;
+        } else if (!strcmp(argv[i], "--keep-going") &&
+                   (!strcmp(cmd, "add") || !strcmp(cmd, "del") || !strcmp(cmd, "build"))) {
+            o->keep_going = true;
         } else if (!creating) {
             return usage_error(cmd, "unknown option", argv[i]);
         } else if (!strcmp(argv[i], "--force")) {
@@ -183,7 +186,7 @@ static int parse_options(const char *cmd, int *argc, char **argv, options *o, bo
         return usage_error(cmd, "--fingerprint-bits, --bucket-size, --semi-sort and --max-kicks are for cuckoo filters",
                            NULL);
     if (c->kind == NIDUS_KIND_COUNTING_BLOOM && c->expansion > 0)
-        return usage_error(cmd, "a counting-bloom filter does not grow: no --expansion", NULL);
+        return usage_error(cmd, "a counting-bloom filter does not grow: --expansion must be 0 or left out", NULL);
     if (c->semi_sort && c->bucket_size && c->bucket_size != 4)
         return usage_error(cmd, "--semi-sort needs --bucket-size 4", NULL);
     return 0;
@@ -230,20 +233,100 @@ static int open_command(const char *cmd, int *argc, char **argv, int min, int ma
     return st ? file_error(argv[0], st) : 0;
 }
 
-/* The end every writing command shares: save (unless reading the keys failed), close, and the exit code:
- * 2 for a read or write error, 1 when some keys could not be added or removed, else 0. */
-static int finish_write(const char *path, const char *source, cli_filter *f, bool read_error, long long problems)
+/* The keys a command could not apply: how many, and the first of them (its position and a printable copy). */
+typedef struct key_failures {
+    unsigned long long keys; /* keys read in all */
+    long long count;
+    unsigned long long first;
+    nidus_status why;
+    char shown[4 * 60 + 4];
+} key_failures;
+
+/* Notes a failed key; the first is kept for the summary: up to 60 bytes of it, other than printable ASCII as
+ * \xNN, "..." when longer. */
+static void note_failure(key_failures *kf, unsigned long long position, const char *key, size_t len,
+                         nidus_status why)
+{
+    if (kf->count++)
+        return;
+    kf->first = position;
+    kf->why = why;
+    char *out = kf->shown;
+    for (size_t i = 0; i < len && i < 60; i++) {
+        unsigned char c = (unsigned char)key[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\')
+            *out++ = (char)c;
+        else
+            out += sprintf(out, "\\x%02x", c);
+    }
+    strcpy(out, len > 60 ? "..." : "");
+}
+
+/* What a writing command does: the words of its summary. */
+typedef struct write_command {
+    const char *failed_one, *failed_many; /* what a failed key could not be */
+    const char *done;                     /* "added": what became of the others (--keep-going) */
+    const char *instead;                  /* what --keep-going would have done */
+    bool creates;                         /* build: FILE is written anew, not changed */
+} write_command;
+
+static const write_command ADDING = {"could not be added", "could not be added", "added", "adds the keys that fit",
+                                     false};
+static const write_command BUILDING = {"could not be added", "could not be added", "added",
+                                       "writes the keys that fit", true};
+static const write_command REMOVING = {"was not in the filter", "were not in the filter", "removed",
+                                       "removes the keys that are there", false};
+
+static const char *add_failure(nidus_status st)
+{
+    switch (st) {
+    case NIDUS_ERR_FULL: return "the filter is full and does not grow (expansion 0)";
+    case NIDUS_ERR_LIMIT_TABLES: return "the filter reached its maximum number of sub-filters";
+    default: return nidus_strerror(st);
+    }
+}
+
+/* Two lines, whatever the number of keys: how many failed and the first, then what became of FILE. */
+static void report_failures(const char *path, const write_command *w, const key_failures *kf, bool kept)
+{
+    fprintf(stderr, "nidus: %s: %lld of %llu %s %s; the first, key %llu (%s)", path, kf->count, kf->keys,
+            kf->keys == 1 ? "key" : "keys", kf->count == 1 ? w->failed_one : w->failed_many, kf->first, kf->shown);
+    if (kf->why != NIDUS_ERR_NOT_FOUND)
+        fprintf(stderr, ": %s", add_failure(kf->why));
+    unsigned long long others = kf->keys - (unsigned long long)kf->count;
+    if (kept && others == 0)
+        fprintf(stderr, "\nnidus: %s: no key was %s\n", path, w->done);
+    else if (kept && others == 1)
+        fprintf(stderr, "\nnidus: %s: the other key was %s\n", path, w->done);
+    else if (kept)
+        fprintf(stderr, "\nnidus: %s: the other %llu keys were %s\n", path, others, w->done);
+    else
+        fprintf(stderr, "\nnidus: %s: %s (--keep-going %s)\n", path, w->creates ? "not written" : "left unchanged",
+                w->instead);
+}
+
+/* The end every writing command shares: save, close, and the exit code. Nothing is saved when reading the keys
+ * failed (exit 2) or when a key failed without --keep-going (exit 1); a key that failed with it saves the rest
+ * and exits 1. */
+static int finish_write(const char *path, const char *source, cli_filter *f, bool read_error,
+                        const write_command *w, const key_failures *kf, bool keep_going)
 {
     int saved = errno;
-    nidus_status st = read_error ? NIDUS_OK : cli_filter_save(f, path);
+    bool save = !read_error && (!kf->count || keep_going);
+    nidus_status st = save ? cli_filter_save(f, path) : NIDUS_OK;
     cli_filter_close(f);
     if (read_error) {
-        fprintf(stderr, "nidus: %s: reading keys: %s (%s left unchanged)\n", source, strerror(saved), path);
+        fprintf(stderr, "nidus: %s: reading keys: %s (%s %s)\n", source, strerror(saved), path,
+                w->creates ? "not written" : "left unchanged");
         return EXIT_ERROR;
     }
     if (st)
         return file_error(path, st);
-    return problems ? EXIT_KEYS : 0;
+    if (kf->count) {
+        report_failures(path, w, kf, keep_going);
+        return EXIT_KEYS;
+    }
+    return 0;
 }
 
 static int cmd_create(int argc, char **argv)
@@ -270,37 +353,22 @@ static void keys_from(key_source *ks, char **args, int n)
         key_source_stream(ks, stdin);
 }
 
-static const char *add_failure(nidus_status st)
-{
-    switch (st) {
-    case NIDUS_ERR_FULL: return "the filter is full";
-    case NIDUS_ERR_LIMIT_TABLES: return "the filter reached its maximum number of sub-filters";
-    default: return nidus_strerror(st);
-    }
-}
-
-/* Adds every key of ks; prints each failure; returns how many failed, or -1 on a read error. */
-static long long add_keys(const char *path, cli_filter *f, key_source *ks, progress *p, FILE *counted)
+/* Adds every key of ks, noting those that fail (a failed add changes nothing). False on a read error. */
+static bool add_keys(cli_filter *f, key_source *ks, progress *p, FILE *counted, key_failures *kf)
 {
     const char *key;
     size_t len;
     bool error;
-    long long failed = 0;
+    *kf = (key_failures){0};
     while (key_next(ks, &key, &len, &error)) {
         nidus_status st = cli_filter_add(f, cli_filter_hash(f, key, len));
-        if (st) {
-            if (failed++ < 10)
-                fprintf(stderr, "nidus: %s: could not add key %llu (%.*s): %s\n", path, ks->read,
-                        (int)(len > 60 ? 60 : len), key, add_failure(st));
-        }
+        if (st)
+            note_failure(kf, ks->read, key, len, st);
         if (p && (ks->read & 4095) == 0)
             progress_update(p, counted ? (uint64_t)ftello(counted) : 0, ks->read);
     }
-    if (error)
-        return -1;
-    if (failed > 10)
-        fprintf(stderr, "nidus: %s: %lld keys could not be added in all\n", path, failed);
-    return failed;
+    kf->keys = ks->read;
+    return !error;
 }
 
 static int cmd_add(int argc, char **argv)
@@ -312,9 +380,10 @@ static int cmd_add(int argc, char **argv)
         return rc;
     key_source ks;
     keys_from(&ks, argv + 1, argc - 1);
-    long long failed = add_keys(argv[0], &f, &ks, NULL, NULL);
+    key_failures kf;
+    bool read_ok = add_keys(&f, &ks, NULL, NULL, &kf);
     key_source_close(&ks);
-    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", &f, failed < 0, failed);
+    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", &f, !read_ok, &ADDING, &kf, o.keep_going);
 }
 
 static int cmd_check(int argc, char **argv)
@@ -371,14 +440,15 @@ static int cmd_del(int argc, char **argv)
     const char *key;
     size_t len;
     bool error;
-    long long missing = 0;
+    key_failures kf = {0};
     while (key_next(&ks, &key, &len, &error)) {
-        if (cli_filter_remove(&f, cli_filter_hash(&f, key, len)) != NIDUS_OK && missing++ < 10)
-            fprintf(stderr, "nidus: %s: key %llu (%.*s) is not in the filter\n", argv[0], ks.read,
-                    (int)(len > 60 ? 60 : len), key);
+        nidus_status st = cli_filter_remove(&f, cli_filter_hash(&f, key, len));
+        if (st)
+            note_failure(&kf, ks.read, key, len, st);
     }
+    kf.keys = ks.read;
     key_source_close(&ks);
-    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", &f, error, missing);
+    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", &f, error, &REMOVING, &kf, o.keep_going);
 }
 
 static int cmd_count(int argc, char **argv)
@@ -465,12 +535,13 @@ static int cmd_build(int argc, char **argv)
     progress_begin(&p, "building", total);
     key_source ks;
     key_source_stream(&ks, in);
-    long long failed = add_keys(argv[0], &f, &ks, &p, in != stdin ? in : NULL);
+    key_failures kf;
+    bool read_ok = add_keys(&f, &ks, &p, in != stdin ? in : NULL, &kf);
     progress_end(&p, ks.read);
     key_source_close(&ks);
     if (in != stdin)
         fclose(in);
-    return finish_write(argv[0], from_stdin ? "stdin" : o.from, &f, failed < 0, failed);
+    return finish_write(argv[0], from_stdin ? "stdin" : o.from, &f, !read_ok, &BUILDING, &kf, o.keep_going);
 }
 
 static int cmd_verify(int argc, char **argv)

@@ -95,8 +95,10 @@ def test_del_and_exit_codes(f):
     run("add", f, "a", "a", "b", check_rc=0)
     assert run("count", f, "a").stdout == b"2\n"
     run("del", f, "a", check_rc=0)
-    p = run("del", f, "a", "zzz", check_rc=1)  # zzz was never there
+    p = run("del", f, "a", "zzz", check_rc=1)  # zzz was never there: nothing is removed
     assert b"zzz" in p.stderr and f.encode() in p.stderr
+    assert run("check", f, "a", "b").stdout == b"1\n1\n"
+    run("del", f, "a", "zzz", "--keep-going", check_rc=1)
     assert run("check", f, "a", "b").stdout == b"0\n1\n"
     run("del", f, input=b"b\n", check_rc=0)
     assert run("check", f, "b").stdout == b"0\n"
@@ -108,10 +110,12 @@ def test_del_and_exit_codes(f):
     run("check", check_rc=2)
 
 
-def test_full_filter_exit_1_keeps_what_fitted(f):
-    run("create", f, "--capacity", 50, "--max-kicks", 10, check_rc=0)
+def test_full_filter_exit_1_keeps_what_fitted_with_keep_going(f):
+    run("create", f, "--capacity", 50, "--max-kicks", 10, "--expansion", 0, check_rc=0)
     keys = "".join("k%d\n" % i for i in range(500)).encode()
     p = run("add", f, input=keys, check_rc=1)
+    assert b"the filter is full" in p.stderr and json.loads(run("info", f, "--json").stdout)["items"] == 0
+    p = run("add", f, "--keep-going", input=keys, check_rc=1)
     assert b"the filter is full" in p.stderr
     added = json.loads(run("info", f, "--json").stdout)["items"]
     assert 50 <= added < 500
