@@ -94,6 +94,8 @@ nidus_status cli_filter_open(cli_filter *cf, const char *path, cli_open_mode mod
     nidus_status st = nidus_codec_peek(head, n, &cf->kind);
     if (st)
         return st;
+    if (cf->kind != NIDUS_KIND_CUCKOO && cf->kind != NIDUS_KIND_BLOOM && cf->kind != NIDUS_KIND_COUNTING_BLOOM)
+        return NIDUS_ERR_CORRUPT; /* no decoder would take it (and open_in_place must not get it) */
     void *ctx = (void *)(uintptr_t)path;
     if (mode == CLI_OPEN_IN_PLACE) {
         if ((st = open_in_place(cf, path)) != NIDUS_ERR_UNSUPPORTED)

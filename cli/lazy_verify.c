@@ -17,14 +17,52 @@ static struct {
     bool writable;
     nidus_file_layout layout;
     unsigned char *checked, *dirty;
-    char message[512];
-    size_t message_len;
+    char message[512]; /* "nidus: FILE: corrupt: block ", completed by report_block */
     struct sigaction old_segv, old_bus;
 } g;
 
 static void restore(int sig)
 {
     sigaction(sig, sig == SIGSEGV ? &g.old_segv : &g.old_bus, NULL);
+}
+
+/* Appends `v` in decimal to the message being built in `buf` (async-signal-safe: no stdio). */
+static size_t put_u64(char *buf, size_t n, size_t cap, uint64_t v)
+{
+    char digits[20];
+    size_t d = 0;
+    do
+        digits[d++] = (char)('0' + v % 10);
+    while ((v /= 10) && d < sizeof digits);
+    while (d && n < cap)
+        buf[n++] = digits[--d];
+    return n;
+}
+
+static size_t put_text(char *buf, size_t n, size_t cap, const char *s)
+{
+    while (*s && n < cap)
+        buf[n++] = *s++;
+    return n;
+}
+
+/* "nidus: FILE: corrupt: block K of N (bytes A-B) does not match its checksum", as `nidus verify` words it. */
+static void report_block(uint64_t k)
+{
+    char line[sizeof g.message + 160];
+    size_t cap = sizeof line - 1, n = 0;
+    uint64_t at = k * g.layout.block_bytes, left = g.layout.body_bytes - at;
+    n = put_text(line, n, cap, g.message);
+    n = put_u64(line, n, cap, k);
+    n = put_text(line, n, cap, " of ");
+    n = put_u64(line, n, cap, g.layout.blocks);
+    n = put_text(line, n, cap, " (bytes ");
+    n = put_u64(line, n, cap, at);
+    n = put_text(line, n, cap, "-");
+    n = put_u64(line, n, cap, at + (left < g.layout.block_bytes ? left : g.layout.block_bytes) - 1);
+    n = put_text(line, n, cap, ") does not match its checksum");
+    line[n++] = '\n';
+    (void)!write(STDERR_FILENO, line, n);
 }
 
 /* Block k's pages: the block, or up to the end of the mapping for the last one. */
@@ -49,7 +87,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
             if (mprotect(start, block_span(k), PROT_READ) == 0) {
                 if (nidus_file_block_ok(&g.layout, k))
                     return;
-                (void)!write(STDERR_FILENO, g.message, g.message_len);
+                report_block(k);
                 _exit(2);
             }
         } else if (g.writable && !g.dirty[k]) {
@@ -80,10 +118,7 @@ static nidus_status guard(const char *path, const nidus_file_layout *l, void *ma
     g.layout = *l;
     g.bytes = bytes;
     g.writable = writable;
-    g.message_len = (size_t)snprintf(g.message, sizeof g.message,
-                                     "nidus: %.400s: corrupt: a block fails its checksum\n", path);
-    if (g.message_len >= sizeof g.message)
-        g.message_len = sizeof g.message - 1;
+    snprintf(g.message, sizeof g.message, "nidus: %.400s: corrupt: block ", path);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;

@@ -13,6 +13,7 @@
 #include "codec.h"
 #include "cuckoo.h"
 #include "bloom.h"
+#include "verify.h"
 
 #include "api.h"
 

@@ -73,8 +73,11 @@ def test_a_damaged_block_is_reported_before_a_wrong_answer(big, tmp_path):
     # every key: some key's bucket is in that block, so the command stops with exit 2 and prints no answer
     p = subprocess.run([NIDUS, "check", bad], stdin=open(keys, "rb"), capture_output=True)
     assert p.returncode == 2 and p.stdout == b""
-    assert p.stderr == ("nidus: %s: corrupt: a block fails its checksum\n" % bad).encode()
-    assert run("verify", bad, check_rc=2).stderr.count(b"\n") == 1
+    k = blocks // 2
+    where = "block %d of %d (bytes %d-%d) does not match its checksum" % (k, blocks, k * BLOCK, (k + 1) * BLOCK - 1)
+    assert p.stderr == ("nidus: %s: corrupt: %s\n" % (bad, where)).encode()
+    assert run("verify", bad, check_rc=2).stderr == (
+        "nidus: %s: corrupt: %s (damaged blocks: 1 of %d)\n" % (bad, where, blocks)).encode()
     # a few keys: either their blocks are intact and the answers right, or the command fails
     for i in range(0, 100000, 9973):
         p = run("check", bad, "key-%d" % i)

@@ -77,8 +77,20 @@ static void test_saved_files_are_version_2_and_load_back(void **state)
     unlink(path);
 }
 
+/* Where nidus_file_verify says the damage is: the part's bytes hold the flipped byte `at`, but for a header
+ * that fails with block 0, which may be block 0's entry in the block table (at body_bytes) instead. */
+static void assert_report_covers(const nidus_file_report *r, size_t at, uint64_t body_bytes)
+{
+    assert_non_null(r->part);
+    assert_non_null(r->problem);
+    if (!strcmp(r->part, "header") && at >= body_bytes)
+        assert_true(at < body_bytes + 8);
+    else
+        assert_true(at >= r->offset && at - r->offset < r->length);
+}
+
 /* One flipped bit anywhere: parse fails (header, table, footer) or exactly the damaged block fails; the
- * checked openers refuse the file either way. */
+ * checked openers refuse the file either way, and nidus_file_verify names the part that holds the bit. */
 static void test_damage_is_found_in_its_block(void **state)
 {
     (void)state;
@@ -88,6 +100,16 @@ static void test_damage_is_found_in_its_block(void **state)
     nidus_cuckoo_free(saved_filter(path, 200000, 5000));
     size_t len;
     uint8_t *file = test_read_all(path, &len);
+    nidus_file_layout good;
+    assert_int_equal(nidus_file_parse(file, len, &good), NIDUS_OK);
+    uint64_t body_bytes = good.body_bytes;
+    nidus_file_report r;
+    assert_int_equal(nidus_file_verify(path, NULL, &r), NIDUS_OK);
+    assert_null(r.part);
+    assert_int_equal(r.blocks, good.blocks);
+    assert_int_equal(r.file_bytes, len);
+    assert_int_equal(r.version, NIDUS_FILE_FORMAT_VERSION);
+    assert_int_equal(r.kind, NIDUS_KIND_CUCKOO);
     uint64_t rng = test_seed();
     for (int round = 0; round < 60; round++) {
         size_t at = round < 20 ? (size_t)(test_splitmix(&rng) % 64)                        /* the prefix */
@@ -97,16 +119,25 @@ static void test_damage_is_found_in_its_block(void **state)
         write_all(bad, file, len);
         nidus_file_layout l;
         nidus_status st = nidus_file_parse(file, len, &l);
+        nidus_status verified = nidus_file_verify(bad, NULL, &r);
+        assert_report_covers(&r, at, body_bytes);
         if (st == NIDUS_OK) {
             uint64_t block;
             assert_true(at < l.body_bytes);
             assert_int_equal(nidus_file_verify_all(&l, &block), NIDUS_ERR_CORRUPT);
             assert_int_equal(block, at / l.block_bytes);
             assert_false(nidus_file_block_ok(&l, block));
+            assert_string_equal(r.part, "block");
+            assert_int_equal(r.block, block);
+            assert_int_equal(r.offset, block * l.block_bytes);
+            assert_int_equal(r.bad_blocks, 1);
+        } else {
+            assert_int_equal(r.block, NIDUS_FILE_NO_BLOCK);
         }
         nidus_cuckoo *cf;
         st = nidus_cuckoo_load_file(bad, NULL, &cf);
         assert_true(st == NIDUS_ERR_CORRUPT || st == NIDUS_ERR_VERSION);
+        assert_int_equal(verified, st);
         st = nidus_cuckoo_map_file(bad, NULL, &cf);
         assert_true(st == NIDUS_ERR_CORRUPT || st == NIDUS_ERR_VERSION);
         free(file);
@@ -115,7 +146,11 @@ static void test_damage_is_found_in_its_block(void **state)
     for (size_t cut = 1; cut < 200; cut += 7) { /* truncated */
         nidus_file_layout l;
         assert_int_not_equal(nidus_file_parse(file, len - cut, &l), NIDUS_OK);
+        write_all(bad, file, len - cut);
+        assert_int_equal(nidus_file_verify(bad, NULL, &r), NIDUS_ERR_CORRUPT);
+        assert_non_null(r.part);
     }
+    assert_int_equal(nidus_file_verify(bad, NULL, NULL), NIDUS_ERR_CORRUPT); /* the report is optional */
     free(file);
     unlink(path);
     unlink(bad);
