@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the filter file format (version 2: header checksum, per-block checksums, body; and version 1)
- * as the library and the CLI open it: framing, every block, then the body of the kind it names, checked and
- * trusted (lazily verified). Whatever the bytes, each step returns a status; nothing it accepts may crash a
+ * as nidus_file_verify checks it (its report must name a part inside the file) and as the library and the CLI
+ * open it: framing, every block, then the body of the kind it names, checked and trusted (lazily verified). Whatever the bytes, each step returns a status; nothing it accepts may crash a
  * lookup, nor (a trusted copy, as `nidus add` / `nidus del` write a file) an add, a remove or a compaction. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,6 +54,19 @@ static void probe(nidus_kind kind, const nidus_file_layout *l, nidus_decode_mode
     }
 }
 
+/* `nidus verify`'s check, whose report must name a failed part that lies inside the file. */
+static void verify(const uint8_t *f, size_t size)
+{
+    nidus_file_report r = {.block = NIDUS_FILE_NO_BLOCK};
+    nidus_status st = nidus_file_verify_bytes(f, size, NULL, &r);
+    if ((st != NIDUS_OK) != (r.part != NULL) || (st && !r.problem))
+        abort();
+    if (st && (r.offset > size || r.length > size - r.offset))
+        abort();
+    if (r.block != NIDUS_FILE_NO_BLOCK && (r.block >= r.blocks || r.bad_blocks > r.blocks))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* A copy the size of the input, so reads past it are caught. */
@@ -61,6 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!copy)
         return 0;
     memcpy(copy, data, size);
+    verify(copy, size);
     nidus_file_layout l;
     nidus_kind kind;
     if (!nidus_codec_peek(copy, size, &kind) && !nidus_file_parse(copy, size, &l)) {

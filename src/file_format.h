@@ -20,8 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nidus/alloc.h"
 #include "nidus/codec.h"
 #include "nidus/status.h"
+#include "nidus/verify.h"
 
 #define NIDUS_FILE_VERSION NIDUS_FILE_FORMAT_VERSION
 #define NIDUS_FILE_BLOCK_BYTES 65536u
@@ -53,6 +55,11 @@ bool nidus_file_block_ok(const nidus_file_layout *l, uint64_t k);
 
 /* Checks every block (version 2); NIDUS_ERR_CORRUPT at the first bad one (its index in `*bad` if not NULL). */
 nidus_status nidus_file_verify_all(const nidus_file_layout *l, uint64_t *bad);
+
+/* nidus_file_verify over the `len` bytes of a file at `f` (the fuzz target's entry): `*r` must have been
+ * cleared as nidus_file_verify clears it. */
+nidus_status nidus_file_verify_bytes(const uint8_t *f, uint64_t len, const nidus_allocator *allocator,
+                                     nidus_file_report *r);
 
 /* The trailer (block table and footer, nidus_file_size_for_body(l->body_bytes) - l->body_bytes bytes) of a
  * version 2 file whose body is now `body` (same length as l's), into `out`: the old checksums but for the

@@ -175,13 +175,19 @@ nidus_status nidus_file_verify(const char *path, const nidus_allocator *allocato
         return fail(r, st, "file", "is empty", 0, 0);
     if (st)
         return fail(r, st, "file", "cannot be read", 0, 0);
-    const uint8_t *f = map;
-    r->file_bytes = bytes;
-    st = check_prefix(f, bytes, r);
-    if (!st)
-        st = f[5] % 2 ? check_whole(f, bytes, r) : check_framed(f, bytes, r);
-    if (!st)
-        st = check_fields(f, bytes, allocator, r);
+    st = nidus_file_verify_bytes(map, bytes, allocator, r);
     nidus_file_unmap(map, bytes);
+    return st;
+}
+
+nidus_status nidus_file_verify_bytes(const uint8_t *f, uint64_t len, const nidus_allocator *allocator,
+                                     nidus_file_report *r)
+{
+    r->file_bytes = len;
+    nidus_status st = check_prefix(f, len, r);
+    if (!st)
+        st = f[5] % 2 ? check_whole(f, len, r) : check_framed(f, len, r);
+    if (!st)
+        st = check_fields(f, len, allocator, r);
     return st;
 }
