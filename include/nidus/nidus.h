@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "status.h"
 #include "codec.h"
+#include "hash.h"
 #include "cuckoo.h"
 #include "bloom.h"
 #include "verify.h"
@@ -26,6 +27,11 @@ NIDUS_API const char *nidus_version(void);
 
 #ifdef __cplusplus
 }
+#endif
+
+/* Opt-in: the inline lookups and adds (nidus/inline.h). */
+#ifdef NIDUS_INLINE
+#include "inline.h"
 #endif
 
 #endif
