@@ -13,6 +13,21 @@
 #include "file_io.h"
 #include "hash_impl.h"
 #include "hugepage.h"
+#include "nidus/inline_bloom.h"
+
+/* The struct's first 48 bytes are the published view (nidus/inline_bloom.h); its tags are the states'. */
+#define VIEW_AT(field, member) _Static_assert(offsetof(nidus_bloom, field) == offsetof(nidus_inline_bloom_view, member), #field)
+VIEW_AT(tag, tag);
+VIEW_AT(hash8_flip, hash8_flip);
+VIEW_AT(first.size, blocks);
+VIEW_AT(first.capacity, capacity);
+VIEW_AT(first.items, items);
+VIEW_AT(first.data, data);
+_Static_assert(sizeof(nidus_inline_bloom_view) == 48 && sizeof(nidus_bloom) == 88, "the view, and a filter's bytes");
+_Static_assert((NIDUS_BLOOM_TAG_V1 | NIDUS_BLOOM_STATE_LOOKUP) == NIDUS_INLINE_BLOOM_TAG_LOOKUP &&
+                   (NIDUS_BLOOM_TAG_V1 | NIDUS_BLOOM_STATE_LOOKUP | NIDUS_BLOOM_STATE_ADD) == NIDUS_INLINE_BLOOM_TAG_ADD &&
+                   NIDUS_BLOOM_STATE_V3 == NIDUS_INLINE_BLOOM_TAG_PRIVATE,
+               "the states' tags are the view's");
 
 double nidus_bloom_layer_error(double error, unsigned expansion, unsigned i)
 {
@@ -162,18 +177,18 @@ nidus_status nidus_bloom_new(const nidus_bloom_params *p, nidus_bloom **out)
     if (!bf)
         return NIDUS_ERR_NO_MEMORY;
     bf->alloc = alloc;
-    bf->seed = p->seed;
+    bf->hash8_flip = nidus_hash8_flip(p->seed);
     bf->error_rate = p->error_rate;
     bf->expansion = (uint16_t)p->expansion;
     bf->max_layers = (uint8_t)(p->max_layers ? p->max_layers : NIDUS_BLOOM_DEFAULT_MAX_LAYERS);
     bf->max_memory = p->max_memory;
-    bf->layout = (uint8_t)p->layout;
-    bf->isa = nidus_isa_detect();
+    bf->layout = p->layout & 1u;
+    bf->tag = nidus_isa_detect() == NIDUS_ISA_V3 ? NIDUS_BLOOM_STATE_V3 : 0; /* the copy; refreshed below */
     if (!bf->first.data && (st = nidus_bloom_layer_alloc(&bf->first, alloc))) {
         nidus_free(alloc, bf);
         return st;
     }
-    nidus_bloom_refresh_fast(bf);
+    nidus_bloom_refresh_dispatch(bf);
     *out = bf;
     return NIDUS_OK;
 }
@@ -195,15 +210,21 @@ void nidus_bloom_free(nidus_bloom *bf)
 
 uint64_t nidus_bloom_hash(const nidus_bloom *bf, const void *key, size_t len)
 {
-    return nidus_hash_bytes(key, len, bf->seed);
+    return nidus_hash_bytes(key, len, nidus_bloom_seed(bf));
 }
 
-void nidus_bloom_refresh_fast(nidus_bloom *bf)
+static uint32_t dispatch_tag(const nidus_bloom *bf)
 {
     bool one = bf->nlayers == 1 && bf->first.layout == NIDUS_LAYER_SPLIT && bf->first.k == NIDUS_SPLIT_FAST_K &&
                !nidus_bloom_loader(bf);
-    bf->fast = (uint8_t)(one ? NIDUS_BLOOM_FAST_LOOKUP | (bf->read_only ? 0 : NIDUS_BLOOM_FAST_ADD) : 0);
+    unsigned state = (one ? NIDUS_BLOOM_STATE_LOOKUP | (bf->read_only ? 0 : NIDUS_BLOOM_STATE_ADD) : 0) |
+                     (bf->tag & NIDUS_BLOOM_STATE_V3);
+    return NIDUS_BLOOM_TAG_V1 | state;
 }
+
+void nidus_bloom_refresh_dispatch(nidus_bloom *bf) { bf->tag = dispatch_tag(bf); }
+
+bool nidus_bloom_dispatch_is_current(const nidus_bloom *bf) { return bf->tag == dispatch_tag(bf); }
 
 bool nidus_bloom_is_read_only(const nidus_bloom *bf) { return bf->read_only; }
 bool nidus_bloom_loading(const nidus_bloom *bf) { return nidus_bloom_loader(bf) != NULL; }
@@ -228,7 +249,7 @@ static inline bool split_has(const nidus_bloom *bf, const nidus_bloom_layer *l, 
 {
     const uint8_t *block = l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES;
 #if NIDUS_HAVE_ISA_V3
-    if (bf->isa == NIDUS_ISA_V3)
+    if (nidus_bloom_isa(bf) == NIDUS_ISA_V3)
         return nidus_split_has_avx2(block, x, l->k);
 #else
     (void)bf;
@@ -240,7 +261,7 @@ static inline bool split_set(const nidus_bloom *bf, nidus_bloom_layer *l, uint64
 {
     uint8_t *block = l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES;
 #if NIDUS_HAVE_ISA_V3
-    if (bf->isa == NIDUS_ISA_V3)
+    if (nidus_bloom_isa(bf) == NIDUS_ISA_V3)
         return nidus_split_set_avx2(block, x, l->k);
 #else
     (void)bf;
@@ -319,45 +340,66 @@ __attribute__((noinline)) bool nidus_bloom_contains_key_any(const nidus_bloom *b
     return nidus_bloom_contains_any(bf, nidus_bloom_hash(bf, key, len));
 }
 
-/* The baseline copies of the entry points (the v3 ones are in bloom_simd.c), each out of line so that the public
- * functions below are one test and a jump: no stack frame on either path. */
-__attribute__((noinline)) static bool contains_hash_base(const nidus_bloom *bf, uint64_t hash)
+/* The baseline copies of the entry points' fast case (the v3 ones are in bloom_simd.c). */
+static bool contains_hash_base(const nidus_bloom *bf, uint64_t hash)
 {
     return nidus_bloom_fast_contains_hash(bf, hash, split_has8_portable);
 }
 
-__attribute__((noinline)) static bool contains_key_base(const nidus_bloom *bf, const void *key, size_t len)
+static bool contains_key_base(const nidus_bloom *bf, const void *key, size_t len)
 {
     return nidus_bloom_fast_contains_key(bf, key, len, split_has8_portable);
 }
 
-__attribute__((noinline)) static nidus_status add_hash_base(nidus_bloom *bf, uint64_t hash, bool *added)
+static nidus_status add_hash_base(nidus_bloom *bf, uint64_t hash, bool *added)
 {
     return nidus_bloom_fast_add_hash(bf, hash, added, split_set8_portable);
 }
 
-__attribute__((noinline)) static nidus_status add_key_base(nidus_bloom *bf, const void *key, size_t len, bool *added)
+static nidus_status add_key_base(nidus_bloom *bf, const void *key, size_t len, bool *added)
 {
     return nidus_bloom_fast_add_key(bf, key, len, added, split_set8_portable);
 }
 
-/* The entry points: the filter's compiled copy (isa_impl.h), whose common case is inlined (bloom_fast_impl.h). */
+#if NIDUS_HAVE_ISA_V3
+#define V3(fn) nidus_bloom_##fn##_v3
+#else
+#define V3(fn) fn##_base /* no v3 copy: the state never has NIDUS_BLOOM_STATE_V3 */
+#endif
+
+/* The one dispatch point: each entry point takes the function its table holds for the filter's state, chosen
+ * when the state last changed (nidus_bloom_refresh_dispatch). Indexed by NIDUS_BLOOM_STATE_* bits; ADD without
+ * LOOKUP is never made. */
+#define BY_STATE(general, base, v3, base_add, v3_add)                                                          \
+    {general, base, general, base_add, general, v3, general, v3_add}
+
+static bool (*const contains_hash_by_state[NIDUS_BLOOM_STATES])(const nidus_bloom *, uint64_t) = BY_STATE(
+    nidus_bloom_contains_any, contains_hash_base, V3(contains_hash), contains_hash_base, V3(contains_hash));
+static bool (*const contains_key_by_state[NIDUS_BLOOM_STATES])(const nidus_bloom *, const void *, size_t) = BY_STATE(
+    nidus_bloom_contains_key_any, contains_key_base, V3(contains_key), contains_key_base, V3(contains_key));
+static nidus_status (*const add_hash_by_state[NIDUS_BLOOM_STATES])(nidus_bloom *, uint64_t, bool *) = BY_STATE(
+    nidus_bloom_add_any, nidus_bloom_add_any, nidus_bloom_add_any, add_hash_base, V3(add_hash));
+static nidus_status (*const add_key_by_state[NIDUS_BLOOM_STATES])(nidus_bloom *, const void *, size_t, bool *) = BY_STATE(
+    nidus_bloom_add_key_any, nidus_bloom_add_key_any, nidus_bloom_add_key_any, add_key_base, V3(add_key));
+
 bool nidus_bloom_contains_hash(const nidus_bloom *bf, uint64_t hash)
 {
-#if NIDUS_HAVE_ISA_V3
-    if (bf->isa == NIDUS_ISA_V3)
-        return nidus_bloom_contains_hash_v3(bf, hash);
-#endif
-    return contains_hash_base(bf, hash);
+    return contains_hash_by_state[nidus_bloom_state(bf)](bf, hash);
 }
 
 bool nidus_bloom_contains(const nidus_bloom *bf, const void *key, size_t len)
 {
-#if NIDUS_HAVE_ISA_V3
-    if (bf->isa == NIDUS_ISA_V3)
-        return nidus_bloom_contains_key_v3(bf, key, len);
-#endif
-    return contains_key_base(bf, key, len);
+    return contains_key_by_state[nidus_bloom_state(bf)](bf, key, len);
+}
+
+nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
+{
+    return add_hash_by_state[nidus_bloom_state(bf)](bf, hash, added);
+}
+
+nidus_status nidus_bloom_add(nidus_bloom *bf, const void *key, size_t len, bool *added)
+{
+    return add_key_by_state[nidus_bloom_state(bf)](bf, key, len, added);
 }
 
 static uint64_t layers_memory(const nidus_bloom *bf)
@@ -398,7 +440,7 @@ static nidus_status grow(nidus_bloom *bf)
     }
     m->layers[bf->nlayers - 1u] = l;
     bf->nlayers++;
-    nidus_bloom_refresh_fast(bf);
+    nidus_bloom_refresh_dispatch(bf);
     return NIDUS_OK;
 }
 
@@ -462,24 +504,6 @@ __attribute__((noinline)) nidus_status nidus_bloom_add_key_any(nidus_bloom *bf, 
     return nidus_bloom_add_any(bf, nidus_bloom_hash(bf, key, len), added);
 }
 
-nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
-{
-#if NIDUS_HAVE_ISA_V3
-    if (bf->isa == NIDUS_ISA_V3)
-        return nidus_bloom_add_hash_v3(bf, hash, added);
-#endif
-    return add_hash_base(bf, hash, added);
-}
-
-nidus_status nidus_bloom_add(nidus_bloom *bf, const void *key, size_t len, bool *added)
-{
-#if NIDUS_HAVE_ISA_V3
-    if (bf->isa == NIDUS_ISA_V3)
-        return nidus_bloom_add_key_v3(bf, key, len, added);
-#endif
-    return add_key_base(bf, key, len, added);
-}
-
 #define AHEAD NIDUS_BLOOM_AHEAD
 
 /* The block of a blocked layer that a hash probes. */
@@ -502,12 +526,13 @@ __attribute__((noinline)) static size_t add_many_base(nidus_bloom *bf, const uin
 
 nidus_status nidus_bloom_add_many_hash(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh, size_t *done)
 {
-    size_t k;
+    size_t k = 0;
+    unsigned state = nidus_bloom_state(bf);
 #if NIDUS_HAVE_ISA_V3
-    if (bf->isa == NIDUS_ISA_V3)
+    if (state == (NIDUS_BLOOM_STATE_LOOKUP | NIDUS_BLOOM_STATE_ADD | NIDUS_BLOOM_STATE_V3))
         k = nidus_bloom_add_many_v3(bf, hashes, n, fresh);
-    else
 #endif
+    if (state == (NIDUS_BLOOM_STATE_LOOKUP | NIDUS_BLOOM_STATE_ADD))
         k = add_many_base(bf, hashes, n, fresh);
     for (; k < n; k++) { /* past the fast case (a full layer, growth, a view...): one at a time */
         nidus_status st = nidus_bloom_add_hash(bf, hashes[k], fresh ? &fresh[k] : NULL);
@@ -524,9 +549,9 @@ nidus_status nidus_bloom_add_many_hash(nidus_bloom *bf, const uint64_t *hashes, 
 
 void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *out)
 {
-    if (bf->fast & NIDUS_BLOOM_FAST_LOOKUP) {
+    if (nidus_bloom_state(bf) & NIDUS_BLOOM_STATE_LOOKUP) {
 #if NIDUS_HAVE_ISA_V3
-        if (bf->isa == NIDUS_ISA_V3) {
+        if (nidus_bloom_state(bf) & NIDUS_BLOOM_STATE_V3) {
             nidus_bloom_contains_many_v3(bf, hashes, n, out);
             return;
         }
@@ -568,7 +593,7 @@ nidus_status nidus_bloom_clear(nidus_bloom *bf)
     }
     memset(bf->first.data, 0, (size_t)nidus_bloom_layer_bytes(&bf->first));
     bf->first.items = 0;
-    nidus_bloom_refresh_fast(bf);
+    nidus_bloom_refresh_dispatch(bf);
     return NIDUS_OK;
 }
 

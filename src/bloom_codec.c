@@ -108,7 +108,7 @@ static size_t bloom_prefix(const nidus_bloom *bf, uint8_t *out, uint64_t total)
 {
     nidus_writer w = {out};
     nidus_codec_put_prefix(&w, NIDUS_KIND_BLOOM, total, BLOOM_META_FIXED + LAYER_META * bf->nlayers);
-    nidus_put_u64(&w, bf->seed);
+    nidus_put_u64(&w, nidus_bloom_seed(bf));
     nidus_put_u64(&w, bf->max_memory);
     nidus_put_u64(&w, bits_of(bf->error_rate));
     nidus_put_u32(&w, bf->expansion);
@@ -201,14 +201,14 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
         }
         memcpy(bf->more->layers, layers + 1, (nlayers - 1) * sizeof layers[0]);
     }
-    bf->seed = seed;
+    bf->hash8_flip = nidus_hash8_flip(seed);
     bf->error_rate = error;
     bf->expansion = (uint16_t)expansion;
-    bf->max_layers = (uint8_t)max_layers;
+    bf->max_layers = max_layers & 127u;
     bf->max_memory = max_memory;
-    bf->nlayers = (uint8_t)nlayers;
-    bf->layout = (uint8_t)layout;
-    bf->isa = nidus_isa_detect();
+    bf->nlayers = nlayers & 127u;
+    bf->layout = layout & 1u;
+    bf->tag = nidus_isa_detect() == NIDUS_ISA_V3 ? NIDUS_BLOOM_STATE_V3 : 0; /* the copy; the state once decoded */
     *out = bf;
     *stream = bytes;
     return NIDUS_OK;
@@ -243,7 +243,7 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
         return st;
     }
     bf->read_only = target == NIDUS_DECODE_VIEW;
-    nidus_bloom_refresh_fast(bf);
+    nidus_bloom_refresh_dispatch(bf);
     *out = bf;
     return NIDUS_OK;
 }
@@ -348,7 +348,7 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
             nidus_bloom_free(bf);
             return st;
         }
-        nidus_bloom_refresh_fast(bf); /* loading: no fast case until the last chunk lands */
+        nidus_bloom_refresh_dispatch(bf); /* loading: no fast case until the last chunk lands */
         *filter = bf;
         return NIDUS_OK;
     }
@@ -363,7 +363,7 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
             nidus_free(bf->alloc, bf->more);
             bf->more = NULL;
         }
-        nidus_bloom_refresh_fast(bf);
+        nidus_bloom_refresh_dispatch(bf);
     }
     return st;
 }

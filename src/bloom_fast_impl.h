@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal: the Bloom entry points' common case — one split layer of k = 8, not loading (bf->fast) — written once and
- * compiled once per instruction set: bloom.c instantiates it with the portable split probes, bloom_simd.c with
- * the AVX2 ones inside x86-64-v3 functions (isa_impl.h). The probe is a constant function pointer argument of an
- * always-inline function, so each copy inlines its own probe. Everything else is a call out of line, so the
- * common case needs no stack frame: per lookup it is the hash, one flag test, a multiply for the block and the
- * probe. By key, keys of 4 to 16 bytes take it (XXH3's short paths inline; the 0-3 byte path is a call,
- * which would cost every key a stack frame). */
+/* Internal: the Bloom entry points' fast case — one split layer of k = 8, not loading (the LOOKUP / ADD dispatch
+ * states) — written once and compiled once per instruction set: bloom.c instantiates it with the portable split
+ * probes, bloom_simd.c with the AVX2 ones inside x86-64-v3 functions (isa_impl.h). The probe is a constant
+ * function pointer argument of an always-inline function, so each copy inlines its own probe. The state was
+ * chosen when the filter last changed (nidus_bloom_refresh_dispatch) and picked this copy, so nothing here tests
+ * it again; everything else is a call out of line, so the fast case needs no stack frame: per lookup it is the
+ * hash, a multiply for the block and the probe. By key, 8-byte keys take XXH3's 4-8 byte path with the seed's
+ * part precomputed (hash8_flip), other keys of 4 to 16 bytes its short paths inline (the 0-3 byte path is a
+ * call, which would cost every key a stack frame). */
 #ifndef NIDUS_SRC_BLOOM_FAST_IMPL_H
 #define NIDUS_SRC_BLOOM_FAST_IMPL_H
 
@@ -17,7 +19,7 @@
 #include "bloom_filter.h"
 #include "hash_impl.h"
 
-/* The probes of the fast case: k = 8 (bf->fast is only set for it), one round of split_round. */
+/* The probes of the fast case: k = 8 (the LOOKUP state is only chosen for it), one round of split_round. */
 typedef bool (*nidus_split_has_fn)(const uint8_t *block, uint64_t x);
 typedef bool (*nidus_split_set_fn)(uint8_t *block, uint64_t x);
 
@@ -29,27 +31,30 @@ NIDUS_BLOOM_INLINE uint8_t *nidus_bloom_fast_block(const nidus_bloom *bf, uint64
     return bf->first.data + nidus_reduce(hash, bf->first.size) * NIDUS_BLOCK_BYTES;
 }
 
+/* The hash of a key the fast case takes (4 to 16 bytes) into *hash; false for the others. */
+NIDUS_BLOOM_INLINE bool nidus_bloom_fast_key_hash(const nidus_bloom *bf, const void *key, size_t len, uint64_t *hash)
+{
+    if (len == 8)
+        *hash = nidus_hash8(key, bf->hash8_flip);
+    else if (len - 4 <= 12)
+        *hash = nidus_hash_short(key, len, nidus_bloom_seed(bf));
+    else
+        return false;
+    return true;
+}
+
 NIDUS_BLOOM_INLINE bool nidus_bloom_fast_contains_hash(const nidus_bloom *bf, uint64_t hash, nidus_split_has_fn has)
 {
-    if (bf->fast & NIDUS_BLOOM_FAST_LOOKUP)
-        return has(nidus_bloom_fast_block(bf, hash), hash);
-    return nidus_bloom_contains_any(bf, hash);
+    return has(nidus_bloom_fast_block(bf, hash), hash);
 }
 
 NIDUS_BLOOM_INLINE bool nidus_bloom_fast_contains_key(const nidus_bloom *bf, const void *key, size_t len,
                                                       nidus_split_has_fn has)
 {
-    if (len - 4 <= 12 && (bf->fast & NIDUS_BLOOM_FAST_LOOKUP)) {
-        uint64_t hash = nidus_hash_short(key, len, bf->seed);
+    uint64_t hash;
+    if (nidus_bloom_fast_key_hash(bf, key, len, &hash))
         return has(nidus_bloom_fast_block(bf, hash), hash);
-    }
     return nidus_bloom_contains_key_any(bf, key, len);
-}
-
-/* Whether an add may take the fast case: a writable one-split-layer filter whose layer has room. */
-NIDUS_BLOOM_INLINE bool nidus_bloom_fast_can_add(const nidus_bloom *bf)
-{
-    return (bf->fast & NIDUS_BLOOM_FAST_ADD) && bf->first.items < bf->first.capacity;
 }
 
 /* Sets the key's bits; only a key with a bit unset is new (counted, *added). */
@@ -63,10 +68,11 @@ NIDUS_BLOOM_INLINE nidus_status nidus_bloom_fast_set(nidus_bloom *bf, uint64_t h
     return NIDUS_OK;
 }
 
+/* Adds (the ADD state): while the layer has room; a full one is the general path's (growth, NIDUS_ERR_FULL). */
 NIDUS_BLOOM_INLINE nidus_status nidus_bloom_fast_add_hash(nidus_bloom *bf, uint64_t hash, bool *added,
                                                           nidus_split_set_fn set)
 {
-    if (nidus_bloom_fast_can_add(bf))
+    if (bf->first.items < bf->first.capacity)
         return nidus_bloom_fast_set(bf, hash, added, set);
     return nidus_bloom_add_any(bf, hash, added);
 }
@@ -74,8 +80,9 @@ NIDUS_BLOOM_INLINE nidus_status nidus_bloom_fast_add_hash(nidus_bloom *bf, uint6
 NIDUS_BLOOM_INLINE nidus_status nidus_bloom_fast_add_key(nidus_bloom *bf, const void *key, size_t len, bool *added,
                                                          nidus_split_set_fn set)
 {
-    if (len - 4 <= 12 && nidus_bloom_fast_can_add(bf))
-        return nidus_bloom_fast_set(bf, nidus_hash_short(key, len, bf->seed), added, set);
+    uint64_t hash;
+    if (bf->first.items < bf->first.capacity && nidus_bloom_fast_key_hash(bf, key, len, &hash))
+        return nidus_bloom_fast_set(bf, hash, added, set);
     return nidus_bloom_add_key_any(bf, key, len, added);
 }
 
@@ -94,12 +101,10 @@ NIDUS_BLOOM_INLINE void nidus_bloom_fast_contains_many(const nidus_bloom *bf, co
     }
 }
 
-/* Adds hashes[0..n) in order while the fast case holds (the layer has room); returns how many it added. */
+/* Adds hashes[0..n) in order while the layer has room (the ADD state); returns how many it added. */
 NIDUS_BLOOM_INLINE size_t nidus_bloom_fast_add_many(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh,
                                                     nidus_split_set_fn set)
 {
-    if (!(bf->fast & NIDUS_BLOOM_FAST_ADD))
-        return 0;
     uint64_t items = bf->first.items, capacity = bf->first.capacity;
     for (size_t k = 0; k < n && k < NIDUS_BLOOM_AHEAD; k++)
         __builtin_prefetch(nidus_bloom_fast_block(bf, hashes[k]), 1);

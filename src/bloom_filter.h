@@ -4,6 +4,8 @@
 #define NIDUS_SRC_BLOOM_FILTER_H
 
 #include "codec.h"
+#include "hash_impl.h"
+#include "isa_impl.h"
 #include "nidus/bloom.h"
 
 /* How a layer places a key's probes (stored per layer; src/bloom_block_impl.h has the placements). */
@@ -40,26 +42,46 @@ struct nidus_bloom_more {
     nidus_bloom_layer layers[]; /* layers 1 .. nlayers - 1 */
 };
 
+/* The dispatch state, in the low bits of the filter's tag (nidus_bloom_refresh_dispatch): which copy of the entry
+ * points every call takes. LOOKUP: one split layer of k = 8, not loading; ADD: that and writable (adds still
+ * check the layer's room); V3: the x86-64-v3 copy (isa_impl.h). Entry points index tables by it
+ * (NIDUS_BLOOM_STATES entries). With the view version above it, the tag is what nidus/inline_bloom.h reads: the
+ * LOOKUP and LOOKUP|ADD states (either copy) are its two tags, every other state a tag it does not know. */
+enum { NIDUS_BLOOM_STATE_LOOKUP = 1, NIDUS_BLOOM_STATE_ADD = 2, NIDUS_BLOOM_STATE_V3 = 4, NIDUS_BLOOM_STATES = 8 };
+#define NIDUS_BLOOM_TAG_V1 UINT32_C(0x4E420100) /* view version 1; the state in the low 3 bits */
+
 /* Every small filter pays for this struct (88 bytes on x86-64; RedisBloom's pieces are 32 + 64 a filter). With a
  * plain first layer (the default) its bits follow the struct in the same allocation when that costs no more than
  * two allocations would (nidus_bloom_alloc_struct): BF.RESERVE k 0.01 100 is one allocation of 232 bytes (a
- * 256-byte size class). The entry points' common case reads only fast, isa, seed and first's data, size, items and
- * capacity. */
+ * 256-byte size class). Its first 48 bytes are the published view (nidus/inline_bloom.h, offsets asserted in
+ * bloom.c): the tag, hash8_flip, and the first layer's size, capacity, items and data; the entry points' common
+ * case reads only those. To stay at 88 bytes the seed is kept as hash8_flip (nidus_bloom_seed inverts it), the
+ * instruction set as a bit of the tag, and the small fields as bit-fields. */
 struct nidus_bloom {
+    uint32_t tag;        /* NIDUS_BLOOM_TAG_V1 | state (nidus_bloom_refresh_dispatch); STATE_V3 also when general */
+    uint16_t expansion;  /* 0: never grows; at most NIDUS_BLOOM_MAX_EXPANSION */
+    unsigned nlayers : 7;    /* 1..NIDUS_BLOOM_MAX_LAYERS */
+    unsigned max_layers : 7;
+    unsigned layout : 1;     /* nidus_bloom_layout: what growth makes */
+    unsigned read_only : 1;
+    uint64_t hash8_flip; /* nidus_hash8_flip(seed): the seed */
+    nidus_bloom_layer first; /* layer 0 */
     const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
-    uint64_t seed;
     double error_rate;
     uint64_t max_memory;
     struct nidus_bloom_more *more; /* NULL: one layer (`first`), not loading, not mapped */
-    uint16_t expansion; /* 0: never grows; at most NIDUS_BLOOM_MAX_EXPANSION */
-    uint8_t max_layers;
-    uint8_t nlayers;
-    uint8_t layout;     /* nidus_bloom_layout: what growth makes */
-    bool read_only;
-    uint8_t isa;        /* NIDUS_ISA_*: which compiled copy of the split probes this CPU runs (isa_impl.h) */
-    uint8_t fast;       /* NIDUS_BLOOM_FAST_* (nidus_bloom_refresh_fast): what the entry points may skip */
-    nidus_bloom_layer first; /* layer 0 */
 };
+
+static inline uint64_t nidus_bloom_seed(const nidus_bloom *bf) { return nidus_hash8_flip_seed(bf->hash8_flip); }
+
+/* NIDUS_ISA_*: the compiled copy of the probes this CPU runs (isa_impl.h), chosen at creation or load. */
+static inline unsigned nidus_bloom_isa(const nidus_bloom *bf)
+{
+    return bf->tag & NIDUS_BLOOM_STATE_V3 ? NIDUS_ISA_V3 : NIDUS_ISA_BASE;
+}
+
+/* The filter's dispatch state (NIDUS_BLOOM_STATE_* bits). */
+static inline unsigned nidus_bloom_state(const nidus_bloom *bf) { return bf->tag & (NIDUS_BLOOM_STATES - 1u); }
 
 /* Layer i (< nlayers) of the filter: `first`, then more->layers. */
 static inline nidus_bloom_layer *nidus_bloom_layer_at(const nidus_bloom *bf, unsigned i)
@@ -80,12 +102,12 @@ struct nidus_bloom_more *nidus_bloom_more(nidus_bloom *bf, unsigned room);
 /* Where a view's mapping is kept (nidus_bloom_more), for file_io.h's map_file; NULL when out of memory. */
 struct nidus_mapping **nidus_bloom_mapping_slot(nidus_bloom *bf);
 
-/* The common case, decided when the filter's state changes rather than on every call: one split layer (so
- * `first`), not loading; adds also need it writable (and still check the layer's capacity). */
-enum { NIDUS_BLOOM_FAST_LOOKUP = 1, NIDUS_BLOOM_FAST_ADD = 2 };
+/* Sets the filter's tag to the dispatch state its state calls for (keeping its instruction set): called
+ * wherever nlayers, the loader, read_only or first.k change. The one place the state is decided. */
+void nidus_bloom_refresh_dispatch(nidus_bloom *bf);
 
-/* Recomputes bf->fast; called wherever nlayers, the loader, read_only or first.k change. */
-void nidus_bloom_refresh_fast(nidus_bloom *bf);
+/* Whether the filter's tag is what nidus_bloom_refresh_dispatch would write now (tests and the property checker). */
+bool nidus_bloom_dispatch_is_current(const nidus_bloom *bf);
 
 struct nidus_counting_bloom {
     const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
@@ -123,8 +145,8 @@ nidus_bloom *nidus_bloom_alloc_struct(const nidus_allocator *a, const nidus_bloo
 nidus_status nidus_bloom_layer_alloc(nidus_bloom_layer *l, const nidus_allocator *a);
 void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a);
 
-/* nidus_bloom_contains_hash and _add_hash in every case (the entry points handle one split layer themselves),
- * and the by-key calls outside the fast case (out of line, so the fast case needs no stack frame). */
+/* The entry points of every state without a fast case, and of the fast cases' exceptions (keys outside 4-16
+ * bytes, a full layer): out of line, so the fast case needs no stack frame. */
 bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash);
 nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added);
 bool nidus_bloom_contains_key_any(const nidus_bloom *bf, const void *key, size_t len);

@@ -35,6 +35,14 @@ static inline uint64_t nidus_hash8_flip(uint64_t seed)
     return (XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16)) - seed;
 }
 
+/* The seed whose nidus_hash8_flip is `flip` (the flip keeps the seed's low half and xors its high half with the
+ * low half byte-swapped, so it is undone the same way). */
+static inline uint64_t nidus_hash8_flip_seed(uint64_t flip)
+{
+    uint64_t s = (XXH_readLE64(XXH3_kSecret + 8) ^ XXH_readLE64(XXH3_kSecret + 16)) - flip;
+    return s ^ (uint64_t)XXH_swap32((uint32_t)s) << 32;
+}
+
 /* XXH3-64 of the 8 bytes at `key` with the seed whose nidus_hash8_flip is `flip`: XXH3_len_4to8_64b for
  * len = 8, whose two 32-bit reads (low half, high half) swapped into one word are a rotation of one 64-bit
  * read. The unit tests check it against XXH3_64bits_withSeed. */

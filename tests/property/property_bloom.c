@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Property episodes for the Bloom family. Scalable Bloom: a set of the keys added; after every step no key of
  * the set is missing, the encoding decodes and re-encodes to the same bytes, a failed add leaves it
- * byte-identical, chunks and views agree. Counting Bloom: a multiset, remove only what was added, count never
+ * byte-identical, chunks and views agree, and every filter's cached dispatch state (its tag) is the one its state
+ * calls for, in every state visited (made, grown, cleared, decoded, loading, loaded). Counting Bloom: a multiset, remove only what was added, count never
  * below min(true count, 15). */
 #include "property.h"
+
+#include "bloom_filter.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -60,14 +63,23 @@ static nidus_status decode(run *R, const prop_bytes *b, const nidus_allocator *a
                                : nidus_counting_bloom_decode(b->p, b->n, a, (nidus_counting_bloom **)out);
 }
 
+/* A stale dispatch state would answer from the wrong layer (or inline code from a filter it no longer fits). */
+static void check_dispatch(const run *R, const void *f)
+{
+    if (R->kind == SCALABLE)
+        PROP_CHECK(nidus_bloom_dispatch_is_current(f));
+}
+
 static void check_state(run *R, bool unchanged, uint64_t touched)
 {
+    check_dispatch(R, filter(R));
     encode_into(R, &R->scratch, filter(R));
     if (unchanged)
         PROP_CHECK(R->scratch.n == R->enc.n && memcmp(R->scratch.p, R->enc.p, R->enc.n) == 0);
     void *copy = NULL;
     R->alloc.armed = false;
     PROP_CHECK(decode(R, &R->scratch, &R->alloc.hook, &copy) == NIDUS_OK); /* its own encoding decodes */
+    check_dispatch(R, copy);
     encode_into(R, &R->scratch2, copy);
     PROP_CHECK(R->scratch2.n == R->scratch.n && memcmp(R->scratch2.p, R->scratch.p, R->scratch.n) == 0);
     free_filter(R, copy);
@@ -174,6 +186,7 @@ static void op_chunks(run *R)
         if (st == NIDUS_ERR_NO_MEMORY && R->alloc.fail_one_in)
             break;
         PROP_CHECK(st == NIDUS_OK);
+        check_dispatch(R, nf);
         cursor = next;
     }
     if (st == NIDUS_OK && !stop_early && nf) {

@@ -654,6 +654,13 @@ static void test_split_probes_agree_across_isas(void **state)
 #endif
 }
 
+/* The fast-case bits of a filter's dispatch state, after checking the state is what its state calls for. */
+static unsigned fast_state(const nidus_bloom *bf)
+{
+    assert_true(nidus_bloom_dispatch_is_current(bf));
+    return nidus_bloom_state(bf) & (NIDUS_BLOOM_STATE_LOOKUP | NIDUS_BLOOM_STATE_ADD);
+}
+
 /* The entry points' fast case (one split layer of k = 8: bloom_fast_impl.h), in both compiled copies, adds,
  * counts and answers exactly what the general path does, by key (1 to 24 bytes: inside and outside the fast
  * case's 4 to 16) and by hash; a k above 8 never takes it. Filter 0 runs the copy this CPU chose, filter 1 the
@@ -668,9 +675,10 @@ static void test_fast_entry_points_agree_with_general_path(void **state)
         nidus_bloom *f[3];
         for (int c = 0; c < 3; c++)
             f[c] = bloom_in(n, errors[e], 0, NIDUS_BLOOM_LAYOUT_BLOCKED);
-        assert_int_equal(f[0]->fast, e == 0 ? NIDUS_BLOOM_FAST_LOOKUP | NIDUS_BLOOM_FAST_ADD : 0);
-        f[1]->isa = NIDUS_ISA_BASE;
-        f[2]->fast = 0;
+        assert_int_equal(fast_state(f[0]), e == 0 ? NIDUS_BLOOM_STATE_LOOKUP | NIDUS_BLOOM_STATE_ADD : 0);
+        f[1]->tag &= ~(uint32_t)NIDUS_BLOOM_STATE_V3; /* the baseline copy */
+        nidus_bloom_refresh_dispatch(f[1]);
+        f[2]->tag = NIDUS_BLOOM_TAG_V1 | (nidus_bloom_state(f[2]) & NIDUS_BLOOM_STATE_V3); /* the general path */
         uint8_t key[24];
         for (uint64_t i = 0; i < n; i++) {
             uint64_t r = test_splitmix(&rng), h = test_splitmix(&rng);
@@ -929,21 +937,21 @@ static void test_small_filters_cost_no_more_than_redisbloom(void **state)
         }
 }
 
-/* bf->fast follows the filter's state: off once it grows, lookups only on a view, off while a chunked load is
+/* The dispatch state follows the filter's state: off once it grows, lookups only on a view, off while a chunked load is
  * under way and back when it completes. */
 static void test_fast_case_follows_state(void **state)
 {
     (void)state;
     static uint8_t chunk[4][NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD];
-    const unsigned both = NIDUS_BLOOM_FAST_LOOKUP | NIDUS_BLOOM_FAST_ADD;
+    const unsigned both = NIDUS_BLOOM_STATE_LOOKUP | NIDUS_BLOOM_STATE_ADD;
     nidus_bloom *bf = bloom_in(200, 0.01, 2, NIDUS_BLOOM_LAYOUT_BLOCKED);
-    assert_int_equal(bf->fast, both);
+    assert_int_equal(fast_state(bf), both);
     size_t len = (size_t)nidus_bloom_encoded_size(bf), w;
     uint8_t *buf = malloc(len);
     assert_int_equal(nidus_bloom_encode(bf, buf, len, &w), NIDUS_OK);
     nidus_bloom *view = NULL;
     assert_int_equal(nidus_bloom_view(buf, len, NULL, &view), NIDUS_OK);
-    assert_int_equal(view->fast, NIDUS_BLOOM_FAST_LOOKUP);
+    assert_int_equal(fast_state(view), NIDUS_BLOOM_STATE_LOOKUP);
     assert_int_equal(nidus_bloom_add_hash(view, 1, NULL), NIDUS_ERR_READ_ONLY);
     nidus_bloom_free(view);
     free(buf);
@@ -958,16 +966,16 @@ static void test_fast_case_follows_state(void **state)
     }
     nidus_bloom *back = NULL;
     assert_int_equal(nidus_bloom_load_chunk(&back, chunk[0], clen[0], 0, NULL), NIDUS_OK);
-    assert_int_equal(back->fast, 0);
+    assert_int_equal(fast_state(back), 0);
     for (size_t k = 1; k < n; k++)
         assert_int_equal(nidus_bloom_load_chunk(&back, chunk[k], clen[k], 0, NULL), NIDUS_OK);
-    assert_int_equal(back->fast, both);
+    assert_int_equal(fast_state(back), both);
     nidus_bloom_free(back);
     fill(bf, "grow", 600);
     assert_true(bf->nlayers > 1);
-    assert_int_equal(bf->fast, 0);
+    assert_int_equal(fast_state(bf), 0);
     assert_int_equal(nidus_bloom_clear(bf), NIDUS_OK);
-    assert_int_equal(bf->fast, both);
+    assert_int_equal(fast_state(bf), both);
     nidus_bloom_free(bf);
 }
 
