@@ -58,14 +58,17 @@ __attribute__((target("avx2"), noinline)) static bool split_set_rounds(uint8_t *
     return !_mm256_testz_si256(missing, missing);
 }
 
-/* k = 8 (what sizing picks from 1 down to about 1e-3): one round, every lane, one 64-byte line. */
+/* k = 8 (what sizing picks from 1 down to about 1e-3): one round, every lane, one 64-byte line. A lookup needs no
+ * masks: each word is shifted right by its field (bits 16 + 6w of the round's value, moved down and cut to 6
+ * bits) and the low bits of the eight results must all be set: eight vector operations where the masks take ten. */
 __attribute__((target("avx2"))) static inline bool split_has8(const uint8_t *block, uint64_t x)
 {
-    __m256i lo, hi;
-    round_masks(x, 0, 8, &lo, &hi);
+    __m256i v = _mm256_set1_epi64x((long long)nidus_split_round(x, 0)), six = _mm256_set1_epi64x(63);
+    __m256i c0 = _mm256_and_si256(_mm256_srlv_epi64(v, _mm256_setr_epi64x(16, 22, 28, 34)), six);
+    __m256i c1 = _mm256_and_si256(_mm256_srlv_epi64(v, _mm256_setr_epi64x(40, 46, 52, 58)), six);
     __m256i b0 = _mm256_loadu_si256((const __m256i *)block), b1 = _mm256_loadu_si256((const __m256i *)(block + 32));
-    __m256i missing = _mm256_or_si256(_mm256_andnot_si256(b0, lo), _mm256_andnot_si256(b1, hi));
-    return _mm256_testz_si256(missing, missing);
+    __m256i low = _mm256_and_si256(_mm256_srlv_epi64(b0, c0), _mm256_srlv_epi64(b1, c1));
+    return _mm256_testc_si256(low, _mm256_set1_epi64x(1));
 }
 
 /* Sets the bits; returns whether any was unset. */

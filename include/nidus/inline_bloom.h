@@ -125,14 +125,16 @@ static inline void nidus_inline_bloom_masks(uint64_t hash, __m256i *lo, __m256i 
     *hi = _mm256_sllv_epi64(one, _mm256_srli_epi64(_mm256_sllv_epi64(v, _mm256_setr_epi64x(18, 12, 6, 0)), 58));
 }
 
+/* A lookup needs no masks: each word shifted right by its field, the low bits of the eight results all set. */
 static inline bool nidus_inline_bloom_probe(const uint8_t *block, uint64_t hash)
 {
-    __m256i lo, hi;
-    nidus_inline_bloom_masks(hash, &lo, &hi);
+    __m256i v = _mm256_set1_epi64x((long long)(hash * UINT64_C(0x9E3779B97F4A7C15))), six = _mm256_set1_epi64x(63);
+    __m256i c0 = _mm256_and_si256(_mm256_srlv_epi64(v, _mm256_setr_epi64x(16, 22, 28, 34)), six);
+    __m256i c1 = _mm256_and_si256(_mm256_srlv_epi64(v, _mm256_setr_epi64x(40, 46, 52, 58)), six);
     __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)block);
     __m256i b1 = _mm256_loadu_si256((const __m256i *)(const void *)(block + 32));
-    __m256i missing = _mm256_or_si256(_mm256_andnot_si256(b0, lo), _mm256_andnot_si256(b1, hi));
-    return _mm256_testz_si256(missing, missing);
+    __m256i low = _mm256_and_si256(_mm256_srlv_epi64(b0, c0), _mm256_srlv_epi64(b1, c1));
+    return _mm256_testc_si256(low, _mm256_set1_epi64x(1));
 }
 
 static inline bool nidus_inline_bloom_set(uint8_t *block, uint64_t hash)
