@@ -23,6 +23,14 @@ cc -std=c11 -Wall -Werror "$here/consumer/main.c" $(pkg-config --cflags --libs n
 cc -std=c11 -Wall -Werror "$here/consumer/main.c" $(pkg-config --cflags nidus) "$libdir/libnidus.a" \
   $(pkg-config --static --libs-only-l nidus | sed 's/-lnidus//') -o "$scratch/pc_static"
 "$scratch/pc_static"
+# The opt-in inline path from the installed headers alone (no xxhash.h), with and without AVX2 in the target
+cc -std=c11 -Wall -Werror -DNIDUS_INLINE "$here/consumer/main.c" $(pkg-config --cflags nidus) "$libdir/libnidus.a" \
+  $(pkg-config --static --libs-only-l nidus | sed 's/-lnidus//') -o "$scratch/pc_inline"
+"$scratch/pc_inline"
+if [ "$(uname -m)" = x86_64 ]; then
+  cc -std=c11 -Wall -Werror -DNIDUS_INLINE -mavx2 -c "$here/consumer/main.c" $(pkg-config --cflags nidus) \
+    -o "$scratch/pc_inline_avx2.o"
+fi
 
 cmake -S "$here/consumer" -B "$scratch/cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$scratch/cmake" >/dev/null
