@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Fuzz target: the whole-filter decoders of every kind, copying and in place. Whatever the bytes, decoding
- * returns a status; what it accepts must re-encode to the same bytes and answer lookups. */
+/* Fuzz target: the whole-filter decoders of every kind, copying and in place, and the kind-generic ones
+ * (nidus_filter_decode, _view: the kind read from the prefix). Whatever the bytes, decoding returns a status;
+ * what it accepts must re-encode to the same bytes and answer lookups. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <stdbool.h>
 
 #include <nidus/nidus.h>
 
@@ -77,9 +80,52 @@ static void bloom_kinds(const uint8_t *data, size_t size)
     }
 }
 
+/* The generic handle takes what the kind's decoder takes, no more: the same status, the same bytes again. */
+static void generic(const uint8_t *data, size_t size)
+{
+    nidus_kind kind;
+    nidus_filter *f = NULL;
+    nidus_status st = nidus_filter_decode(data, size, NULL, &f), typed = NIDUS_ERR_CORRUPT;
+    if (!nidus_codec_peek(data, size, &kind)) {
+        void *t = NULL;
+        if (kind == NIDUS_KIND_CUCKOO && !(typed = nidus_cuckoo_decode(data, size, NULL, (nidus_cuckoo **)&t)))
+            nidus_cuckoo_free(t);
+        else if (kind == NIDUS_KIND_BLOOM && !(typed = nidus_bloom_decode(data, size, NULL, (nidus_bloom **)&t)))
+            nidus_bloom_free(t);
+        else if (kind == NIDUS_KIND_COUNTING_BLOOM &&
+                 !(typed = nidus_counting_bloom_decode(data, size, NULL, (nidus_counting_bloom **)&t)))
+            nidus_counting_bloom_free(t);
+    }
+    if ((st == NIDUS_OK) != (typed == NIDUS_OK))
+        abort();
+    if (st == NIDUS_OK) {
+        if (nidus_filter_kind(f) != kind)
+            abort();
+        SAME_ENCODING(nidus_filter, f, data, size);
+        nidus_filter_stats s;
+        nidus_filter_get_stats(f, &s);
+        bool found[4];
+        uint64_t h[4] = {1, 2, 3, 4};
+        nidus_filter_contains_many_hash(f, h, 4, found);
+        if (s.memory_bytes < (1u << 20))
+            for (uint64_t k = 0; k < 4; k++)
+                if (!nidus_filter_add_hash(f, h[k]) && !nidus_filter_contains_hash(f, h[k]))
+                    abort(); /* an added key is found */
+        nidus_filter_free(f);
+    }
+    f = NULL;
+    if (nidus_filter_view(data, size, NULL, &f) == NIDUS_OK) {
+        if (!nidus_filter_is_read_only(f) || nidus_filter_add_hash(f, 1) != NIDUS_ERR_READ_ONLY)
+            abort();
+        (void)nidus_filter_count_hash(f, 1);
+        nidus_filter_free(f);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     bloom_kinds(data, size);
+    generic(data, size);
     nidus_kind kind;
     (void)nidus_codec_peek(data, size, &kind);
     nidus_cuckoo *cf = NULL;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the filter file format (version 2: header checksum, per-block checksums, body; and version 1)
  * as nidus_file_verify checks it (its report must name a part inside the file) and as the library and the CLI
- * open it: framing, every block, then the body of the kind it names, checked and trusted (lazily verified). Whatever the bytes, each step returns a status; nothing it accepts may crash a
- * lookup, nor (a trusted copy, as `nidus add` / `nidus del` write a file) an add, a remove or a compaction. */
+ * open it: framing, every block, then the body of the kind it names, checked and trusted (lazily verified),
+ * copied, viewed and borrowed writable (nidus_filter_open's three modes). Whatever the bytes, each step returns a
+ * status; nothing it accepts may crash a lookup, nor (a trusted writable filter, as `nidus add` / `nidus del`
+ * write a file) an add, a remove or a compaction. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,13 +12,14 @@
 #include "bloom_filter.h"
 #include "cuckoo_filter.h"
 #include "file_format.h"
+#include "nidus/filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void probe(nidus_kind kind, const nidus_file_layout *l, nidus_decode_mode mode)
 {
-    for (int view = 0; view < 2; view++) { /* copied, viewed */
-        nidus_decode_target to = view ? NIDUS_DECODE_VIEW : NIDUS_DECODE_COPY;
+    for (int view = 0; view < 3; view++) { /* copied, viewed, borrowed writable (nidus_filter's MAP_WRITABLE) */
+        nidus_decode_target to = view == 2 ? NIDUS_DECODE_BORROW : view ? NIDUS_DECODE_VIEW : NIDUS_DECODE_COPY;
         if (kind == NIDUS_KIND_CUCKOO) {
             nidus_cuckoo *cf;
             if (nidus_cuckoo_decode_mode(l->body, l->body_bytes, NULL, to, mode, &cf))
@@ -27,7 +30,7 @@ static void probe(nidus_kind kind, const nidus_file_layout *l, nidus_decode_mode
             nidus_cuckoo_get_stats(cf, &s);
             /* Writes over slots no scan validated (semi-sorted ranks out of range, buckets out of order); small
              * filters only, so that growth stays small too. */
-            if (!view && mode == NIDUS_DECODE_BODY_TRUSTED && s.memory_bytes < (1u << 20) && s.expansion <= 4) {
+            if (view != 1 && mode == NIDUS_DECODE_BODY_TRUSTED && s.memory_bytes < (1u << 20) && s.expansion <= 4) {
                 for (uint64_t k = 0; k < 32; k++) {
                     uint64_t h = k * UINT64_C(0xD6E8FEB86659FD93);
                     (void)nidus_cuckoo_add_hash(cf, h);
@@ -81,8 +84,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (l.version == 1) {
             probe(kind, &l, NIDUS_DECODE_WHOLE);
         } else {
+            /* the public check a caller's guard uses (nidus_file_block_check) says what the internal one says */
+            nidus_file_blocks b = {copy, size, l.body_bytes, l.blocks, l.block_bytes, l.checksums, false};
             for (uint64_t k = 0; k < l.blocks; k++)
-                (void)nidus_file_block_ok(&l, k);
+                if ((nidus_file_block_check(&b, k) == NIDUS_OK) != nidus_file_block_ok(&l, k))
+                    abort();
+            if (nidus_file_block_check(&b, l.blocks) != NIDUS_ERR_INVALID_ARGUMENT)
+                abort();
             (void)nidus_file_verify_all(&l, NULL);
             probe(kind, &l, NIDUS_DECODE_BODY);
             probe(kind, &l, NIDUS_DECODE_BODY_TRUSTED);

@@ -15,6 +15,7 @@
 #include "cuckoo.h"
 #include "bloom.h"
 #include "verify.h"
+#include "filter.h"
 
 #include "api.h"
 

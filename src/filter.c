@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The kind-generic handle (nidus/filter.h): the one switch over the kinds, each case one call of the kind's own
+ * function. Files are in filter_file.c. */
+#include "filter.h"
+
+#include "alloc.h"
+
+/* The default error of nidus_filter_params (RedisBloom's and the CLI's). */
+#define DEFAULT_ERROR 0.01
+
+nidus_filter *nidus_filter_wrap(const nidus_allocator *hook, nidus_kind kind)
+{
+    const nidus_allocator *a = nidus_alloc_pick(hook);
+    nidus_filter *f = nidus_calloc(a, 1, sizeof *f);
+    if (f) {
+        f->kind = kind;
+        f->alloc = a;
+        f->fd = -1;
+    }
+    return f;
+}
+
+nidus_status nidus_filter_new(const nidus_filter_params *p, nidus_filter **out)
+{
+    if (!p || !out)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (p->kind != NIDUS_KIND_CUCKOO && p->kind != NIDUS_KIND_BLOOM && p->kind != NIDUS_KIND_COUNTING_BLOOM)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (p->kind == NIDUS_KIND_COUNTING_BLOOM && !p->kind_params && p->expansion)
+        return NIDUS_ERR_INVALID_ARGUMENT; /* one table, never grows: an expansion would be silently dropped */
+    nidus_filter *f = nidus_filter_wrap(p->allocator, p->kind);
+    if (!f)
+        return NIDUS_ERR_NO_MEMORY;
+    double error = p->error_rate ? p->error_rate : DEFAULT_ERROR;
+    nidus_status st = NIDUS_ERR_INVALID_ARGUMENT;
+    switch (p->kind) {
+    case NIDUS_KIND_CUCKOO: {
+        nidus_cuckoo_params c = {.capacity = p->capacity, .error_rate = error, .expansion = p->expansion,
+                                 .allocator = p->allocator};
+        st = nidus_cuckoo_new(p->kind_params ? p->kind_params : &c, &f->f.cuckoo);
+        break;
+    }
+    case NIDUS_KIND_BLOOM: {
+        nidus_bloom_params b = {.capacity = p->capacity, .error_rate = error, .expansion = p->expansion,
+                                .allocator = p->allocator};
+        st = nidus_bloom_new(p->kind_params ? p->kind_params : &b, &f->f.bloom);
+        break;
+    }
+    case NIDUS_KIND_COUNTING_BLOOM: {
+        nidus_counting_bloom_params c = {.capacity = p->capacity, .error_rate = error, .allocator = p->allocator};
+        st = nidus_counting_bloom_new(p->kind_params ? p->kind_params : &c, &f->f.counting);
+        break;
+    }
+    }
+    if (st) {
+        nidus_free(f->alloc, f);
+        return st;
+    }
+    *out = f;
+    return NIDUS_OK;
+}
+
+void nidus_filter_free(nidus_filter *f)
+{
+    if (!f)
+        return;
+    nidus_filter_release_guard(f);
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: nidus_cuckoo_free(f->f.cuckoo); break;
+    case NIDUS_KIND_BLOOM: nidus_bloom_free(f->f.bloom); break;
+    case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_free(f->f.counting); break;
+    }
+    nidus_filter_release_map(f); /* after the filter: its tables were borrowed from the mapping */
+    nidus_free(f->alloc, f);
+}
+
+nidus_kind nidus_filter_kind(const nidus_filter *f) { return f->kind; }
+
+nidus_cuckoo *nidus_filter_cuckoo(nidus_filter *f) { return f && f->kind == NIDUS_KIND_CUCKOO ? f->f.cuckoo : NULL; }
+nidus_bloom *nidus_filter_bloom(nidus_filter *f) { return f && f->kind == NIDUS_KIND_BLOOM ? f->f.bloom : NULL; }
+nidus_counting_bloom *nidus_filter_counting_bloom(nidus_filter *f)
+{
+    return f && f->kind == NIDUS_KIND_COUNTING_BLOOM ? f->f.counting : NULL;
+}
+
+bool nidus_filter_is_read_only(const nidus_filter *f)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_is_read_only(f->f.cuckoo);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_is_read_only(f->f.bloom);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_is_read_only(f->f.counting);
+    }
+    return true;
+}
+
+uint64_t nidus_filter_hash(const nidus_filter *f, const void *key, size_t len)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_hash(f->f.cuckoo, key, len);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_hash(f->f.bloom, key, len);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_hash(f->f.counting, key, len);
+    }
+    return 0;
+}
+
+nidus_status nidus_filter_add_hash(nidus_filter *f, uint64_t hash)
+{
+    if (!f)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_add_hash(f->f.cuckoo, hash);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_add_hash(f->f.bloom, hash, NULL);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_add_hash(f->f.counting, hash);
+    }
+    return NIDUS_ERR_UNSUPPORTED;
+}
+
+nidus_status nidus_filter_add(nidus_filter *f, const void *key, size_t len)
+{
+    if (!f)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_add(f->f.cuckoo, key, len);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_add(f->f.bloom, key, len, NULL);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_add(f->f.counting, key, len);
+    }
+    return NIDUS_ERR_UNSUPPORTED;
+}
+
+nidus_status nidus_filter_remove_hash(nidus_filter *f, uint64_t hash)
+{
+    if (!f)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_remove_hash(f->f.cuckoo, hash);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_remove_hash(f->f.counting, hash);
+    case NIDUS_KIND_BLOOM: break; /* bits shared between keys cannot be cleared */
+    }
+    return NIDUS_ERR_UNSUPPORTED;
+}
+
+nidus_status nidus_filter_remove(nidus_filter *f, const void *key, size_t len)
+{
+    if (!f)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_remove(f->f.cuckoo, key, len);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_remove(f->f.counting, key, len);
+    case NIDUS_KIND_BLOOM: break;
+    }
+    return NIDUS_ERR_UNSUPPORTED;
+}
+
+bool nidus_filter_contains_hash(const nidus_filter *f, uint64_t hash)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_contains_hash(f->f.cuckoo, hash);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_contains_hash(f->f.bloom, hash);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_contains_hash(f->f.counting, hash);
+    }
+    return false;
+}
+
+bool nidus_filter_contains(const nidus_filter *f, const void *key, size_t len)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_contains(f->f.cuckoo, key, len);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_contains(f->f.bloom, key, len);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_contains(f->f.counting, key, len);
+    }
+    return false;
+}
+
+void nidus_filter_contains_many_hash(const nidus_filter *f, const uint64_t *hashes, size_t n, bool *out)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: nidus_cuckoo_contains_many_hash(f->f.cuckoo, hashes, n, out); return;
+    case NIDUS_KIND_BLOOM: nidus_bloom_contains_many_hash(f->f.bloom, hashes, n, out); return;
+    case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_contains_many_hash(f->f.counting, hashes, n, out); return;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = false;
+}
+
+uint64_t nidus_filter_count_hash(const nidus_filter *f, uint64_t hash)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_count_hash(f->f.cuckoo, hash);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_contains_hash(f->f.bloom, hash);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_count_hash(f->f.counting, hash);
+    }
+    return 0;
+}
+
+uint64_t nidus_filter_count(const nidus_filter *f, const void *key, size_t len)
+{
+    return nidus_filter_count_hash(f, nidus_filter_hash(f, key, len));
+}
+
+void nidus_filter_get_stats(const nidus_filter *f, nidus_filter_stats *s)
+{
+    *s = (nidus_filter_stats){.kind = f->kind, .read_only = nidus_filter_is_read_only(f)};
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: {
+        nidus_cuckoo_stats c;
+        nidus_cuckoo_get_stats(f->f.cuckoo, &c);
+        s->items = c.items, s->capacity = c.capacity, s->memory_bytes = c.memory_bytes;
+        s->bits_per_item = c.bits_per_item, s->error_bound = c.error_bound, s->sub_filters = c.tables;
+        break;
+    }
+    case NIDUS_KIND_BLOOM: {
+        nidus_bloom_stats b;
+        nidus_bloom_get_stats(f->f.bloom, &b);
+        s->items = b.items, s->capacity = b.capacity, s->memory_bytes = b.memory_bytes;
+        s->bits_per_item = b.bits_per_item, s->error_bound = b.error_bound, s->sub_filters = b.layers;
+        break;
+    }
+    case NIDUS_KIND_COUNTING_BLOOM: {
+        nidus_counting_bloom_stats c;
+        nidus_counting_bloom_get_stats(f->f.counting, &c);
+        s->items = c.items, s->capacity = c.capacity, s->memory_bytes = c.memory_bytes;
+        s->bits_per_item = c.bits_per_item, s->error_bound = c.error_rate, s->sub_filters = 1;
+        break;
+    }
+    }
+}
+
+uint64_t nidus_filter_encoded_size(const nidus_filter *f)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_encoded_size(f->f.cuckoo);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_encoded_size(f->f.bloom);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_encoded_size(f->f.counting);
+    }
+    return 0;
+}
+
+nidus_status nidus_filter_encode(const nidus_filter *f, void *buf, size_t cap, size_t *written)
+{
+    if (!f)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_encode(f->f.cuckoo, buf, cap, written);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_encode(f->f.bloom, buf, cap, written);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_encode(f->f.counting, buf, cap, written);
+    }
+    return NIDUS_ERR_UNSUPPORTED;
+}
+
+/* Decodes (copy) or views an encoding of the kind its prefix names. */
+static nidus_status decode(const void *buf, size_t len, const nidus_allocator *hook, bool view, nidus_filter **out)
+{
+    if (!buf || !out)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    nidus_kind kind;
+    nidus_status st = nidus_codec_peek(buf, len, &kind);
+    if (st)
+        return st;
+    if (kind != NIDUS_KIND_CUCKOO && kind != NIDUS_KIND_BLOOM && kind != NIDUS_KIND_COUNTING_BLOOM)
+        return NIDUS_ERR_CORRUPT; /* no decoder of this build takes it */
+    nidus_filter *f = nidus_filter_wrap(hook, kind);
+    if (!f)
+        return NIDUS_ERR_NO_MEMORY;
+    switch (kind) {
+    case NIDUS_KIND_CUCKOO:
+        st = view ? nidus_cuckoo_view(buf, len, hook, &f->f.cuckoo) : nidus_cuckoo_decode(buf, len, hook, &f->f.cuckoo);
+        break;
+    case NIDUS_KIND_BLOOM:
+        st = view ? nidus_bloom_view(buf, len, hook, &f->f.bloom) : nidus_bloom_decode(buf, len, hook, &f->f.bloom);
+        break;
+    case NIDUS_KIND_COUNTING_BLOOM:
+        st = view ? nidus_counting_bloom_view(buf, len, hook, &f->f.counting)
+                  : nidus_counting_bloom_decode(buf, len, hook, &f->f.counting);
+        break;
+    }
+    if (st) {
+        nidus_free(f->alloc, f);
+        return st;
+    }
+    *out = f;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_filter_decode(const void *buf, size_t len, const nidus_allocator *allocator, nidus_filter **out)
+{
+    return decode(buf, len, allocator, false, out);
+}
+
+nidus_status nidus_filter_view(const void *buf, size_t len, const nidus_allocator *allocator, nidus_filter **out)
+{
+    return decode(buf, len, allocator, true, out);
+}

@@ -1,0 +1,537 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The kind-generic handle (nidus/filter.h), through the public API only: every kind created, filled, encoded,
+ * saved, opened in each mode (with and without a block guard), written in place and after growth, refused when
+ * damaged; its stats; its allocator hook, with every allocation of new and open made to fail in turn. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
+#include <unistd.h>
+
+#include <nidus/nidus.h>
+
+#include "test_util.h"
+
+static const nidus_kind KINDS[] = {NIDUS_KIND_CUCKOO, NIDUS_KIND_BLOOM, NIDUS_KIND_COUNTING_BLOOM};
+#define NKINDS (sizeof KINDS / sizeof KINDS[0])
+
+/* A scratch directory's file name (removed at the end of each test that makes one). */
+static char g_dir[64];
+
+static void path_of(char *buf, size_t cap, const char *name) { snprintf(buf, cap, "%s/%s", g_dir, name); }
+
+static int make_dir(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/nidus-test-filter-XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static nidus_filter *make(nidus_kind kind, uint64_t capacity, unsigned expansion)
+{
+    nidus_filter_params p = {.kind = kind, .capacity = capacity, .error_rate = 0.001, .expansion = expansion};
+    nidus_filter *f = NULL;
+    assert_int_equal(nidus_filter_new(&p, &f), NIDUS_OK);
+    assert_non_null(f);
+    return f;
+}
+
+static void add_keys(nidus_filter *f, const char *ns, uint64_t from, uint64_t to)
+{
+    char key[64];
+    for (uint64_t i = from; i < to; i++)
+        assert_int_equal(nidus_filter_add(f, key, test_key(key, sizeof key, ns, i)), NIDUS_OK);
+}
+
+/* Every key of [from, to) is found, by key, by hash, in a batch, and counted at least once. */
+static void assert_has(const nidus_filter *f, const char *ns, uint64_t from, uint64_t to)
+{
+    char key[64];
+    uint64_t hashes[256];
+    bool found[256];
+    size_t n = 0;
+    for (uint64_t i = from; i < to; i++) {
+        size_t len = test_key(key, sizeof key, ns, i);
+        assert_true(nidus_filter_contains(f, key, len));
+        assert_true(nidus_filter_count(f, key, len) >= 1);
+        hashes[n++] = nidus_filter_hash(f, key, len);
+        assert_true(nidus_filter_contains_hash(f, hashes[n - 1]));
+        if (n == 256 || i + 1 == to) {
+            memset(found, 0, sizeof found);
+            nidus_filter_contains_many_hash(f, hashes, n, found);
+            for (size_t k = 0; k < n; k++)
+                assert_true(found[k]);
+            n = 0;
+        }
+    }
+}
+
+static void write_file(const char *path, const void *bytes, size_t n)
+{
+    FILE *out = fopen(path, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(bytes, 1, n, out), n);
+    assert_int_equal(fclose(out), 0);
+}
+
+static void test_every_kind_adds_removes_counts_and_reports(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NKINDS; k++) {
+        nidus_filter *f = make(KINDS[k], 1000, 0);
+        assert_int_equal(nidus_filter_kind(f), KINDS[k]);
+        assert_true((nidus_filter_cuckoo(f) != NULL) == (KINDS[k] == NIDUS_KIND_CUCKOO));
+        assert_true((nidus_filter_bloom(f) != NULL) == (KINDS[k] == NIDUS_KIND_BLOOM));
+        assert_true((nidus_filter_counting_bloom(f) != NULL) == (KINDS[k] == NIDUS_KIND_COUNTING_BLOOM));
+        assert_false(nidus_filter_is_read_only(f));
+        add_keys(f, "in", 0, 500);
+        assert_has(f, "in", 0, 500);
+
+        nidus_filter_stats s;
+        nidus_filter_get_stats(f, &s);
+        assert_int_equal(s.kind, KINDS[k]);
+        assert_int_equal(s.items, 500);
+        assert_int_equal(s.sub_filters, 1);
+        assert_false(s.read_only);
+        assert_true(s.capacity >= 1000);
+        assert_true(s.memory_bytes > 0 && s.bits_per_item > 0);
+        assert_true(s.error_bound > 0 && s.error_bound <= 0.001 * 1.0001);
+
+        /* the same figures as the kind's own stats, through the typed handle */
+        if (nidus_filter_cuckoo(f)) {
+            nidus_cuckoo_stats c;
+            nidus_cuckoo_get_stats(nidus_filter_cuckoo(f), &c);
+            assert_int_equal(c.items, s.items);
+            assert_int_equal(c.memory_bytes, s.memory_bytes);
+        } else if (nidus_filter_bloom(f)) {
+            nidus_bloom_stats b;
+            nidus_bloom_get_stats(nidus_filter_bloom(f), &b);
+            assert_int_equal(b.items, s.items);
+            assert_int_equal(b.capacity, s.capacity);
+        } else {
+            nidus_counting_bloom_stats c;
+            nidus_counting_bloom_get_stats(nidus_filter_counting_bloom(f), &c);
+            assert_int_equal(c.items, s.items);
+        }
+
+        char key[64];
+        size_t len = test_key(key, sizeof key, "in", 7);
+        if (KINDS[k] == NIDUS_KIND_BLOOM) {
+            assert_int_equal(nidus_filter_remove(f, key, len), NIDUS_ERR_UNSUPPORTED);
+            assert_int_equal(nidus_filter_count(f, key, len), 1);
+        } else {
+            assert_int_equal(nidus_filter_add(f, key, len), NIDUS_OK);
+            assert_true(nidus_filter_count(f, key, len) >= 2);
+            assert_int_equal(nidus_filter_remove(f, key, len), NIDUS_OK);
+            assert_int_equal(nidus_filter_remove_hash(f, nidus_filter_hash(f, key, len)), NIDUS_OK);
+            nidus_filter_get_stats(f, &s);
+            assert_int_equal(s.items, 499);
+            len = test_key(key, sizeof key, "never", 1);
+            assert_int_equal(nidus_filter_remove(f, key, len), NIDUS_ERR_NOT_FOUND);
+        }
+        assert_int_equal(nidus_filter_add_hash(f, nidus_filter_hash(f, "h", 1)), NIDUS_OK);
+        assert_true(nidus_filter_contains(f, "h", 1));
+        nidus_filter_free(f);
+    }
+    nidus_filter_free(NULL);
+}
+
+static void test_bad_parameters_are_refused(void **state)
+{
+    (void)state;
+    nidus_filter *f = NULL;
+    nidus_filter_params p = {.kind = (nidus_kind)9, .capacity = 10};
+    assert_int_equal(nidus_filter_new(&p, &f), NIDUS_ERR_INVALID_ARGUMENT);
+    p.kind = NIDUS_KIND_COUNTING_BLOOM, p.expansion = 2; /* it never grows: not silently dropped */
+    assert_int_equal(nidus_filter_new(&p, &f), NIDUS_ERR_INVALID_ARGUMENT);
+    p.kind = NIDUS_KIND_BLOOM, p.expansion = 0, p.capacity = 0;
+    assert_int_equal(nidus_filter_new(&p, &f), NIDUS_ERR_INVALID_ARGUMENT);
+    p.capacity = 10, p.error_rate = 1.5;
+    assert_int_equal(nidus_filter_new(&p, &f), NIDUS_ERR_INVALID_ARGUMENT);
+    assert_null(f);
+    assert_int_equal(nidus_filter_new(NULL, &f), NIDUS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nidus_filter_add(NULL, "k", 1), NIDUS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nidus_filter_open("/nonexistent/nidus/f", NIDUS_FILTER_MAP, NULL, NULL, &f), NIDUS_ERR_IO);
+    assert_int_equal(nidus_filter_open("x", (nidus_filter_open_mode)7, NULL, NULL, &f), NIDUS_ERR_INVALID_ARGUMENT);
+
+    /* the kind's own parameters replace the generic ones */
+    nidus_cuckoo_params c = {.capacity = 100, .fingerprint_bits = 16, .bucket_size = 4, .semi_sort = true};
+    nidus_filter_params q = {.kind = NIDUS_KIND_CUCKOO, .capacity = 1, .kind_params = &c};
+    assert_int_equal(nidus_filter_new(&q, &f), NIDUS_OK);
+    nidus_cuckoo_stats s;
+    nidus_cuckoo_get_stats(nidus_filter_cuckoo(f), &s);
+    assert_int_equal(s.fingerprint_bits, 16);
+    assert_true(s.semi_sort);
+    nidus_filter_free(f);
+}
+
+static void test_encodings_round_trip_and_damage_is_refused(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NKINDS; k++) {
+        nidus_filter *f = make(KINDS[k], 2000, 0);
+        add_keys(f, "enc", 0, 1000);
+        size_t n = (size_t)nidus_filter_encoded_size(f), written = 0;
+        uint8_t *buf = malloc(n);
+        assert_int_not_equal(nidus_filter_encode(f, buf, n - 1, &written), NIDUS_OK);
+        assert_int_equal(nidus_filter_encode(f, buf, n, &written), NIDUS_OK);
+        assert_int_equal(written, n);
+
+        nidus_filter *g = NULL, *v = NULL;
+        assert_int_equal(nidus_filter_decode(buf, n, NULL, &g), NIDUS_OK);
+        assert_int_equal(nidus_filter_kind(g), KINDS[k]);
+        assert_has(g, "enc", 0, 1000);
+        assert_int_equal(nidus_filter_add(g, "more", 4), NIDUS_OK);
+        assert_int_equal(nidus_filter_view(buf, n, NULL, &v), NIDUS_OK);
+        assert_true(nidus_filter_is_read_only(v));
+        assert_has(v, "enc", 0, 1000);
+        assert_int_equal(nidus_filter_add(v, "more", 4), NIDUS_ERR_READ_ONLY);
+        nidus_filter_free(v);
+        nidus_filter_free(g);
+
+        buf[n / 2] ^= 0x10; /* a table byte: the checksum catches it */
+        assert_int_equal(nidus_filter_decode(buf, n, NULL, &g), NIDUS_ERR_CORRUPT);
+        buf[n / 2] ^= 0x10;
+        buf[6] = 9; /* a kind this build has no decoder for */
+        assert_int_equal(nidus_filter_decode(buf, n, NULL, &g), NIDUS_ERR_CORRUPT);
+        assert_int_equal(nidus_filter_decode(buf, 10, NULL, &g), NIDUS_ERR_CORRUPT);
+        free(buf);
+        nidus_filter_free(f);
+    }
+}
+
+/* A guard that keeps no fault handler: it checks every block when asked (as its contract allows), counts its
+ * calls, and reports either nothing written (the save compares) or every block written. */
+typedef struct test_guard {
+    int prepared, released;
+    bool decline, all_written;
+    uint64_t blocks;
+    unsigned char *flags;
+} test_guard;
+
+static nidus_status tg_prepare(void *ctx, const nidus_file_blocks *b)
+{
+    test_guard *t = ctx;
+    if (t->decline)
+        return NIDUS_ERR_UNSUPPORTED;
+    for (uint64_t k = 0; k < b->blocks; k++)
+        if (nidus_file_block_check(b, k) != NIDUS_OK)
+            return NIDUS_ERR_CORRUPT;
+    assert_int_equal(nidus_file_block_check(b, b->blocks), NIDUS_ERR_INVALID_ARGUMENT);
+    t->prepared++;
+    t->blocks = b->blocks;
+    return NIDUS_OK;
+}
+
+static const unsigned char *tg_written(void *ctx)
+{
+    test_guard *t = ctx;
+    if (!t->all_written)
+        return NULL;
+    free(t->flags);
+    t->flags = malloc((size_t)t->blocks);
+    memset(t->flags, 1, (size_t)t->blocks);
+    return t->flags;
+}
+
+static void tg_release(void *ctx) { ((test_guard *)ctx)->released++; }
+
+/* Blocks of 64 KiB that differ between two files of the same length. */
+static unsigned blocks_differing(const char *a, const char *b)
+{
+    size_t na, nb;
+    uint8_t *x = test_read_all(a, &na), *y = test_read_all(b, &nb);
+    assert_int_equal(na, nb);
+    unsigned d = 0;
+    for (size_t at = 0; at < na; at += 65536)
+        d += memcmp(x + at, y + at, na - at < 65536 ? na - at : 65536) != 0;
+    free(x), free(y);
+    return d;
+}
+
+static void assert_file_ok(const char *path)
+{
+    nidus_file_report r;
+    assert_int_equal(nidus_file_verify(path, NULL, &r), NIDUS_OK);
+}
+
+static void test_files_open_in_every_mode_and_patch_in_place(void **state)
+{
+    (void)state;
+    char path[128], before[128];
+    path_of(path, sizeof path, "f.nidus");
+    path_of(before, sizeof before, "before.nidus");
+    for (size_t k = 0; k < NKINDS; k++) {
+        /* big enough for several 64 KiB blocks, so a patch leaves most of them as they were */
+        nidus_filter *f = make(KINDS[k], 400000, 0);
+        add_keys(f, "file", 0, 2000);
+        assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
+        assert_int_equal(nidus_filter_save_file(f, before), NIDUS_OK);
+        nidus_filter_free(f);
+        size_t n;
+        free(test_read_all(path, &n));
+        assert_true(n > 4 * 65536);
+
+        const nidus_filter_open_mode modes[] = {NIDUS_FILTER_LOAD, NIDUS_FILTER_MAP, NIDUS_FILTER_MAP_WRITABLE};
+        for (size_t m = 0; m < 3; m++) {
+            test_guard t = {0};
+            nidus_file_guard guard = {tg_prepare, tg_written, tg_release, &t};
+            assert_int_equal(nidus_filter_open(path, modes[m], NULL, &guard, &f), NIDUS_OK);
+            assert_int_equal(t.prepared, modes[m] == NIDUS_FILTER_LOAD ? 0 : 1); /* a copy is checked whole */
+            assert_int_equal(nidus_filter_kind(f), KINDS[k]);
+            assert_has(f, "file", 0, 2000);
+            assert_int_equal(nidus_filter_is_read_only(f), modes[m] == NIDUS_FILTER_MAP);
+            nidus_filter_stats s;
+            nidus_filter_get_stats(f, &s);
+            assert_int_equal(s.items, 2000);
+            if (modes[m] == NIDUS_FILTER_MAP)
+                assert_int_equal(nidus_filter_add(f, "x", 1), NIDUS_ERR_READ_ONLY);
+            nidus_filter_free(f);
+            assert_int_equal(t.released, t.prepared);
+        }
+
+        /* written in place, with no guard: the save compares the blocks with the file and patches those */
+        assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, NULL, NULL, &f), NIDUS_OK);
+        add_keys(f, "more", 0, 1);
+        assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
+        assert_has(f, "more", 0, 1); /* usable after the save */
+        nidus_filter_free(f);
+        assert_file_ok(path);
+        /* the key's blocks (cuckoo: two buckets; Bloom: its probes), block 0 (the counts), the block table and
+         * footer: a handful of the file's blocks */
+        unsigned changed = blocks_differing(path, before);
+        print_message("# %u blocks of %zu changed\n", changed, (n + 65535) / 65536);
+        unsigned limit = KINDS[k] == NIDUS_KIND_BLOOM ? 16 : 5;
+        assert_true(changed >= 2 && changed <= limit);
+        assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_LOAD, NULL, NULL, &f), NIDUS_OK);
+        assert_has(f, "file", 0, 2000);
+        assert_has(f, "more", 0, 1);
+        nidus_filter_free(f);
+
+        /* a guard that says every block was written: the file is written through, still whole and right */
+        test_guard t = {.all_written = true};
+        nidus_file_guard guard = {tg_prepare, tg_written, tg_release, &t};
+        assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, NULL, &guard, &f), NIDUS_OK);
+        add_keys(f, "more", 1, 100);
+        assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
+        nidus_filter_free(f);
+        free(t.flags);
+        assert_int_equal(t.released, 1);
+        assert_file_ok(path);
+        assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP, NULL, NULL, &f), NIDUS_OK);
+        assert_has(f, "file", 0, 2000);
+        assert_has(f, "more", 0, 100);
+        nidus_filter_stats s;
+        nidus_filter_get_stats(f, &s);
+        assert_int_equal(s.items, 2100);
+        nidus_filter_free(f);
+    }
+}
+
+static void test_a_writable_file_grows_and_is_written_whole(void **state)
+{
+    (void)state;
+    char path[128];
+    path_of(path, sizeof path, "grow.nidus");
+    const nidus_kind growing[] = {NIDUS_KIND_CUCKOO, NIDUS_KIND_BLOOM};
+    for (size_t k = 0; k < 2; k++) {
+        nidus_filter *f = make(growing[k], 5000, 2);
+        add_keys(f, "g", 0, 1000);
+        assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
+        nidus_filter_free(f);
+
+        assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, NULL, NULL, &f), NIDUS_OK);
+        add_keys(f, "g", 1000, 30000); /* six times its capacity: new sub-filters, the layout moves */
+        nidus_filter_stats s;
+        nidus_filter_get_stats(f, &s);
+        assert_true(s.sub_filters > 1);
+        assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
+        nidus_filter_free(f);
+        assert_file_ok(path);
+
+        assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP, NULL, NULL, &f), NIDUS_OK);
+        assert_has(f, "g", 0, 30000);
+        nidus_filter_stats t;
+        nidus_filter_get_stats(f, &t);
+        assert_int_equal(t.sub_filters, s.sub_filters);
+        assert_int_equal(t.items, s.items);
+        nidus_filter_free(f);
+    }
+}
+
+static void test_damaged_files_are_refused_in_every_mode(void **state)
+{
+    (void)state;
+    char path[128];
+    path_of(path, sizeof path, "bad.nidus");
+    for (size_t k = 0; k < NKINDS; k++) {
+        nidus_filter *f = make(KINDS[k], 400000, 0);
+        add_keys(f, "bad", 0, 100);
+        assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
+        nidus_filter_free(f);
+        size_t n;
+        uint8_t *bytes = test_read_all(path, &n);
+        bytes[2 * 65536 + 100] ^= 0x01; /* inside block 2 */
+        write_file(path, bytes, n);
+        free(bytes);
+        const nidus_filter_open_mode modes[] = {NIDUS_FILTER_LOAD, NIDUS_FILTER_MAP, NIDUS_FILTER_MAP_WRITABLE};
+        for (size_t m = 0; m < 3; m++) {
+            f = NULL;
+            assert_int_equal(nidus_filter_open(path, modes[m], NULL, NULL, &f), NIDUS_ERR_CORRUPT);
+            assert_null(f);
+            test_guard t = {0}, declining = {.decline = true};
+            nidus_file_guard guard = {tg_prepare, tg_written, tg_release, &t};
+            assert_int_equal(nidus_filter_open(path, modes[m], NULL, &guard, &f), NIDUS_ERR_CORRUPT);
+            guard.ctx = &declining; /* declined: the library checks every block itself */
+            assert_int_equal(nidus_filter_open(path, modes[m], NULL, &guard, &f), NIDUS_ERR_CORRUPT);
+            assert_int_equal(t.released, t.prepared);
+        }
+    }
+}
+
+static void test_an_encoding_file_opened_writable_is_loaded(void **state)
+{
+    (void)state;
+    char path[128];
+    path_of(path, sizeof path, "whole.nidus");
+    nidus_filter *f = make(NIDUS_KIND_CUCKOO, 1000, 1);
+    add_keys(f, "w", 0, 100);
+    size_t n = (size_t)nidus_filter_encoded_size(f), written;
+    uint8_t *buf = malloc(n);
+    assert_int_equal(nidus_filter_encode(f, buf, n, &written), NIDUS_OK);
+    nidus_filter_free(f);
+    write_file(path, buf, n); /* an odd version: one checksum over everything, no blocks to patch */
+    free(buf);
+    assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, NULL, NULL, &f), NIDUS_OK);
+    assert_false(nidus_filter_is_read_only(f));
+    add_keys(f, "w", 100, 200);
+    assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
+    nidus_filter_free(f);
+    nidus_file_report r;
+    assert_int_equal(nidus_file_verify(path, NULL, &r), NIDUS_OK);
+    assert_int_equal(r.version, NIDUS_FILE_FORMAT_VERSION); /* written anew as a framed file */
+    assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP, NULL, NULL, &f), NIDUS_OK);
+    assert_has(f, "w", 0, 200);
+    nidus_filter_free(f);
+}
+
+/* ---- the allocator hook ---- */
+
+typedef struct counting {
+    long live, calls, fail_at; /* fail_at: the fail_at-th call fails (0: none) */
+} counting;
+
+static bool fails(counting *c) { return c->fail_at && ++c->calls == c->fail_at; }
+static void *c_malloc(void *ctx, size_t n)
+{
+    counting *c = ctx;
+    void *p = fails(c) ? NULL : malloc(n);
+    c->live += p != NULL;
+    return p;
+}
+static void *c_calloc(void *ctx, size_t k, size_t n)
+{
+    counting *c = ctx;
+    void *p = fails(c) ? NULL : calloc(k, n);
+    c->live += p != NULL;
+    return p;
+}
+static void *c_realloc(void *ctx, void *old, size_t n)
+{
+    counting *c = ctx;
+    if (fails(c))
+        return NULL;
+    void *p = realloc(old, n);
+    c->live += p && !old;
+    return p;
+}
+static void c_free(void *ctx, void *p)
+{
+    counting *c = ctx;
+    c->live -= p != NULL;
+    free(p);
+}
+
+static void test_the_allocator_hook_is_used_and_failures_are_statuses(void **state)
+{
+    (void)state;
+    char path[128];
+    path_of(path, sizeof path, "alloc.nidus");
+    for (size_t k = 0; k < NKINDS; k++) {
+        counting c = {0};
+        nidus_allocator hook = {c_malloc, c_calloc, c_realloc, c_free, &c};
+        nidus_filter_params p = {.kind = KINDS[k], .capacity = 300000, .allocator = &hook};
+        nidus_filter *f = NULL;
+        assert_int_equal(nidus_filter_new(&p, &f), NIDUS_OK);
+        assert_true(c.live >= 2); /* the handle and the filter's memory */
+        add_keys(f, "a", 0, 50);
+        assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
+        nidus_filter_free(f);
+        assert_int_equal(c.live, 0);
+
+        /* every allocation of new and of each open, failing in turn: a status, nothing left allocated */
+        for (int op = 0; op < 4; op++) {
+            long injected = 0;
+            for (long at = 1;; at++) {
+                c = (counting){.fail_at = at};
+                nidus_status st = op == 0 ? nidus_filter_new(&p, &f)
+                                          : nidus_filter_open(path, (nidus_filter_open_mode)(op - 1), &hook, NULL, &f);
+                if (st == NIDUS_OK) {
+                    nidus_filter_free(f);
+                    assert_int_equal(c.live, 0);
+                    if (c.calls < at)
+                        break; /* no allocation left to fail */
+                    continue;
+                }
+                injected++;
+                assert_int_equal(st, NIDUS_ERR_NO_MEMORY);
+                assert_int_equal(c.live, 0);
+            }
+            assert_true(injected >= 2);
+        }
+
+        /* and the save of a file written in place (it compares the blocks): the old file stays whole */
+        long injected = 0;
+        for (long at = 1;; at++) {
+            c = (counting){0};
+            assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, &hook, NULL, &f), NIDUS_OK);
+            add_keys(f, "b", 0, 1);
+            c.calls = 0, c.fail_at = at;
+            nidus_status st = nidus_filter_save_file(f, path);
+            long calls = c.calls;
+            c.fail_at = 0;
+            nidus_filter_free(f);
+            assert_int_equal(c.live, 0);
+            assert_file_ok(path);
+            if (st == NIDUS_OK && calls < at)
+                break;
+            injected += st == NIDUS_ERR_NO_MEMORY;
+            assert_true(st == NIDUS_OK || st == NIDUS_ERR_NO_MEMORY);
+        }
+        assert_true(injected >= 1);
+        assert_file_ok(path);
+    }
+}
+
+int main(void)
+{
+    test_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_kind_adds_removes_counts_and_reports),
+        cmocka_unit_test(test_bad_parameters_are_refused),
+        cmocka_unit_test(test_encodings_round_trip_and_damage_is_refused),
+        cmocka_unit_test_setup_teardown(test_files_open_in_every_mode_and_patch_in_place, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_a_writable_file_grows_and_is_written_whole, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_damaged_files_are_refused_in_every_mode, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_an_encoding_file_opened_writable_is_loaded, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_the_allocator_hook_is_used_and_failures_are_statuses, make_dir,
+                                        remove_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
