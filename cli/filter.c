@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The CLI's view of a filter file: one switch per operation over the three kinds. */
-#define _POSIX_C_SOURCE 200809L
+/* The CLI's side of a filter file: creating and opening one as a nidus_filter, and the `info` summary, which
+ * prints each kind's own parameters from its typed handle. */
 #include "filter.h"
 
 #include <math.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <stdint.h>
 
-#include "bloom_filter.h"
-#include "cuckoo_filter.h"
 #include "lazy_verify.h"
 
 const char *cli_kind_name(nidus_kind kind)
@@ -22,200 +18,25 @@ const char *cli_kind_name(nidus_kind kind)
     return "unknown";
 }
 
-nidus_status cli_filter_create(cli_filter *cf, const cli_create_options *o)
+nidus_status cli_filter_create(const cli_create_options *o, nidus_filter **out)
 {
-    cf->kind = o->kind;
-    cf->map = NULL;
-    double error = o->error ? o->error : 0.01;
-    switch (o->kind) {
-    case NIDUS_KIND_CUCKOO: {
-        nidus_cuckoo_params p = {.capacity = o->capacity, .error_rate = o->error,
-                                 .fingerprint_bits = o->fingerprint_bits, .bucket_size = o->bucket_size,
-                                 .semi_sort = o->semi_sort, .max_kicks = o->max_kicks,
-                                 .expansion = o->expansion < 0 ? CLI_CUCKOO_EXPANSION : (unsigned)o->expansion};
-        return nidus_cuckoo_new(&p, &cf->f.cuckoo);
-    }
-    case NIDUS_KIND_BLOOM: {
-        nidus_bloom_params p = {.capacity = o->capacity, .error_rate = error,
-                                .expansion = o->expansion < 0 ? CLI_BLOOM_EXPANSION : (unsigned)o->expansion};
-        return nidus_bloom_new(&p, &cf->f.bloom);
-    }
-    case NIDUS_KIND_COUNTING_BLOOM: {
-        nidus_counting_bloom_params p = {.capacity = o->capacity, .error_rate = error};
-        return nidus_counting_bloom_new(&p, &cf->f.counting);
-    }
-    }
-    return NIDUS_ERR_INVALID_ARGUMENT;
+    nidus_filter_params p = {.kind = o->kind, .capacity = o->capacity, .error_rate = o->error};
+    if (o->kind == NIDUS_KIND_BLOOM)
+        p.expansion = o->expansion < 0 ? CLI_BLOOM_EXPANSION : (unsigned)o->expansion;
+    /* The cuckoo filter's own shape options (0: chosen from the error or the defaults). */
+    nidus_cuckoo_params c = {.capacity = o->capacity, .error_rate = o->error,
+                             .fingerprint_bits = o->fingerprint_bits, .bucket_size = o->bucket_size,
+                             .semi_sort = o->semi_sort, .max_kicks = o->max_kicks,
+                             .expansion = o->expansion < 0 ? CLI_CUCKOO_EXPANSION : (unsigned)o->expansion};
+    if (o->kind == NIDUS_KIND_CUCKOO)
+        p.kind_params = &c;
+    return nidus_filter_new(&p, out);
 }
 
-/* A writable filter whose tables are borrowed from a private mapping of the file; NIDUS_ERR_UNSUPPORTED when
- * the file cannot be patched in place (version 1, too small to guard). */
-static nidus_status open_in_place(cli_filter *cf, const char *path)
+nidus_status cli_filter_open(const char *path, cli_open_mode mode, nidus_filter **out)
 {
-    nidus_status st = nidus_file_map_private(path, &cf->fd, &cf->map, &cf->map_bytes);
-    if (st)
-        return st;
-    if (!(st = nidus_file_parse(cf->map, cf->map_bytes, &cf->layout)) && cf->layout.version != 2)
-        st = NIDUS_ERR_UNSUPPORTED;
-    if (!st)
-        st = lazy_verify_prepare_writable(path, &cf->layout, cf->map, cf->map_bytes);
-    const uint8_t *body = cf->layout.body;
-    size_t n = cf->layout.body_bytes;
-    nidus_decode_target to = NIDUS_DECODE_BORROW;
-    nidus_decode_mode mode = NIDUS_DECODE_BODY_TRUSTED;
-    if (!st) {
-        switch (cf->kind) {
-        case NIDUS_KIND_CUCKOO: st = nidus_cuckoo_decode_mode(body, n, NULL, to, mode, &cf->f.cuckoo); break;
-        case NIDUS_KIND_BLOOM: st = nidus_bloom_decode_mode(body, n, NULL, to, mode, &cf->f.bloom); break;
-        case NIDUS_KIND_COUNTING_BLOOM:
-            st = nidus_counting_bloom_decode_mode(body, n, NULL, to, mode, &cf->f.counting);
-            break;
-        }
-    }
-    if (st) {
-        lazy_verify_release();
-        munmap(cf->map, cf->map_bytes);
-        close(cf->fd);
-        cf->map = NULL;
-    }
-    return st;
-}
-
-nidus_status cli_filter_open(cli_filter *cf, const char *path, cli_open_mode mode)
-{
-    cf->map = NULL;
-    /* The kind is in the first bytes; read them, then open with the right decoder. */
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NIDUS_ERR_IO;
-    unsigned char head[16];
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    nidus_status st = nidus_codec_peek(head, n, &cf->kind);
-    if (st)
-        return st;
-    if (cf->kind != NIDUS_KIND_CUCKOO && cf->kind != NIDUS_KIND_BLOOM && cf->kind != NIDUS_KIND_COUNTING_BLOOM)
-        return NIDUS_ERR_CORRUPT; /* no decoder would take it (and open_in_place must not get it) */
-    void *ctx = (void *)(uintptr_t)path;
-    if (mode == CLI_OPEN_IN_PLACE) {
-        if ((st = open_in_place(cf, path)) != NIDUS_ERR_UNSUPPORTED)
-            return st;
-        mode = CLI_OPEN_COPY;
-    }
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO:
-        return mode == CLI_OPEN_COPY     ? nidus_cuckoo_load_file(path, NULL, &cf->f.cuckoo)
-               : mode == CLI_OPEN_MAPPED ? nidus_cuckoo_map_file(path, NULL, &cf->f.cuckoo)
-                                         : nidus_cuckoo_map_file_lazy(path, NULL, lazy_verify_prepare, ctx, &cf->f.cuckoo);
-    case NIDUS_KIND_BLOOM:
-        return mode == CLI_OPEN_COPY     ? nidus_bloom_load_file(path, NULL, &cf->f.bloom)
-               : mode == CLI_OPEN_MAPPED ? nidus_bloom_map_file(path, NULL, &cf->f.bloom)
-                                         : nidus_bloom_map_file_lazy(path, NULL, lazy_verify_prepare, ctx, &cf->f.bloom);
-    case NIDUS_KIND_COUNTING_BLOOM:
-        return mode == CLI_OPEN_COPY     ? nidus_counting_bloom_load_file(path, NULL, &cf->f.counting)
-               : mode == CLI_OPEN_MAPPED ? nidus_counting_bloom_map_file(path, NULL, &cf->f.counting)
-                                         : nidus_counting_bloom_map_file_lazy(path, NULL, lazy_verify_prepare, ctx,
-                                                                              &cf->f.counting);
-    }
-    return NIDUS_ERR_UNSUPPORTED;
-}
-
-/* Opened in place: the prefix (and overflow entries) rewritten in the mapping, then only written blocks copied
- * out. NIDUS_ERR_UNSUPPORTED when the layout changed (growth, compaction): the caller writes the whole file. */
-static nidus_status save_in_place(const cli_filter *cf, const char *path)
-{
-    uint8_t *body = cf->map;
-    size_t n = cf->layout.body_bytes;
-    nidus_status st = NIDUS_ERR_UNSUPPORTED;
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO: st = nidus_cuckoo_rewrite_body(cf->f.cuckoo, body, n); break;
-    case NIDUS_KIND_BLOOM: st = nidus_bloom_rewrite_body(cf->f.bloom, body, n); break;
-    case NIDUS_KIND_COUNTING_BLOOM: st = nidus_counting_bloom_rewrite_body(cf->f.counting, body, n); break;
-    }
-    if (st)
-        return st;
-    nidus_file_mark_body(body, n);
-    return nidus_file_patch(path, NULL, cf->fd, &cf->layout, body, lazy_verify_dirty());
-}
-
-nidus_status cli_filter_save(const cli_filter *cf, const char *path)
-{
-    if (cf->map) {
-        nidus_status st = save_in_place(cf, path);
-        if (st != NIDUS_ERR_UNSUPPORTED)
-            return st;
-    }
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_save_file(cf->f.cuckoo, path);
-    case NIDUS_KIND_BLOOM: return nidus_bloom_save_file(cf->f.bloom, path);
-    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_save_file(cf->f.counting, path);
-    }
-    return NIDUS_ERR_UNSUPPORTED;
-}
-
-void cli_filter_close(cli_filter *cf)
-{
-    lazy_verify_release();
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO: nidus_cuckoo_free(cf->f.cuckoo); break;
-    case NIDUS_KIND_BLOOM: nidus_bloom_free(cf->f.bloom); break;
-    case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_free(cf->f.counting); break;
-    }
-    cf->f.cuckoo = NULL;
-    if (cf->map) {
-        munmap(cf->map, cf->map_bytes);
-        close(cf->fd);
-        cf->map = NULL;
-    }
-}
-
-uint64_t cli_filter_hash(const cli_filter *cf, const void *key, size_t len)
-{
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_hash(cf->f.cuckoo, key, len);
-    case NIDUS_KIND_BLOOM: return nidus_bloom_hash(cf->f.bloom, key, len);
-    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_hash(cf->f.counting, key, len);
-    }
-    return 0;
-}
-
-nidus_status cli_filter_add(cli_filter *cf, uint64_t hash)
-{
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_add_hash(cf->f.cuckoo, hash);
-    case NIDUS_KIND_BLOOM: return nidus_bloom_add_hash(cf->f.bloom, hash, NULL);
-    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_add_hash(cf->f.counting, hash);
-    }
-    return NIDUS_ERR_UNSUPPORTED;
-}
-
-void cli_filter_contains_many(const cli_filter *cf, const uint64_t *hashes, size_t n, bool *out)
-{
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO: nidus_cuckoo_contains_many_hash(cf->f.cuckoo, hashes, n, out); return;
-    case NIDUS_KIND_BLOOM: nidus_bloom_contains_many_hash(cf->f.bloom, hashes, n, out); return;
-    case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_contains_many_hash(cf->f.counting, hashes, n, out); return;
-    }
-}
-
-nidus_status cli_filter_remove(cli_filter *cf, uint64_t hash)
-{
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_remove_hash(cf->f.cuckoo, hash);
-    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_remove_hash(cf->f.counting, hash);
-    case NIDUS_KIND_BLOOM: break;
-    }
-    return NIDUS_ERR_UNSUPPORTED;
-}
-
-uint64_t cli_filter_count(const cli_filter *cf, uint64_t hash)
-{
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_count_hash(cf->f.cuckoo, hash);
-    case NIDUS_KIND_BLOOM: return nidus_bloom_contains_hash(cf->f.bloom, hash);
-    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_count_hash(cf->f.counting, hash);
-    }
-    return 0;
+    return nidus_filter_open(path, mode == CLI_OPEN_IN_PLACE ? NIDUS_FILTER_MAP_WRITABLE : NIDUS_FILTER_MAP, NULL,
+                             lazy_verify_guard(path), out);
 }
 
 /* A double for JSON: finite always (JSON has no inf/nan). */
@@ -358,20 +179,22 @@ static void json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-void cli_filter_info(const cli_filter *cf, const char *path, bool json, FILE *out)
+void cli_filter_info(nidus_filter *f, const char *path, bool json, FILE *out)
 {
+    nidus_kind kind = nidus_filter_kind(f);
     if (json) {
         fprintf(out, "{\"file\": ");
         json_string(out, path);
-        fprintf(out, ", \"kind\": \"%s\", ", cli_kind_name(cf->kind));
+        fprintf(out, ", \"kind\": \"%s\", ", cli_kind_name(kind));
     } else {
-        fprintf(out, "file:           %s\nkind:           %s filter\n", path, cli_kind_name(cf->kind));
+        fprintf(out, "file:           %s\nkind:           %s filter\n", path, cli_kind_name(kind));
     }
-    switch (cf->kind) {
-    case NIDUS_KIND_CUCKOO: info_cuckoo(cf->f.cuckoo, json, out); break;
-    case NIDUS_KIND_BLOOM: info_bloom(cf->f.bloom, json, out); break;
-    case NIDUS_KIND_COUNTING_BLOOM: info_counting(cf->f.counting, json, out); break;
-    }
+    if (nidus_filter_cuckoo(f))
+        info_cuckoo(nidus_filter_cuckoo(f), json, out);
+    else if (nidus_filter_bloom(f))
+        info_bloom(nidus_filter_bloom(f), json, out);
+    else if (nidus_filter_counting_bloom(f))
+        info_counting(nidus_filter_counting_bloom(f), json, out);
     if (json)
         fprintf(out, "}\n");
 }

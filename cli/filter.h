@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The CLI's view of a filter file: any kind, opened writable (a copy) or read-only (mapped in place). */
+/* The CLI's side of a filter file: the parameters `create` and `build` take, how each command opens FILE, and
+ * the `info` summary. The filter itself is a nidus_filter (nidus/filter.h): any kind, one call per operation. */
 #ifndef NIDUS_CLI_FILTER_H
 #define NIDUS_CLI_FILTER_H
 
@@ -7,22 +8,6 @@
 #include <stdio.h>
 
 #include <nidus/nidus.h>
-
-#include "file_format.h"
-
-typedef struct cli_filter {
-    nidus_kind kind;
-    union {
-        nidus_cuckoo *cuckoo;
-        nidus_bloom *bloom;
-        nidus_counting_bloom *counting;
-    } f;
-    /* CLI_OPEN_IN_PLACE: the private mapping the filter's tables are borrowed from, its file and layout */
-    void *map;
-    size_t map_bytes;
-    int fd;
-    nidus_file_layout layout;
-} cli_filter;
 
 /* Growth by default, as the Redis module's CF.RESERVE and BF.RESERVE without EXPANSION (its cf-expansion-factor
  * and bf-expansion-factor defaults, RedisBloom's): a full cuckoo filter adds a sub-filter as large as its newest,
@@ -43,42 +28,20 @@ typedef struct cli_create_options {
     unsigned max_kicks;           /* 0: not given */
 } cli_create_options;
 
-/* Creates an empty filter. On failure, returns the status and `*why` (may be NULL) names the parameter. */
-nidus_status cli_filter_create(cli_filter *cf, const cli_create_options *o);
+/* Creates an empty filter (`*out`); on failure returns the status. */
+nidus_status cli_filter_create(const cli_create_options *o, nidus_filter **out);
 
 typedef enum cli_open_mode {
-    CLI_OPEN_COPY,        /* a writable copy: every block and field checked */
-    CLI_OPEN_MAPPED,      /* read-only, mapped in place: every block and field checked (verify) */
     CLI_OPEN_MAPPED_LAZY, /* read-only, mapped in place: each block checked when first read (lazy_verify.h) */
     CLI_OPEN_IN_PLACE     /* writable, its tables in a private mapping: saving patches only the blocks written
-                           * (a version 2 file of 3 blocks or more; else as CLI_OPEN_COPY) */
+                           * (a framed file: even format version; else loaded whole and written whole) */
 } cli_open_mode;
 
-/* Opens FILE in one of the modes above. */
-nidus_status cli_filter_open(cli_filter *cf, const char *path, cli_open_mode mode);
-
-/* Writes it to FILE atomically: whole, or (opened in place, layout unchanged) the old file copied by reflink or
- * copy_file_range with the written blocks and new checksums put over it. */
-nidus_status cli_filter_save(const cli_filter *cf, const char *path);
-
-void cli_filter_close(cli_filter *cf);
-
-uint64_t cli_filter_hash(const cli_filter *cf, const void *key, size_t len);
-
-/* Adds one key. */
-nidus_status cli_filter_add(cli_filter *cf, uint64_t hash);
-
-/* Lookups of n hashed keys. */
-void cli_filter_contains_many(const cli_filter *cf, const uint64_t *hashes, size_t n, bool *out);
-
-/* Removes one key: NIDUS_ERR_UNSUPPORTED for a Bloom filter. */
-nidus_status cli_filter_remove(cli_filter *cf, uint64_t hash);
-
-/* Copies (cuckoo), a counter estimate (counting Bloom), or 1 / 0 (Bloom). */
-uint64_t cli_filter_count(const cli_filter *cf, uint64_t hash);
+/* Opens FILE in one of the modes above, its blocks checked by the lazy verification's guard. */
+nidus_status cli_filter_open(const char *path, cli_open_mode mode, nidus_filter **out);
 
 /* Writes the summary: readable, or one JSON object. */
-void cli_filter_info(const cli_filter *cf, const char *path, bool json, FILE *out);
+void cli_filter_info(nidus_filter *f, const char *path, bool json, FILE *out);
 
 const char *cli_kind_name(nidus_kind kind);
 

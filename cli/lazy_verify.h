@@ -9,21 +9,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "file_io.h"
+#include <nidus/filter.h>
 
-/* A nidus_file_prepare_fn; `ctx` is the file's path (for the message). Falls back to checking every block
- * when the blocks cannot be guarded (page size, a tiny file, a second file). */
-nidus_status lazy_verify_prepare(void *ctx, const nidus_file_layout *l, void *map, size_t bytes);
-
-/* The same for a private writable mapping (nidus_file_map_private): also notes which blocks are written
- * (lazy_verify_dirty). NIDUS_ERR_UNSUPPORTED when the blocks cannot be guarded: write the file whole then. */
-nidus_status lazy_verify_prepare_writable(const char *path, const nidus_file_layout *l, void *map, size_t bytes);
-
-/* One flag a block, non-zero for those written since lazy_verify_prepare_writable. */
-const unsigned char *lazy_verify_dirty(void);
-
-/* Forgets the mapping (before it is unmapped) and gives the fault signals their old handlers back. */
-void lazy_verify_release(void);
+/* The guard to open FILE (`path`, named in the message) with: nidus_filter_open calls it back. It takes the
+ * blocks of one mapping at a time; for a writable one (NIDUS_FILTER_MAP_WRITABLE) it also notes which blocks
+ * are written. It declines (NIDUS_ERR_UNSUPPORTED: the library checks every block at open, and a save compares
+ * the blocks with the file) when the blocks cannot be guarded: page size, a file under 3 blocks, a second file. */
+const nidus_file_guard *lazy_verify_guard(const char *path);
 
 /* Blocks checked so far (for tests and measurements). */
 uint64_t lazy_verify_checked_blocks(void);

@@ -232,7 +232,7 @@ static int parse_options(const char *cmd, int *argc, char **argv, options *o, bo
 
 /* ---- commands ---- */
 
-static int create_file(const char *cmd, const char *path, const options *o, cli_filter *f)
+static int create_file(const char *cmd, const char *path, const options *o, nidus_filter **f)
 {
     struct stat sb;
     const char *kind = not_regular(path);
@@ -244,7 +244,7 @@ static int create_file(const char *cmd, const char *path, const options *o, cli_
         fprintf(stderr, "nidus: %s: already exists (--force replaces it)\n", path);
         return EXIT_ERROR;
     }
-    nidus_status st = cli_filter_create(f, &o->create);
+    nidus_status st = cli_filter_create(&o->create, f);
     if (st) {
         fprintf(stderr, "nidus %s: %s: cannot create the filter: %s\n", cmd, path,
                 st == NIDUS_ERR_INVALID_ARGUMENT ? "parameters out of range (a semi-sorted filter needs "
@@ -258,7 +258,7 @@ static int create_file(const char *cmd, const char *path, const options *o, cli_
 /* The start every command on an existing file shares: its options, its positional arguments (FILE first,
  * between min and max of them; max < 0: no limit), and the filter opened (read-only: mapped in place). */
 static int open_command(const char *cmd, int *argc, char **argv, int min, int max, cli_open_mode mode,
-                        options *o, cli_filter *f, const char *expected)
+                        options *o, nidus_filter **f, const char *expected)
 {
     int rc = parse_options(cmd, argc, argv, o, false);
     if (rc)
@@ -267,7 +267,7 @@ static int open_command(const char *cmd, int *argc, char **argv, int min, int ma
         return usage_error(cmd, expected, NULL);
     if (not_regular(argv[0]))
         return file_error(argv[0], NIDUS_ERR_IO);
-    nidus_status st = cli_filter_open(f, argv[0], mode);
+    nidus_status st = cli_filter_open(argv[0], mode, f);
     return st ? open_error(argv[0], st) : 0;
 }
 
@@ -346,13 +346,13 @@ static void report_failures(const char *path, const write_command *w, const key_
 /* The end every writing command shares: save, close, and the exit code. Nothing is saved when reading the keys
  * failed (exit 2) or when a key failed without --keep-going (exit 1); a key that failed with it saves the rest
  * and exits 1. */
-static int finish_write(const char *path, const char *source, cli_filter *f, bool read_error,
+static int finish_write(const char *path, const char *source, nidus_filter *f, bool read_error,
                         const write_command *w, const key_failures *kf, bool keep_going)
 {
     int saved = errno;
     bool save = !read_error && (!kf->count || keep_going);
-    nidus_status st = save ? cli_filter_save(f, path) : NIDUS_OK;
-    cli_filter_close(f);
+    nidus_status st = save ? nidus_filter_save_file(f, path) : NIDUS_OK;
+    nidus_filter_free(f);
     if (read_error) {
         fprintf(stderr, "nidus: %s: reading keys: %s (%s %s)\n", source, strerror(saved), path,
                 w->creates ? "not written" : "left unchanged");
@@ -375,11 +375,11 @@ static int cmd_create(int argc, char **argv)
         return rc;
     if (argc != 1)
         return usage_error("create", "expected exactly one FILE", NULL);
-    cli_filter f;
+    nidus_filter *f;
     if ((rc = create_file("create", argv[0], &o, &f)))
         return rc;
-    nidus_status st = cli_filter_save(&f, argv[0]);
-    cli_filter_close(&f);
+    nidus_status st = nidus_filter_save_file(f, argv[0]);
+    nidus_filter_free(f);
     return st ? file_error(argv[0], st) : 0;
 }
 
@@ -392,14 +392,14 @@ static void keys_from(key_source *ks, char **args, int n)
 }
 
 /* Adds every key of ks, noting those that fail (a failed add changes nothing). False on a read error. */
-static bool add_keys(cli_filter *f, key_source *ks, progress *p, FILE *counted, key_failures *kf)
+static bool add_keys(nidus_filter *f, key_source *ks, progress *p, FILE *counted, key_failures *kf)
 {
     const char *key;
     size_t len;
     bool error;
     *kf = (key_failures){0};
     while (key_next(ks, &key, &len, &error)) {
-        nidus_status st = cli_filter_add(f, cli_filter_hash(f, key, len));
+        nidus_status st = nidus_filter_add(f, key, len);
         if (st)
             note_failure(kf, ks->read, key, len, st);
         if (p && (ks->read & 4095) == 0)
@@ -412,22 +412,22 @@ static bool add_keys(cli_filter *f, key_source *ks, progress *p, FILE *counted, 
 static int cmd_add(int argc, char **argv)
 {
     options o;
-    cli_filter f;
+    nidus_filter *f;
     int rc = open_command("add", &argc, argv, 1, -1, CLI_OPEN_IN_PLACE, &o, &f, "expected FILE");
     if (rc)
         return rc;
     key_source ks;
     keys_from(&ks, argv + 1, argc - 1);
     key_failures kf;
-    bool read_ok = add_keys(&f, &ks, NULL, NULL, &kf);
+    bool read_ok = add_keys(f, &ks, NULL, NULL, &kf);
     key_source_close(&ks);
-    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", &f, !read_ok, &ADDING, &kf, o.keep_going);
+    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", f, !read_ok, &ADDING, &kf, o.keep_going);
 }
 
 static int cmd_check(int argc, char **argv)
 {
     options o;
-    cli_filter f;
+    nidus_filter *f;
     int rc = open_command("check", &argc, argv, 1, -1, CLI_OPEN_MAPPED_LAZY, &o, &f, "expected FILE");
     if (rc)
         return rc;
@@ -443,16 +443,16 @@ static int cmd_check(int argc, char **argv)
     while (more) {
         more = key_next(&ks, &key, &len, &error);
         if (more)
-            hashes[n++] = cli_filter_hash(&f, key, len);
+            hashes[n++] = nidus_filter_hash(f, key, len);
         if (n == BATCH || (!more && n)) {
-            cli_filter_contains_many(&f, hashes, n, found);
+            nidus_filter_contains_many_hash(f, hashes, n, found);
             for (size_t k = 0; k < n; k++)
                 fputs(found[k] ? "1\n" : "0\n", stdout);
             n = 0;
         }
     }
     key_source_close(&ks);
-    cli_filter_close(&f);
+    nidus_filter_free(f);
     int saved = errno;
     if (error) {
         fprintf(stderr, "nidus: stdin: reading keys: %s\n", strerror(saved));
@@ -464,12 +464,12 @@ static int cmd_check(int argc, char **argv)
 static int cmd_del(int argc, char **argv)
 {
     options o;
-    cli_filter f;
+    nidus_filter *f;
     int rc = open_command("del", &argc, argv, 1, -1, CLI_OPEN_IN_PLACE, &o, &f, "expected FILE");
     if (rc)
         return rc;
-    if (f.kind == NIDUS_KIND_BLOOM) {
-        cli_filter_close(&f);
+    if (nidus_filter_kind(f) == NIDUS_KIND_BLOOM) {
+        nidus_filter_free(f);
         fprintf(stderr, "nidus: %s: a bloom filter cannot delete (use a cuckoo or counting-bloom filter)\n", argv[0]);
         return EXIT_ERROR;
     }
@@ -480,36 +480,36 @@ static int cmd_del(int argc, char **argv)
     bool error;
     key_failures kf = {0};
     while (key_next(&ks, &key, &len, &error)) {
-        nidus_status st = cli_filter_remove(&f, cli_filter_hash(&f, key, len));
+        nidus_status st = nidus_filter_remove(f, key, len);
         if (st)
             note_failure(&kf, ks.read, key, len, st);
     }
     kf.keys = ks.read;
     key_source_close(&ks);
-    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", &f, error, &REMOVING, &kf, o.keep_going);
+    return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", f, error, &REMOVING, &kf, o.keep_going);
 }
 
 static int cmd_count(int argc, char **argv)
 {
     options o;
-    cli_filter f;
+    nidus_filter *f;
     int rc = open_command("count", &argc, argv, 2, 2, CLI_OPEN_MAPPED_LAZY, &o, &f, "expected FILE KEY");
     if (rc)
         return rc;
-    printf("%llu\n", (unsigned long long)cli_filter_count(&f, cli_filter_hash(&f, argv[1], strlen(argv[1]))));
-    cli_filter_close(&f);
+    printf("%llu\n", (unsigned long long)nidus_filter_count(f, argv[1], strlen(argv[1])));
+    nidus_filter_free(f);
     return finish_output();
 }
 
 static int cmd_info(int argc, char **argv)
 {
     options o;
-    cli_filter f;
+    nidus_filter *f;
     int rc = open_command("info", &argc, argv, 1, 1, CLI_OPEN_MAPPED_LAZY, &o, &f, "expected exactly one FILE");
     if (rc)
         return rc;
-    cli_filter_info(&f, argv[0], o.json, stdout);
-    cli_filter_close(&f);
+    cli_filter_info(f, argv[0], o.json, stdout);
+    nidus_filter_free(f);
     return finish_output();
 }
 
@@ -561,7 +561,7 @@ static int cmd_build(int argc, char **argv)
         }
         o.create.capacity = lines ? (unsigned long long)lines : 1;
     }
-    cli_filter f;
+    nidus_filter *f;
     if ((rc = create_file("build", argv[0], &o, &f))) {
         if (in != stdin)
             fclose(in);
@@ -574,12 +574,12 @@ static int cmd_build(int argc, char **argv)
     key_source ks;
     key_source_stream(&ks, in);
     key_failures kf;
-    bool read_ok = add_keys(&f, &ks, &p, in != stdin ? in : NULL, &kf);
+    bool read_ok = add_keys(f, &ks, &p, in != stdin ? in : NULL, &kf);
     progress_end(&p, ks.read);
     key_source_close(&ks);
     if (in != stdin)
         fclose(in);
-    return finish_write(argv[0], from_stdin ? "stdin" : o.from, &f, !read_ok, &BUILDING, &kf, o.keep_going);
+    return finish_write(argv[0], from_stdin ? "stdin" : o.from, f, !read_ok, &BUILDING, &kf, o.keep_going);
 }
 
 static int cmd_verify(int argc, char **argv)

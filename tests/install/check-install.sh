@@ -57,6 +57,15 @@ cli=$prefix/bin/nidus
 [ "$("$cli" check "$scratch/cli.nidus" apple plum)" = "$(printf '1\n0')" ] || { echo "install: the installed nidus CLI answered wrongly"; exit 1; }
 "$cli" verify "$scratch/cli.nidus" >/dev/null
 
+# The CLI uses the public API only: its sources compile against the installed headers alone and link against the
+# installed shared library, which exports nothing else. The copy built so answers as the installed one.
+cc -std=c11 -Wall -Wextra -Werror "$here"/../../cli/*.c -I"$prefix/include" -L"$libdir" -lnidus -lm \
+  -Wl,-rpath,"$libdir" -o "$scratch/cli_public"
+"$scratch/cli_public" add "$scratch/cli.nidus" plum
+[ "$("$scratch/cli_public" check "$scratch/cli.nidus" apple plum fig)" = "$(printf '1\n1\n0')" ] ||
+  { echo "install: the CLI built on the installed library answered wrongly"; exit 1; }
+"$cli" verify "$scratch/cli.nidus" >/dev/null
+
 # The installed module, loaded by a real server: a free loopback port (another one when the bind loses a race),
 # a data directory of its own, no persistence.
 server=${NIDUS_REDIS_SERVER:-redis-server}
@@ -100,4 +109,4 @@ ask SHUTDOWN NOSAVE >/dev/null 2>&1 || true
 wait "$server_pid" 2>/dev/null || true
 server_pid=
 echo "install: pkg-config and find_package consumers built and ran; module, man page, completion installed;" \
-  "the installed CLI ran; $server loaded the installed module (port $port)"
+  "the installed CLI ran, and one built from cli/ on the installed headers and shared library; $server loaded the installed module (port $port)"
