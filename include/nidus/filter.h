@@ -14,7 +14,8 @@
  * grew, a cuckoo filter compacted). A mapped file's blocks are checked at open, all of them, unless the caller
  * hands a nidus_file_guard that checks each block before it is first read: the library cannot catch that first
  * read itself without process-wide state (a fault handler), so a program that owns the process does it.
- * Handles are not thread-safe for writes; concurrent reads of a handle nobody writes are safe. */
+ * Handles are not thread-safe: serialise writers (a save of a writable mapping writes too). Read-only calls
+ * (contains, count, stats, encode) on a filter nobody is writing may run concurrently. */
 #ifndef NIDUS_FILTER_H
 #define NIDUS_FILTER_H
 

@@ -334,6 +334,43 @@ static void test_files_open_in_every_mode_and_patch_in_place(void **state)
     }
 }
 
+/* Adds and removes some keys in the file at `from`, opened as `mode`, and saves it to `to`. */
+static void edit_file(const char *from, nidus_filter_open_mode mode, const char *to)
+{
+    nidus_filter *f;
+    assert_int_equal(nidus_filter_open(from, mode, NULL, NULL, &f), NIDUS_OK);
+    add_keys(f, "edit", 500, 900);
+    char key[64];
+    for (uint64_t i = 0; i < 100 && nidus_filter_kind(f) != NIDUS_KIND_BLOOM; i++)
+        assert_int_equal(nidus_filter_remove(f, key, test_key(key, sizeof key, "edit", i)), NIDUS_OK);
+    assert_int_equal(nidus_filter_save_file(f, to), NIDUS_OK);
+    nidus_filter_free(f);
+}
+
+static void test_a_patched_file_is_what_a_whole_save_writes(void **state)
+{
+    (void)state;
+    char orig[128], patched[128], whole[128];
+    path_of(orig, sizeof orig, "orig.nidus");
+    path_of(patched, sizeof patched, "patched.nidus");
+    path_of(whole, sizeof whole, "whole.nidus");
+    for (size_t k = 0; k < NKINDS; k++) {
+        for (int big = 0; big < 2; big++) { /* one block; many */
+            nidus_filter *f = make(KINDS[k], big ? 400000 : 1000, 0);
+            add_keys(f, "edit", 0, 500);
+            assert_int_equal(nidus_filter_save_file(f, orig), NIDUS_OK);
+            nidus_filter_free(f);
+            edit_file(orig, NIDUS_FILTER_MAP_WRITABLE, patched);
+            edit_file(orig, NIDUS_FILTER_LOAD, whole);
+            size_t np, nw;
+            uint8_t *p = test_read_all(patched, &np), *w = test_read_all(whole, &nw);
+            assert_int_equal(np, nw);
+            assert_memory_equal(p, w, np);
+            free(p), free(w);
+        }
+    }
+}
+
 static void test_a_writable_file_grows_and_is_written_whole(void **state)
 {
     (void)state;
@@ -527,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_bad_parameters_are_refused),
         cmocka_unit_test(test_encodings_round_trip_and_damage_is_refused),
         cmocka_unit_test_setup_teardown(test_files_open_in_every_mode_and_patch_in_place, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(test_a_patched_file_is_what_a_whole_save_writes, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_a_writable_file_grows_and_is_written_whole, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_damaged_files_are_refused_in_every_mode, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_an_encoding_file_opened_writable_is_loaded, make_dir, remove_dir),
