@@ -47,7 +47,8 @@ typedef struct nidus_filter_params {
      * `expansion` times its newest one's buckets, a Bloom filter a layer `expansion` times the last one's
      * capacity. A counting Bloom filter never grows: it must be 0. */
     unsigned expansion;
-    const nidus_allocator *allocator; /* NULL: libc; the hook must outlive the filter */
+    /* NULL: libc. The handle's, and the filter's unless kind_params names its own; must outlive the filter. */
+    const nidus_allocator *allocator;
     /* NULL, or the kind's own parameters (nidus_cuckoo_params, nidus_bloom_params,
      * nidus_counting_bloom_params), used as they are instead of the fields above. */
     const void *kind_params;
@@ -94,7 +95,7 @@ NIDUS_API void nidus_filter_contains_many_hash(const nidus_filter *filter, const
                                                bool *out);
 
 /* How many times the key may have been added: copies (cuckoo), the counters' estimate (counting Bloom),
- * 1 or 0 (Bloom). Never below the true count of a key added and not removed. */
+ * 1 or 0 (Bloom). Never 0 for a key added and not removed. */
 NIDUS_API uint64_t nidus_filter_count(const nidus_filter *filter, const void *key, size_t len);
 NIDUS_API uint64_t nidus_filter_count_hash(const nidus_filter *filter, uint64_t hash);
 
@@ -110,6 +111,7 @@ typedef struct nidus_filter_stats {
     bool read_only;
 } nidus_filter_stats;
 
+/* Fills `*stats` from the kind's own stats (the same items, memory and error bound). */
 NIDUS_API void nidus_filter_get_stats(const nidus_filter *filter, nidus_filter_stats *stats);
 
 /* The kind's encoding (codec.h): its length, and the encoding written into `buf` of `cap` bytes (the kind's
