@@ -8,9 +8,7 @@
  * A one-table filter of a common shape (t->fast) goes by blocks of FAST_BLOCK keys instead: hash, locate and
  * prefetch the whole block, then probe it. Two plain loops, no ring to index, and by the time the first key
  * is probed its lines have had the whole block's staging to arrive. */
-#include "cuckoo_filter.h"
-#include "cuckoo_packed.h"
-#include "cuckoo_table_impl.h"
+#include "cuckoo_dispatch.h"
 
 #define AHEAD 16u
 #define HASH_BLOCK 64u
@@ -97,11 +95,13 @@ static NIDUS_TARGET_V3 void fast_keys_v3(const nidus_cuckoo *cf, const nidus_tab
 #define fast_keys_v3 fast_keys_base
 #endif
 
-/* A one-table filter whose table has a fast kernel: the block path above. */
+/* A one-table filter whose table has a fast kernel (its dispatch byte says so): the block path above. */
 static inline const nidus_table *fast_table(const nidus_cuckoo *cf)
 {
-    return cf->ntables == 1 && !cf->loader && cf->tables[0].fast != NIDUS_FAST_NONE ? cf->tables : NULL;
+    return cf->dispatch >= NIDUS_DISPATCH_PLAIN ? cf->tables : NULL;
 }
+
+static inline bool fast_v3(const nidus_cuckoo *cf) { return cf->dispatch & 1; }
 
 typedef struct pending {
     uint64_t i, j;
@@ -140,15 +140,11 @@ static void probe_table(const nidus_table *t, const uint64_t *hashes, size_t n, 
     }
 }
 
-void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out)
+void nidus_full_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out)
 {
-    if (nidus_cuckoo_form(cf)) {
-        nidus_cuckoo_packed_contains_many_hash(cf, hashes, n, out);
-        return;
-    }
     const nidus_table *fast = fast_table(cf);
     if (fast) {
-        (fast->isa == NIDUS_ISA_V3 ? fast_hashes_v3 : fast_hashes_base)(fast, hashes, n, out);
+        (fast_v3(cf) ? fast_hashes_v3 : fast_hashes_base)(fast, hashes, n, out);
         return;
     }
     if (cf->loader) {
@@ -160,12 +156,10 @@ void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *has
         probe_table(&cf->tables[t], hashes, n, out, t > 0);
 }
 
-/* Adds go through nidus_cuckoo_add_hash one by one (free slots in every table, kicks, growth: the same
+/* Adds go through nidus_full_add_hash one by one (free slots in every table, kicks, growth: the same
  * results as single calls); the batch only prefetches the newest table's buckets of the keys ahead. */
-nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes, size_t n, size_t *added)
+nidus_status nidus_full_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes, size_t n, size_t *added)
 {
-    if (nidus_cuckoo_form(cf))
-        return nidus_cuckoo_packed_add_many_hash(cf, hashes, n, added);
     size_t done = 0;
     nidus_status st = nidus_cuckoo_writable(cf) ? NIDUS_OK : NIDUS_ERR_READ_ONLY;
     pending p;
@@ -174,7 +168,7 @@ nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes
     for (; done < n && !st; done++) {
         if (done + AHEAD < n)
             stage(&cf->tables[cf->ntables - 1], hashes[done + AHEAD], &p);
-        if ((st = nidus_cuckoo_add_hash(cf, hashes[done])))
+        if ((st = nidus_full_add_hash(cf, hashes[done])))
             break;
     }
     if (added)
@@ -182,18 +176,13 @@ nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes
     return st;
 }
 
-/* The key variants hash a block at a time into a local array and hand it to the hash variants. */
-void nidus_cuckoo_contains_many(const nidus_cuckoo *cf, const void *const *keys, const size_t *lens, size_t n,
-                                bool *out)
+/* The key variant hashes a block at a time into a local array and hands it to the hash variant. */
+void nidus_full_contains_many_key(const nidus_cuckoo *cf, const void *const *keys, const size_t *lens, size_t n,
+                                  bool *out)
 {
-    if (nidus_cuckoo_form(cf)) { /* one key at a time: a packed filter is small */
-        for (size_t k = 0; k < n; k++)
-            out[k] = nidus_cuckoo_contains(cf, keys[k], lens[k]);
-        return;
-    }
     const nidus_table *fast = fast_table(cf);
     if (fast) {
-        (fast->isa == NIDUS_ISA_V3 ? fast_keys_v3 : fast_keys_base)(cf, fast, keys, lens, n, out);
+        (fast_v3(cf) ? fast_keys_v3 : fast_keys_base)(cf, fast, keys, lens, n, out);
         return;
     }
     uint64_t hashes[HASH_BLOCK];
@@ -201,24 +190,6 @@ void nidus_cuckoo_contains_many(const nidus_cuckoo *cf, const void *const *keys,
         size_t m = n - base < HASH_BLOCK ? n - base : HASH_BLOCK;
         for (size_t k = 0; k < m; k++)
             hashes[k] = nidus_hash_bytes(keys[base + k], lens[base + k], cf->seed);
-        nidus_cuckoo_contains_many_hash(cf, hashes, m, out + base);
+        nidus_full_contains_many_hash(cf, hashes, m, out + base);
     }
-}
-
-nidus_status nidus_cuckoo_add_many(nidus_cuckoo *cf, const void *const *keys, const size_t *lens, size_t n,
-                                   size_t *added)
-{
-    uint64_t hashes[HASH_BLOCK];
-    size_t total = 0;
-    nidus_status st = NIDUS_OK;
-    for (size_t base = 0; base < n && !st; base += HASH_BLOCK) {
-        size_t m = n - base < HASH_BLOCK ? n - base : HASH_BLOCK, block_added = 0;
-        for (size_t k = 0; k < m; k++)
-            hashes[k] = nidus_cuckoo_hash(cf, keys[base + k], lens[base + k]);
-        st = nidus_cuckoo_add_many_hash(cf, hashes, m, &block_added);
-        total += block_added;
-    }
-    if (added)
-        *added = total;
-    return st;
 }

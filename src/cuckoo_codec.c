@@ -14,8 +14,7 @@
 
 #include "alloc.h"
 #include "codec.h"
-#include "cuckoo_filter.h"
-#include "cuckoo_packed.h"
+#include "cuckoo_dispatch.h"
 #include "hash_impl.h"
 #include "params.h"
 
@@ -78,10 +77,8 @@ static uint64_t stream_bytes(const nidus_cuckoo *cf)
     return n;
 }
 
-uint64_t nidus_cuckoo_encoded_size(const nidus_cuckoo *cf)
+uint64_t nidus_full_encoded_size(const nidus_cuckoo *cf)
 {
-    if (nidus_cuckoo_form(cf))
-        return nidus_cuckoo_packed_encoded_size(cf);
     return NIDUS_CODEC_PREFIX_FIXED + meta_bytes(cf->ntables) + stream_bytes(cf);
 }
 
@@ -144,15 +141,11 @@ static void release_segments(const nidus_cuckoo *cf, nidus_segment *segs, unsign
         nidus_free(cf->alloc, (void *)(uintptr_t)segs[s].data);
 }
 
-nidus_status nidus_cuckoo_encode(const nidus_cuckoo *cf, void *buf, size_t cap, size_t *written)
+nidus_status nidus_full_encode(const nidus_cuckoo *cf, void *buf, size_t cap, size_t *written)
 {
-    if (!cf || !buf)
-        return NIDUS_ERR_INVALID_ARGUMENT;
-    if (nidus_cuckoo_form(cf))
-        return nidus_cuckoo_packed_encode(cf, buf, cap, written);
     if (cf->loader)
         return NIDUS_ERR_READ_ONLY;
-    uint64_t total = nidus_cuckoo_encoded_size(cf);
+    uint64_t total = nidus_full_encoded_size(cf);
     if (total > cap)
         return NIDUS_ERR_TOO_LARGE;
     nidus_segment segs[SEGS_MAX];
@@ -349,9 +342,10 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
         p = data + nidus_table_bytes(t);
     }
     if (st) {
-        nidus_cuckoo_free(cf);
+        nidus_full_free(cf);
         return st;
     }
+    nidus_cuckoo_redispatch(cf);
     *out = cf;
     if (target == NIDUS_DECODE_COPY)
         nidus_cuckoo_pack(out); /* small filters are kept packed */
@@ -376,7 +370,7 @@ nidus_status nidus_cuckoo_decode_mode(const void *buf, size_t len, const nidus_a
 
 nidus_status nidus_cuckoo_rewrite_body(const nidus_cuckoo *cf, uint8_t *body, size_t len)
 {
-    uint64_t total = nidus_cuckoo_encoded_size(cf);
+    uint64_t total = nidus_full_encoded_size(cf);
     if (cf->loader || total - NIDUS_CODEC_CHECKSUM_BYTES != len)
         return NIDUS_ERR_UNSUPPORTED;
     uint8_t prefix[PREFIX_MAX];
@@ -430,12 +424,6 @@ void nidus_cuckoo_loader_free(nidus_cuckoo *cf)
     cf->loader = NULL;
 }
 
-bool nidus_cuckoo_loading(const nidus_cuckoo *cf)
-{
-    const nidus_cuckoo *full = nidus_cuckoo_full_of(cf);
-    return full && full->loader != NULL;
-}
-
 /* The segments of a filter being loaded: staged overflow entries and the tables' bytes. */
 static unsigned loader_segments(const nidus_cuckoo *cf, nidus_segment *segs)
 {
@@ -448,19 +436,15 @@ static unsigned loader_segments(const nidus_cuckoo *cf, nidus_segment *segs)
     return n;
 }
 
-nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, void *buf, size_t cap, size_t *len,
-                                     uint64_t *next)
+nidus_status nidus_full_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                   uint64_t *next)
 {
-    if (!cf || !buf || !len || !next || cursor > UINT32_MAX)
-        return NIDUS_ERR_INVALID_ARGUMENT;
-    if (nidus_cuckoo_form(cf))
-        return nidus_cuckoo_packed_dump_chunk(cf, cursor, buf, cap, len, next);
     nidus_segment segs[SEGS_MAX];
     if (cf->loader)
         return nidus_codec_dump_received(&cf->loader->base, segs, loader_segments(cf, segs), cursor, buf, cap, len,
                                          next);
     uint8_t prefix[PREFIX_MAX];
-    size_t prefix_bytes = write_prefix(cf, prefix, nidus_cuckoo_encoded_size(cf));
+    size_t prefix_bytes = write_prefix(cf, prefix, nidus_full_encoded_size(cf));
     unsigned count;
     nidus_status st = build_segments(cf, segs, &count);
     if (!st)
@@ -501,9 +485,10 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
             st = NIDUS_ERR_NO_MEMORY;
     }
     if (st) {
-        nidus_cuckoo_free(cf);
+        nidus_full_free(cf);
         return st;
     }
+    nidus_cuckoo_redispatch(cf); /* loading */
     l->base.token = token;
     l->base.next_seq = 1;
     l->base.stream = m.stream;
@@ -526,14 +511,13 @@ static nidus_status load_finish(nidus_cuckoo *cf)
             return NIDUS_ERR_CORRUPT;
     }
     nidus_cuckoo_loader_free(cf);
+    nidus_cuckoo_redispatch(cf);
     return NIDUS_OK;
 }
 
-nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, size_t len, uint64_t max_bytes,
-                                     const nidus_allocator *allocator)
+nidus_status nidus_full_load_chunk(nidus_cuckoo **filter, const void *chunk, size_t len, uint64_t max_bytes,
+                                   const nidus_allocator *allocator, bool loading)
 {
-    if (!filter || !chunk)
-        return NIDUS_ERR_INVALID_ARGUMENT;
     uint32_t seq, n;
     uint64_t token;
     const uint8_t *payload;
@@ -543,7 +527,7 @@ nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, s
     nidus_cuckoo *cf = *filter;
     if (seq == 0)
         return cf ? NIDUS_ERR_SEQUENCE : load_header(filter, payload, n, token, max_bytes, allocator);
-    if (!cf || nidus_cuckoo_form(cf) || !cf->loader) /* a packed filter is never loading */
+    if (!loading)
         return NIDUS_ERR_SEQUENCE;
     nidus_segment segs[SEGS_MAX];
     unsigned count = loader_segments(cf, segs);

@@ -17,9 +17,9 @@ typedef struct nidus_cuckoo_loader nidus_cuckoo_loader;
 
 /* The full form of a filter (96 bytes on x86-64; 80 before range placement added the shape's stride and
  * hash8_flip). Small filters are kept packed instead (cuckoo_packed.h): a public handle is one of those or
- * this, told apart by the first byte. */
+ * this, told apart by the first byte, which for this form says which kernel serves it (cuckoo_dispatch.h). */
 struct nidus_cuckoo {
-    uint8_t form;           /* NIDUS_FORM_FULL (0) */
+    uint8_t dispatch;       /* NIDUS_DISPATCH_* other than PACKED and FORWARD: nidus_cuckoo_redispatch keeps it */
     /* Narrow fields together (every filter pays for this struct): each holds its checked range. */
     uint8_t max_tables;     /* 1..NIDUS_CUCKOO_MAX_TABLES */
     uint8_t ntables;
@@ -84,5 +84,36 @@ nidus_status nidus_cuckoo_decode_mode(const void *buf, size_t len, const nidus_a
  * NIDUS_ERR_UNSUPPORTED when the layout moved (growth, compaction, another count of overflow entries): then
  * the whole filter must be written anew. */
 nidus_status nidus_cuckoo_rewrite_body(const nidus_cuckoo *cf, uint8_t *body, size_t len);
+
+/* ---- The full form's calls (struct nidus_cuckoo itself, not a packed or forward handle). cuckoo_dispatch.c
+ * chooses among them by the dispatch byte; they never call the public API back. The general ones serve any
+ * full filter (they check the loader, read-only and the table count themselves); the _plain / _semi ones only
+ * filters whose byte says so (NIDUS_DISPATCH_PLAIN, _SEMI and their read-only and v3 variants), in the copy
+ * their suffix names (isa_impl.h). Writes that can change the byte end with nidus_cuckoo_redispatch. */
+
+void nidus_full_free(nidus_cuckoo *cf);
+nidus_status nidus_full_add_hash(nidus_cuckoo *cf, uint64_t hash);
+nidus_status nidus_full_add_key(nidus_cuckoo *cf, const void *key, size_t len);
+nidus_status nidus_full_add_unique_hash(nidus_cuckoo *cf, uint64_t hash, bool *added);
+bool nidus_full_contains_hash(const nidus_cuckoo *cf, uint64_t hash);
+bool nidus_full_contains_key(const nidus_cuckoo *cf, const void *key, size_t len);
+uint64_t nidus_full_count_hash(const nidus_cuckoo *cf, uint64_t hash);
+nidus_status nidus_full_remove_hash(nidus_cuckoo *cf, uint64_t hash);
+nidus_status nidus_full_clear(nidus_cuckoo *cf);
+void nidus_full_get_stats(const nidus_cuckoo *cf, nidus_cuckoo_stats *s);
+nidus_status nidus_full_get_table_stats(const nidus_cuckoo *cf, unsigned index, nidus_cuckoo_table_stats *s);
+void nidus_full_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out);
+void nidus_full_contains_many_key(const nidus_cuckoo *cf, const void *const *keys, const size_t *lens, size_t n,
+                                  bool *out);
+nidus_status nidus_full_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes, size_t n, size_t *added);
+nidus_status nidus_full_compact(nidus_cuckoo *cf, unsigned *freed);
+uint64_t nidus_full_encoded_size(const nidus_cuckoo *cf);
+nidus_status nidus_full_encode(const nidus_cuckoo *cf, void *buf, size_t cap, size_t *written);
+nidus_status nidus_full_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                   uint64_t *next);
+/* nidus_cuckoo_load_chunk for *filter NULL (a header chunk makes one) or a full filter; `loading`: *filter is one
+ * still waiting for chunks (anything else refuses every chunk but a header with NIDUS_ERR_SEQUENCE). */
+nidus_status nidus_full_load_chunk(nidus_cuckoo **filter, const void *chunk, size_t len, uint64_t max_bytes,
+                                   const nidus_allocator *allocator, bool loading);
 
 #endif

@@ -3,9 +3,7 @@
 #include <math.h>
 
 #include "alloc.h"
-#include "cuckoo_filter.h"
-#include "cuckoo_packed.h"
-#include "cuckoo_table_impl.h"
+#include "cuckoo_dispatch.h"
 #include "params.h"
 
 /* Table 0 keeps its own bound; table k >= 1 gets bound(0) * c / (k+1)^2 with c = 1 / (pi^2/6 - 1), so the
@@ -73,6 +71,7 @@ nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf)
     if (st)
         return st;
     cf->ntables++;
+    nidus_cuckoo_redispatch(cf);
     return NIDUS_OK;
 }
 
@@ -111,10 +110,8 @@ static void compact_table(nidus_cuckoo *cf, unsigned k)
     }
 }
 
-nidus_status nidus_cuckoo_compact(nidus_cuckoo *cf, unsigned *freed)
+nidus_status nidus_full_compact(nidus_cuckoo *cf, unsigned *freed)
 {
-    if (nidus_cuckoo_form(cf))
-        return nidus_cuckoo_packed_compact(cf, freed);
     if (freed)
         *freed = 0;
     if (!nidus_cuckoo_writable(cf))
@@ -134,5 +131,6 @@ nidus_status nidus_cuckoo_compact(nidus_cuckoo *cf, unsigned *freed)
     }
     cf->ntables = kept;
     cf->deleted = 0;
+    nidus_cuckoo_redispatch(cf); /* fewer tables, and stash entries may have moved into freed slots */
     return NIDUS_OK;
 }

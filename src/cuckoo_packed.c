@@ -3,8 +3,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "cuckoo_packed.h"
-#include "cuckoo_table_impl.h"
+#include "cuckoo_dispatch.h"
 #include "hash_impl.h"
 #include "params.h"
 
@@ -148,11 +147,12 @@ static inline void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows, boo
     w->t.occupied = p->occupied;
     if (entries && side_entries(p))
         thaw_side(p, w);
-    w->cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = p->alloc, .seed = p->seed,
+    w->cf = (nidus_cuckoo){.alloc = p->alloc, .seed = p->seed,
                            .hash8_flip = nidus_hash8_flip(p->seed), .base = shape,
                            .max_memory = max_memory_of(p), .deleted = p->deleted, .tables = &w->t,
                            .max_kicks = p->max_kicks, .expansion = grows ? p->expansion : 0,
                            .max_tables = p->max_tables, .ntables = 1};
+    nidus_cuckoo_redispatch(&w->cf);
 }
 
 const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_thawed *w)
@@ -217,7 +217,7 @@ static bool same_shape(const nidus_table_shape *a, const nidus_table_shape *b)
 static bool handle_holds(const nidus_cuckoo *cf, bool in_handle)
 {
     const nidus_table *t = &cf->tables[0];
-    return cf->form == NIDUS_FORM_FULL && !cf->loader && !cf->read_only && !cf->mapping &&
+    return !cf->loader && !cf->read_only && !cf->mapping &&
            (in_handle || !t->borrowed) && same_shape(&t->shape, &cf->base) &&
            nidus_cuckoo_packable_shape(&t->shape);
 }
@@ -279,7 +279,7 @@ void nidus_cuckoo_pack(nidus_cuckoo **f)
     if (fits_packed(cf) && header_of(cf, &hdr)) {
         memcpy(h, &hdr, sizeof hdr);
         memcpy(((nidus_cuckoo_packed *)h)->slots, t->data, (size_t)nidus_table_shape_bytes(&t->shape));
-        nidus_cuckoo_free(cf);
+        nidus_full_free(cf);
     } else { /* the first table's slots move into the handle */
         nidus_cuckoo_forward *fw = h;
         memcpy(fw->data, t->data, (size_t)nidus_table_bytes(t));
@@ -321,10 +321,11 @@ nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
     t->occupied = hdr.occupied;
     t->overflow = ov;
     nidus_table_overflow_changed(t);
-    *cf = (nidus_cuckoo){.form = NIDUS_FORM_FULL, .alloc = a, .seed = hdr.seed,
+    *cf = (nidus_cuckoo){.alloc = a, .seed = hdr.seed,
                          .hash8_flip = nidus_hash8_flip(hdr.seed), .base = shape,
                          .max_memory = max_memory, .deleted = hdr.deleted, .tables = t, .max_kicks = hdr.max_kicks,
                          .expansion = hdr.expansion, .max_tables = hdr.max_tables, .ntables = 1};
+    nidus_cuckoo_redispatch(cf);
     fw->form = NIDUS_FORM_FORWARD;
     fw->alloc = a;
     fw->full = cf;
@@ -342,74 +343,69 @@ static void settle(nidus_cuckoo *h)
         return;
     memmove(packed_of(h)->slots, full->tables[0].data, (size_t)nidus_table_shape_bytes(&full->tables[0].shape));
     memcpy(h, &hdr, sizeof hdr);
-    nidus_cuckoo_free(full); /* its first table's data is the handle's: borrowed, not freed */
+    nidus_full_free(full); /* its first table's data is the handle's: borrowed, not freed */
 }
 
-void nidus_cuckoo_packed_free(nidus_cuckoo *h)
+void nidus_packed_free(nidus_cuckoo *h)
 {
     const nidus_allocator *a = packed_of(h)->alloc;
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
-        nidus_cuckoo_free(forward_of(h)->full);
-    else
-        drop_side(packed_of(h));
+    drop_side(packed_of(h));
     nidus_free(a, h);
 }
 
-uint64_t nidus_cuckoo_packed_hash(const nidus_cuckoo *h, const void *key, size_t len)
+void nidus_forward_free(nidus_cuckoo *h)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
-        return nidus_cuckoo_hash(forward_of(h)->full, key, len);
-    return nidus_hash_bytes(key, len, packed_of(h)->seed);
+    const nidus_allocator *a = forward_of(h)->alloc;
+    nidus_full_free(forward_of(h)->full);
+    nidus_free(a, h);
 }
 
-nidus_status nidus_cuckoo_packed_add_hash(nidus_cuckoo *h, uint64_t hash)
+nidus_status nidus_packed_add_hash(nidus_cuckoo *h, uint64_t hash)
 {
-    bool was_packed = nidus_cuckoo_form(h) == NIDUS_FORM_PACKED;
-    if (was_packed) {
-        thawed w;
-        thaw(packed_of(h), &w, false, false);
-        uint64_t i;
-        uint32_t fp;
-        nidus_table_locate(&w.t, hash, &i, &fp);
-        if (nidus_table_place_free(&w.t, i, fp)) {
-            freeze(packed_of(h), &w);
-            return NIDUS_OK;
-        }
-        /* Both buckets full: moves, a duplicate counted on the side, or growth. The ordinary add does them on a
-         * full copy, and the handle goes back to packed if what it did fits. */
-        if (!nidus_cuckoo_unpack(h))
-            return NIDUS_ERR_NO_MEMORY;
+    thawed w;
+    thaw(packed_of(h), &w, false, false);
+    uint64_t i;
+    uint32_t fp;
+    nidus_table_locate(&w.t, hash, &i, &fp);
+    if (nidus_table_place_free(&w.t, i, fp)) {
+        freeze(packed_of(h), &w);
+        return NIDUS_OK;
     }
-    nidus_status st = nidus_cuckoo_add_hash(forward_of(h)->full, hash);
-    if (st == NIDUS_OK || was_packed) /* a failed add leaves the handle in the form it had (and its allocations) */
+    /* Both buckets full: moves, a duplicate counted on the side, or growth. The full form's add does them on a
+     * full copy, and the handle goes back to packed if what it did fits (a failed add leaves the handle packed,
+     * with its allocations). */
+    if (!nidus_cuckoo_unpack(h))
+        return NIDUS_ERR_NO_MEMORY;
+    nidus_status st = nidus_full_add_hash(forward_of(h)->full, hash);
+    settle(h);
+    return st;
+}
+
+nidus_status nidus_packed_add_key(nidus_cuckoo *h, const void *key, size_t len)
+{
+    return nidus_packed_add_hash(h, nidus_hash_bytes(key, len, packed_of(h)->seed));
+}
+
+nidus_status nidus_forward_add_key(nidus_cuckoo *h, const void *key, size_t len)
+{
+    return nidus_forward_add_hash(h, nidus_hash_bytes(key, len, forward_of(h)->full->seed));
+}
+
+nidus_status nidus_forward_add_hash(nidus_cuckoo *h, uint64_t hash)
+{
+    nidus_status st = nidus_full_add_hash(forward_of(h)->full, hash);
+    if (st == NIDUS_OK)
         settle(h);
     return st;
 }
 
-nidus_status nidus_cuckoo_packed_add_unique_hash(nidus_cuckoo *h, uint64_t hash, bool *added)
+nidus_status nidus_packed_add_unique_hash(nidus_cuckoo *h, uint64_t hash, bool *added)
 {
-    bool dummy;
-    if (!added)
-        added = &dummy;
     *added = false;
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
-        return nidus_cuckoo_add_unique_hash(forward_of(h)->full, hash, added);
-    if (nidus_cuckoo_packed_contains_hash(h, hash))
+    if (nidus_packed_contains_hash(h, hash))
         return NIDUS_OK;
-    nidus_status st = nidus_cuckoo_packed_add_hash(h, hash);
+    nidus_status st = nidus_packed_add_hash(h, hash);
     *added = st == NIDUS_OK;
-    return st;
-}
-
-nidus_status nidus_cuckoo_packed_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes, size_t n, size_t *added)
-{
-    size_t done = 0;
-    nidus_status st = NIDUS_OK;
-    for (; done < n; done++)
-        if ((st = nidus_cuckoo_add_hash(h, hashes[done])))
-            break;
-    if (added)
-        *added = done;
     return st;
 }
 
@@ -429,136 +425,134 @@ static bool side_has(const nidus_cuckoo_packed *p, const nidus_table *t, uint64_
     return false;
 }
 
-bool nidus_cuckoo_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash)
+bool nidus_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
-        return nidus_cuckoo_contains_hash(forward_of(h)->full, hash);
     thawed w;
     thaw(packed_of(h), &w, true, false);
-    return nidus_cuckoo_contains_hash(&w.cf, hash) || side_has(packed_of(h), &w.t, hash);
+    return nidus_full_contains_hash(&w.cf, hash) || side_has(packed_of(h), &w.t, hash);
 }
 
-void nidus_cuckoo_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out)
+bool nidus_packed_contains_key(const nidus_cuckoo *h, const void *key, size_t len)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD) {
-        nidus_cuckoo_contains_many_hash(forward_of(h)->full, hashes, n, out);
-        return;
-    }
+    return nidus_packed_contains_hash(h, nidus_hash_bytes(key, len, packed_of(h)->seed));
+}
+
+void nidus_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out)
+{
     thawed w;
     thaw(packed_of(h), &w, true, false);
-    nidus_cuckoo_contains_many_hash(&w.cf, hashes, n, out);
+    nidus_full_contains_many_hash(&w.cf, hashes, n, out);
     if (side_entries(packed_of(h)))
         for (size_t k = 0; k < n; k++)
             out[k] = out[k] || side_has(packed_of(h), &w.t, hashes[k]);
 }
 
-uint64_t nidus_cuckoo_packed_count_hash(const nidus_cuckoo *h, uint64_t hash)
+uint64_t nidus_packed_count_hash(const nidus_cuckoo *h, uint64_t hash)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
-        return nidus_cuckoo_count_hash(forward_of(h)->full, hash);
     thawed w;
     thaw(packed_of(h), &w, true, true);
-    return nidus_cuckoo_count_hash(&w.cf, hash);
+    return nidus_full_count_hash(&w.cf, hash);
 }
 
-nidus_status nidus_cuckoo_packed_remove_hash(nidus_cuckoo *h, uint64_t hash)
+nidus_status nidus_packed_remove_hash(nidus_cuckoo *h, uint64_t hash)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED && packed_of(h)->deleted < UINT32_MAX) {
+    if (packed_of(h)->deleted < UINT32_MAX) {
         thawed w;
         thaw(packed_of(h), &w, true, true);
-        nidus_status st = nidus_cuckoo_remove_hash(&w.cf, hash); /* one table: nothing to compact */
+        nidus_status st = nidus_full_remove_hash(&w.cf, hash); /* one table: nothing to compact */
         if (st == NIDUS_OK && !side_fits_size(packed_of(h), w.t.overflow.used))
             return NIDUS_ERR_NO_MEMORY; /* the stack copy goes: nothing changed */
         if (st == NIDUS_OK)
             freeze(packed_of(h), &w);
         return st;
     }
-    /* a forward, or a remove counter about to pass what the packed form holds */
+    /* a remove counter about to pass what the packed form holds */
     if (!nidus_cuckoo_unpack(h))
         return NIDUS_ERR_NO_MEMORY;
-    nidus_status st = nidus_cuckoo_remove_hash(forward_of(h)->full, hash);
+    return nidus_forward_remove_hash(h, hash);
+}
+
+nidus_status nidus_forward_remove_hash(nidus_cuckoo *h, uint64_t hash)
+{
+    nidus_status st = nidus_full_remove_hash(forward_of(h)->full, hash);
     settle(h);
     return st;
 }
 
-nidus_status nidus_cuckoo_packed_clear(nidus_cuckoo *h)
+nidus_status nidus_packed_clear(nidus_cuckoo *h)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED) {
-        nidus_cuckoo_packed *p = packed_of(h);
-        memset(p->slots, 0, slot_bytes(p));
-        p->occupied = 0;
-        p->deleted = 0;
-        drop_side(p);
-        return NIDUS_OK;
-    }
-    nidus_status st = nidus_cuckoo_clear(forward_of(h)->full);
+    nidus_cuckoo_packed *p = packed_of(h);
+    memset(p->slots, 0, slot_bytes(p));
+    p->occupied = 0;
+    p->deleted = 0;
+    drop_side(p);
+    return NIDUS_OK;
+}
+
+nidus_status nidus_forward_clear(nidus_cuckoo *h)
+{
+    nidus_status st = nidus_full_clear(forward_of(h)->full);
     settle(h);
     return st;
 }
 
-nidus_status nidus_cuckoo_packed_compact(nidus_cuckoo *h, unsigned *freed)
+nidus_status nidus_packed_compact(nidus_cuckoo *h, unsigned *freed)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_PACKED) { /* one table: compaction only resets the remove count */
-        if (freed)
-            *freed = 0;
-        packed_of(h)->deleted = 0;
-        return NIDUS_OK;
-    }
-    nidus_status st = nidus_cuckoo_compact(forward_of(h)->full, freed);
+    if (freed) /* one table: compaction only resets the remove count */
+        *freed = 0;
+    packed_of(h)->deleted = 0;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_forward_compact(nidus_cuckoo *h, unsigned *freed)
+{
+    nidus_status st = nidus_full_compact(forward_of(h)->full, freed);
     settle(h);
     return st;
 }
 
-void nidus_cuckoo_packed_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s)
+void nidus_packed_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s)
 {
-    uint64_t memory;
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD) { /* the first table's data is counted as the handle */
-        const nidus_table *t0 = &forward_of(h)->full->tables[0];
-        nidus_cuckoo_get_stats(forward_of(h)->full, s);
-        memory = s->memory_bytes - nidus_table_bytes(t0) + handle_bytes(&t0->shape);
-    } else {
-        thawed w;
-        thaw(packed_of(h), &w, true, true);
-        nidus_cuckoo_get_stats(&w.cf, s);
-        memory = packed_bytes(packed_of(h));
-    }
-    s->memory_bytes = memory;
-    s->bits_per_item = (double)memory * 8.0 / (double)(s->capacity ? s->capacity : 1);
+    thawed w;
+    thaw(packed_of(h), &w, true, true);
+    nidus_full_get_stats(&w.cf, s);
+    s->memory_bytes = packed_bytes(packed_of(h));
+    s->bits_per_item = (double)s->memory_bytes * 8.0 / (double)(s->capacity ? s->capacity : 1);
 }
 
-nidus_status nidus_cuckoo_packed_get_table_stats(const nidus_cuckoo *h, unsigned index, nidus_cuckoo_table_stats *s)
+void nidus_forward_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
-        return nidus_cuckoo_get_table_stats(forward_of(h)->full, index, s);
+    const nidus_table *t0 = &forward_of(h)->full->tables[0]; /* its data is counted as the handle */
+    nidus_full_get_stats(forward_of(h)->full, s);
+    s->memory_bytes = s->memory_bytes - nidus_table_bytes(t0) + handle_bytes(&t0->shape);
+    s->bits_per_item = (double)s->memory_bytes * 8.0 / (double)(s->capacity ? s->capacity : 1);
+}
+
+nidus_status nidus_packed_get_table_stats(const nidus_cuckoo *h, unsigned index, nidus_cuckoo_table_stats *s)
+{
     thawed w; /* a table's figures are its full form's (what max_memory measures); the packing is the filter's */
     thaw(packed_of(h), &w, true, true);
-    return nidus_cuckoo_get_table_stats(&w.cf, index, s);
+    return nidus_full_get_table_stats(&w.cf, index, s);
 }
 
-uint64_t nidus_cuckoo_packed_encoded_size(const nidus_cuckoo *h)
+uint64_t nidus_packed_encoded_size(const nidus_cuckoo *h)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
-        return nidus_cuckoo_encoded_size(forward_of(h)->full);
     thawed w;
     thaw(packed_of(h), &w, true, true);
-    return nidus_cuckoo_encoded_size(&w.cf);
+    return nidus_full_encoded_size(&w.cf);
 }
 
-nidus_status nidus_cuckoo_packed_encode(const nidus_cuckoo *h, void *buf, size_t cap, size_t *written)
+nidus_status nidus_packed_encode(const nidus_cuckoo *h, void *buf, size_t cap, size_t *written)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
-        return nidus_cuckoo_encode(forward_of(h)->full, buf, cap, written);
     thawed w;
     thaw(packed_of(h), &w, true, true);
-    return nidus_cuckoo_encode(&w.cf, buf, cap, written);
+    return nidus_full_encode(&w.cf, buf, cap, written);
 }
 
-nidus_status nidus_cuckoo_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap,
-                                            size_t *len, uint64_t *next)
+nidus_status nidus_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                     uint64_t *next)
 {
-    if (nidus_cuckoo_form(h) == NIDUS_FORM_FORWARD)
-        return nidus_cuckoo_dump_chunk(forward_of(h)->full, cursor, buf, cap, len, next);
     thawed w;
     thaw(packed_of(h), &w, true, true);
-    return nidus_cuckoo_dump_chunk(&w.cf, cursor, buf, cap, len, next);
+    return nidus_full_dump_chunk(&w.cf, cursor, buf, cap, len, next);
 }

@@ -18,7 +18,8 @@
  * (packed when they fit, forward when the first table is small, full otherwise), so a reloaded or replicated
  * filter has the same form and the same memory figures as its source.
  *
- * A handle's first byte tells the forms apart: struct nidus_cuckoo starts with `form` = NIDUS_FORM_FULL (0).
+ * A handle's first byte tells the forms apart: struct nidus_cuckoo starts with its dispatch byte, never
+ * NIDUS_FORM_PACKED or NIDUS_FORM_FORWARD (cuckoo_dispatch.h).
  * Every form keeps its allocator pointer at offset 8, so code that only needs the allocator may read it there. */
 #ifndef NIDUS_SRC_CUCKOO_PACKED_H
 #define NIDUS_SRC_CUCKOO_PACKED_H
@@ -119,13 +120,18 @@ typedef struct nidus_cuckoo_forward {
 } nidus_cuckoo_forward;
 
 _Static_assert(offsetof(nidus_cuckoo_packed, alloc) == 8 && offsetof(nidus_cuckoo_forward, alloc) == 8 &&
-                   offsetof(struct nidus_cuckoo, alloc) == 8 && offsetof(struct nidus_cuckoo, form) == 0,
+                   offsetof(struct nidus_cuckoo, alloc) == 8 && offsetof(struct nidus_cuckoo, dispatch) == 0,
                "every form keeps its allocator at offset 8");
 _Static_assert(offsetof(nidus_cuckoo_forward, data) + NIDUS_BITS_SLACK <= offsetof(nidus_cuckoo_packed, slots),
                "a packed handle can hold a forward and its first table with the table's slack");
 
-/* The form of a handle (its first byte). */
-static inline unsigned nidus_cuckoo_form(const nidus_cuckoo *h) { return *(const uint8_t *)h; }
+/* The form of a handle, from its first byte: NIDUS_FORM_PACKED, NIDUS_FORM_FORWARD, or NIDUS_FORM_FULL for every
+ * other value (a full filter's dispatch byte: cuckoo_dispatch.h). */
+static inline unsigned nidus_cuckoo_form(const nidus_cuckoo *h)
+{
+    unsigned b = *(const uint8_t *)h;
+    return b == NIDUS_FORM_PACKED || b == NIDUS_FORM_FORWARD ? b : NIDUS_FORM_FULL;
+}
 
 /* The full filter behind a forward handle, else the handle itself; NULL for a packed one. */
 static inline nidus_cuckoo *nidus_cuckoo_full_of(const nidus_cuckoo *h)
@@ -168,23 +174,33 @@ void nidus_cuckoo_pack(nidus_cuckoo **f);
  * are): for callers that need the full struct. NULL when out of memory (nothing changed). */
 nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h);
 
-/* The public calls on a packed or forward handle (the public functions start by sending those here). */
-void nidus_cuckoo_packed_free(nidus_cuckoo *h);
-uint64_t nidus_cuckoo_packed_hash(const nidus_cuckoo *h, const void *key, size_t len);
-nidus_status nidus_cuckoo_packed_add_hash(nidus_cuckoo *h, uint64_t hash);
-nidus_status nidus_cuckoo_packed_add_unique_hash(nidus_cuckoo *h, uint64_t hash, bool *added);
-nidus_status nidus_cuckoo_packed_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes, size_t n, size_t *added);
-bool nidus_cuckoo_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash);
-void nidus_cuckoo_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out);
-uint64_t nidus_cuckoo_packed_count_hash(const nidus_cuckoo *h, uint64_t hash);
-nidus_status nidus_cuckoo_packed_remove_hash(nidus_cuckoo *h, uint64_t hash);
-nidus_status nidus_cuckoo_packed_clear(nidus_cuckoo *h);
-nidus_status nidus_cuckoo_packed_compact(nidus_cuckoo *h, unsigned *freed);
-void nidus_cuckoo_packed_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s);
-nidus_status nidus_cuckoo_packed_get_table_stats(const nidus_cuckoo *h, unsigned index, nidus_cuckoo_table_stats *s);
-uint64_t nidus_cuckoo_packed_encoded_size(const nidus_cuckoo *h);
-nidus_status nidus_cuckoo_packed_encode(const nidus_cuckoo *h, void *buf, size_t cap, size_t *written);
-nidus_status nidus_cuckoo_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap,
-                                            size_t *len, uint64_t *next);
+/* The packed form's calls (a handle whose first byte is NIDUS_FORM_PACKED) and the forward's writes and stats
+ * (NIDUS_FORM_FORWARD; its reads are its full filter's). cuckoo_dispatch.c chooses them; they reach the full
+ * form only through its internal calls (cuckoo_filter.h), never the public API. */
+void nidus_packed_free(nidus_cuckoo *h);
+nidus_status nidus_packed_add_hash(nidus_cuckoo *h, uint64_t hash);
+nidus_status nidus_packed_add_key(nidus_cuckoo *h, const void *key, size_t len);
+nidus_status nidus_packed_add_unique_hash(nidus_cuckoo *h, uint64_t hash, bool *added);
+bool nidus_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash);
+bool nidus_packed_contains_key(const nidus_cuckoo *h, const void *key, size_t len);
+void nidus_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out);
+uint64_t nidus_packed_count_hash(const nidus_cuckoo *h, uint64_t hash);
+nidus_status nidus_packed_remove_hash(nidus_cuckoo *h, uint64_t hash);
+nidus_status nidus_packed_clear(nidus_cuckoo *h);
+nidus_status nidus_packed_compact(nidus_cuckoo *h, unsigned *freed);
+void nidus_packed_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s);
+nidus_status nidus_packed_get_table_stats(const nidus_cuckoo *h, unsigned index, nidus_cuckoo_table_stats *s);
+uint64_t nidus_packed_encoded_size(const nidus_cuckoo *h);
+nidus_status nidus_packed_encode(const nidus_cuckoo *h, void *buf, size_t cap, size_t *written);
+nidus_status nidus_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                     uint64_t *next);
+
+void nidus_forward_free(nidus_cuckoo *h);
+nidus_status nidus_forward_add_hash(nidus_cuckoo *h, uint64_t hash);
+nidus_status nidus_forward_add_key(nidus_cuckoo *h, const void *key, size_t len);
+nidus_status nidus_forward_remove_hash(nidus_cuckoo *h, uint64_t hash);
+nidus_status nidus_forward_clear(nidus_cuckoo *h);
+nidus_status nidus_forward_compact(nidus_cuckoo *h, unsigned *freed);
+void nidus_forward_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s);
 
 #endif

@@ -4,7 +4,8 @@
  * same bytes (encodings past 2 KiB: every 16th step and after structural changes), items equal the model's
  * total, no key of the model is missing and none counts fewer copies than it has (every key on universes up
  * to 64 keys; on larger ones the touched keys, and all of them every 32nd step); a failed write leaves the
- * encoding byte-identical; nothing leaks when the episode ends. */
+ * encoding byte-identical; the kernel choice cached in the filter equals a fresh derivation; nothing leaks when
+ * the episode ends. */
 #include "property.h"
 
 #include <inttypes.h>
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuckoo_packed.h" /* white box: the tables' cost, as loads measure it */
+#include "cuckoo_dispatch.h" /* white box: the cached kernel choice; the tables' cost, as loads measure it */
 #include "cuckoo_table_impl.h" /* white box: the lookup signature */
 
 typedef struct run {
@@ -111,6 +112,9 @@ static void check_key(run *R, uint64_t id)
 /* The properties every state must have; `unchanged`: the step failed, so its encoding must equal the last. */
 static void check_state(run *R, bool unchanged, const uint64_t *touched, size_t ntouched)
 {
+    /* the kernel choice cached in the filter is what its state calls for (a stale one answers from the wrong
+     * tables) */
+    PROP_CHECK(nidus_cuckoo_dispatch_fresh(R->cf));
     encode_into(R, R->cf, &R->scratch);
     if (unchanged)
         PROP_CHECK(R->scratch.n == R->enc.n && memcmp(R->scratch.p, R->enc.p, R->enc.n) == 0);
@@ -120,6 +124,7 @@ static void check_state(run *R, bool unchanged, const uint64_t *touched, size_t 
         R->alloc.armed = false;
         nidus_cuckoo *copy = NULL;
         PROP_CHECK(nidus_cuckoo_decode(R->scratch.p, R->scratch.n, &R->alloc.hook, &copy) == NIDUS_OK);
+        PROP_CHECK(nidus_cuckoo_dispatch_fresh(copy));
         encode_into(R, copy, &R->scratch2);
         PROP_CHECK(R->scratch2.n == R->scratch.n && memcmp(R->scratch2.p, R->scratch.p, R->scratch.n) == 0);
         nidus_cuckoo_free(copy);
@@ -306,6 +311,7 @@ static void op_view(run *R)
     nidus_cuckoo *v = NULL;
     PROP_CHECK(nidus_cuckoo_view(R->enc.p, R->enc.n, &R->alloc.hook, &v) == NIDUS_OK);
     PROP_CHECK(nidus_cuckoo_is_read_only(v));
+    PROP_CHECK(nidus_cuckoo_dispatch_fresh(v));
     for (int k = 0; k < 8; k++) {
         prop_keybuf kk = prop_key(R->salt, any_id(R));
         PROP_CHECK(nidus_cuckoo_count(v, kk.b, kk.n) == nidus_cuckoo_count(R->cf, kk.b, kk.n));
@@ -387,6 +393,7 @@ static void op_chunks(run *R)
             return;
         }
         PROP_CHECK(st == NIDUS_OK);
+        PROP_CHECK(nidus_cuckoo_dispatch_fresh(nf)); /* loading until the last chunk, then its tables' */
     }
     if (stop < nchunks) { /* a half-loaded filter: freed without leaks (checked at the episode's end) */
         PROP_CHECK(nidus_cuckoo_loading(nf));

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "cuckoo_add_impl.h"
+#include "cuckoo_dispatch.h"
 #include "cuckoo_filter.h"
 #include "cuckoo_packed.h"
 
@@ -160,6 +161,8 @@ static void test_filter_add_kernels_agree_with_the_general_path(void **state)
         sf->tables[0].probe = NIDUS_PROBE_GENERAL;
         sf->tables[0].fast = NIDUS_FAST_NONE;
         sf->tables[0].bucket_bytes = 0;
+        nidus_cuckoo_redispatch(ff); /* the cached kernel choice follows the forced one */
+        nidus_cuckoo_redispatch(sf);
         const nidus_table *t = &ff->tables[0];
         size_t bytes = (size_t)nidus_table_bytes(t);
         uint8_t *snapshot = malloc(bytes);

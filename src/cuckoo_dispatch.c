@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The public calls on a cuckoo handle: the one place that chooses which form and which kernel serves a call.
+ *
+ * Each call is one switch on the handle's first byte (cuckoo_dispatch.h), cached in the filter when its state
+ * changed, and a tail call into the form that serves it: the full form's kernels (cuckoo_kernels.h) and general
+ * paths (cuckoo_filter.h), the packed form, or the forward's writes (cuckoo_packed.h). A forward's reads are its
+ * full filter's: the same call again on that filter, whose own byte chooses. No form calls back into these. */
+#include "cuckoo_dispatch.h"
+#include "cuckoo_kernels.h"
+#include "hash_impl.h"
+
+static inline unsigned dispatch_of(const nidus_cuckoo *h) { return *(const unsigned char *)h; }
+
+static inline nidus_cuckoo *forward_full(const nidus_cuckoo *h)
+{
+    return ((const nidus_cuckoo_forward *)(const void *)h)->full;
+}
+
+static inline uint64_t packed_seed(const nidus_cuckoo *h)
+{
+    return ((const nidus_cuckoo_packed *)(const void *)h)->seed;
+}
+
+void nidus_cuckoo_free(nidus_cuckoo *h)
+{
+    if (!h)
+        return;
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        nidus_packed_free(h);
+        return;
+    case NIDUS_DISPATCH_FORWARD:
+        nidus_forward_free(h);
+        return;
+    }
+    nidus_full_free(h);
+}
+
+uint64_t nidus_cuckoo_hash(const nidus_cuckoo *h, const void *key, size_t len)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_hash_bytes(key, len, packed_seed(h));
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_hash_bytes(key, len, forward_full(h)->seed);
+    }
+    return nidus_hash_bytes(key, len, h->seed);
+}
+
+bool nidus_cuckoo_is_read_only(const nidus_cuckoo *h)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return false;
+    case NIDUS_DISPATCH_FORWARD:
+        return forward_full(h)->read_only;
+    }
+    return h->read_only;
+}
+
+bool nidus_cuckoo_loading(const nidus_cuckoo *h) { return dispatch_of(h) == NIDUS_DISPATCH_LOADING; }
+
+/* ---- adds */
+
+nidus_status nidus_cuckoo_add(nidus_cuckoo *h, const void *key, size_t len)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PLAIN:
+        if (len <= 16)
+            return nidus_kernel_add_plain_key_base(h, key, len);
+        break;
+    case NIDUS_DISPATCH_SEMI:
+        if (len <= 16)
+            return nidus_kernel_add_semi_key_base(h, key, len);
+        break;
+#if NIDUS_HAVE_ISA_V3
+    case NIDUS_DISPATCH_PLAIN_V3:
+        if (len <= 16)
+            return nidus_kernel_add_plain_key_v3(h, key, len);
+        break;
+    case NIDUS_DISPATCH_SEMI_V3:
+        if (len <= 16)
+            return nidus_kernel_add_semi_key_v3(h, key, len);
+        break;
+#endif
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_add_key(h, key, len);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_forward_add_key(h, key, len);
+    }
+    return nidus_full_add_key(h, key, len);
+}
+
+nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *h, uint64_t hash)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PLAIN:
+        return nidus_kernel_add_plain_hash_base(h, hash);
+    case NIDUS_DISPATCH_SEMI:
+        return nidus_kernel_add_semi_hash_base(h, hash);
+#if NIDUS_HAVE_ISA_V3
+    case NIDUS_DISPATCH_PLAIN_V3:
+        return nidus_kernel_add_plain_hash_v3(h, hash);
+    case NIDUS_DISPATCH_SEMI_V3:
+        return nidus_kernel_add_semi_hash_v3(h, hash);
+#endif
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_add_hash(h, hash);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_forward_add_hash(h, hash);
+    }
+    return nidus_full_add_hash(h, hash);
+}
+
+nidus_status nidus_cuckoo_add_unique_hash(nidus_cuckoo *h, uint64_t hash, bool *added)
+{
+    bool dummy;
+    if (!added)
+        added = &dummy;
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_add_unique_hash(h, hash, added);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_full_add_unique_hash(forward_full(h), hash, added);
+    }
+    return nidus_full_add_unique_hash(h, hash, added);
+}
+
+nidus_status nidus_cuckoo_add_unique(nidus_cuckoo *h, const void *key, size_t len, bool *added)
+{
+    return nidus_cuckoo_add_unique_hash(h, nidus_cuckoo_hash(h, key, len), added);
+}
+
+/* ---- lookups */
+
+bool nidus_cuckoo_contains(const nidus_cuckoo *h, const void *key, size_t len)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PLAIN:
+    case NIDUS_DISPATCH_PLAIN_RO:
+        if (len <= 16)
+            return nidus_kernel_plain_key_base(h, key, len);
+        break;
+    case NIDUS_DISPATCH_SEMI:
+    case NIDUS_DISPATCH_SEMI_RO:
+        if (len <= 16)
+            return nidus_kernel_semi_key_base(h, key, len);
+        break;
+#if NIDUS_HAVE_ISA_V3
+    case NIDUS_DISPATCH_PLAIN_V3:
+    case NIDUS_DISPATCH_PLAIN_RO_V3:
+        if (len <= 16)
+            return nidus_kernel_plain_key_v3(h, key, len);
+        break;
+    case NIDUS_DISPATCH_SEMI_V3:
+    case NIDUS_DISPATCH_SEMI_RO_V3:
+        if (len <= 16)
+            return nidus_kernel_semi_key_v3(h, key, len);
+        break;
+#endif
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_contains_key(h, key, len);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_cuckoo_contains(forward_full(h), key, len);
+    case NIDUS_DISPATCH_LOADING:
+        return false;
+    }
+    return nidus_full_contains_key(h, key, len);
+}
+
+bool nidus_cuckoo_contains_hash(const nidus_cuckoo *h, uint64_t hash)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PLAIN:
+    case NIDUS_DISPATCH_PLAIN_RO:
+        return nidus_kernel_plain_hash_base(h, hash);
+    case NIDUS_DISPATCH_SEMI:
+    case NIDUS_DISPATCH_SEMI_RO:
+        return nidus_kernel_semi_hash_base(h, hash);
+#if NIDUS_HAVE_ISA_V3
+    case NIDUS_DISPATCH_PLAIN_V3:
+    case NIDUS_DISPATCH_PLAIN_RO_V3:
+        return nidus_kernel_plain_hash_v3(h, hash);
+    case NIDUS_DISPATCH_SEMI_V3:
+    case NIDUS_DISPATCH_SEMI_RO_V3:
+        return nidus_kernel_semi_hash_v3(h, hash);
+    case NIDUS_DISPATCH_GENERAL_V3:
+    case NIDUS_DISPATCH_ONE_V3:
+        return nidus_kernel_contains_hash_v3(h, hash);
+#endif
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_contains_hash(h, hash);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_cuckoo_contains_hash(forward_full(h), hash);
+    case NIDUS_DISPATCH_LOADING:
+        return false;
+    }
+    return nidus_kernel_contains_hash_base(h, hash);
+}
+
+uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *h, uint64_t hash)
+{
+    unsigned d = dispatch_of(h);
+    switch (d) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_count_hash(h, hash);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_cuckoo_count_hash(forward_full(h), hash);
+    case NIDUS_DISPATCH_LOADING:
+        return 0;
+    }
+#if NIDUS_HAVE_ISA_V3
+    if (nidus_dispatch_v3(d))
+        return nidus_kernel_count_hash_v3(h, hash);
+#endif
+    return nidus_kernel_count_hash_base(h, hash);
+}
+
+uint64_t nidus_cuckoo_count(const nidus_cuckoo *h, const void *key, size_t len)
+{
+    return nidus_cuckoo_count_hash(h, nidus_cuckoo_hash(h, key, len));
+}
+
+/* ---- batches */
+
+void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        nidus_packed_contains_many_hash(h, hashes, n, out);
+        return;
+    case NIDUS_DISPATCH_FORWARD:
+        nidus_cuckoo_contains_many_hash(forward_full(h), hashes, n, out);
+        return;
+    }
+    nidus_full_contains_many_hash(h, hashes, n, out);
+}
+
+void nidus_cuckoo_contains_many(const nidus_cuckoo *h, const void *const *keys, const size_t *lens, size_t n,
+                                bool *out)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED: /* one key at a time: a packed filter is small */
+        for (size_t k = 0; k < n; k++)
+            out[k] = nidus_packed_contains_key(h, keys[k], lens[k]);
+        return;
+    case NIDUS_DISPATCH_FORWARD:
+        nidus_cuckoo_contains_many(forward_full(h), keys, lens, n, out);
+        return;
+    }
+    nidus_full_contains_many_key(h, keys, lens, n, out);
+}
+
+/* A packed or forward handle may change form between two adds: each goes through the switch. */
+nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes, size_t n, size_t *added)
+{
+    unsigned d = dispatch_of(h);
+    if (d != NIDUS_DISPATCH_PACKED && d != NIDUS_DISPATCH_FORWARD)
+        return nidus_full_add_many_hash(h, hashes, n, added);
+    size_t done = 0;
+    nidus_status st = NIDUS_OK;
+    for (; done < n; done++)
+        if ((st = nidus_cuckoo_add_hash(h, hashes[done])))
+            break;
+    if (added)
+        *added = done;
+    return st;
+}
+
+/* The key variant hashes a block at a time into a local array and hands it to the hash variant. */
+nidus_status nidus_cuckoo_add_many(nidus_cuckoo *h, const void *const *keys, const size_t *lens, size_t n,
+                                   size_t *added)
+{
+    enum { HASH_BLOCK = 64 };
+    uint64_t hashes[HASH_BLOCK];
+    size_t total = 0;
+    nidus_status st = NIDUS_OK;
+    for (size_t base = 0; base < n && !st; base += HASH_BLOCK) {
+        size_t m = n - base < HASH_BLOCK ? n - base : HASH_BLOCK, block_added = 0;
+        for (size_t k = 0; k < m; k++)
+            hashes[k] = nidus_cuckoo_hash(h, keys[base + k], lens[base + k]);
+        st = nidus_cuckoo_add_many_hash(h, hashes, m, &block_added);
+        total += block_added;
+    }
+    if (added)
+        *added = total;
+    return st;
+}
+
+/* ---- removes and whole-filter writes */
+
+nidus_status nidus_cuckoo_remove_hash(nidus_cuckoo *h, uint64_t hash)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_remove_hash(h, hash);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_forward_remove_hash(h, hash);
+    }
+    return nidus_full_remove_hash(h, hash);
+}
+
+nidus_status nidus_cuckoo_remove(nidus_cuckoo *h, const void *key, size_t len)
+{
+    return nidus_cuckoo_remove_hash(h, nidus_cuckoo_hash(h, key, len));
+}
+
+nidus_status nidus_cuckoo_clear(nidus_cuckoo *h)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_clear(h);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_forward_clear(h);
+    }
+    return nidus_full_clear(h);
+}
+
+nidus_status nidus_cuckoo_compact(nidus_cuckoo *h, unsigned *freed)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_compact(h, freed);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_forward_compact(h, freed);
+    }
+    return nidus_full_compact(h, freed);
+}
+
+/* ---- figures */
+
+void nidus_cuckoo_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        nidus_packed_get_stats(h, s);
+        return;
+    case NIDUS_DISPATCH_FORWARD:
+        nidus_forward_get_stats(h, s);
+        return;
+    }
+    nidus_full_get_stats(h, s);
+}
+
+nidus_status nidus_cuckoo_get_table_stats(const nidus_cuckoo *h, unsigned index, nidus_cuckoo_table_stats *s)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_get_table_stats(h, index, s);
+    case NIDUS_DISPATCH_FORWARD:
+        h = forward_full(h);
+        break;
+    }
+    return nidus_full_get_table_stats(h, index, s);
+}
+
+/* ---- encoding and chunks */
+
+uint64_t nidus_cuckoo_encoded_size(const nidus_cuckoo *h)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_encoded_size(h);
+    case NIDUS_DISPATCH_FORWARD:
+        h = forward_full(h);
+        break;
+    }
+    return nidus_full_encoded_size(h);
+}
+
+nidus_status nidus_cuckoo_encode(const nidus_cuckoo *h, void *buf, size_t cap, size_t *written)
+{
+    if (!h || !buf)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_encode(h, buf, cap, written);
+    case NIDUS_DISPATCH_FORWARD:
+        h = forward_full(h);
+        break;
+    }
+    return nidus_full_encode(h, buf, cap, written);
+}
+
+nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                     uint64_t *next)
+{
+    if (!h || !buf || !len || !next || cursor > UINT32_MAX)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_dump_chunk(h, cursor, buf, cap, len, next);
+    case NIDUS_DISPATCH_FORWARD:
+        h = forward_full(h);
+        break;
+    }
+    return nidus_full_dump_chunk(h, cursor, buf, cap, len, next);
+}
+
+nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, size_t len, uint64_t max_bytes,
+                                     const nidus_allocator *allocator)
+{
+    if (!filter || !chunk)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    bool loading = *filter && dispatch_of(*filter) == NIDUS_DISPATCH_LOADING; /* a packed filter never is */
+    return nidus_full_load_chunk(filter, chunk, len, max_bytes, allocator, loading);
+}

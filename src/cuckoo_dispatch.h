@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal: the dispatch byte of a cuckoo handle — which code serves it — cached in its first byte.
+ *
+ * A handle is one of three forms (cuckoo_packed.h): packed, forward, or a full struct nidus_cuckoo. For the full
+ * form the byte also says which kernel its calls take, and which compiled copy (isa_impl.h): a one-table filter
+ * whose table has a fast kernel and an empty overflow map takes the leaf kernels, one table otherwise its own
+ * kernel and then its map (nidus_table_lookup), several tables or a filter still loading the general paths. The
+ * choice is derived here, from the filter's state, and stored only where that state changes (creation, growth,
+ * the overflow map gaining or losing entries, packing and unpacking, compaction, clear, decode, the last chunk
+ * of a load): nidus_cuckoo_redispatch. cuckoo_dispatch.c reads it with one switch per public call. A stale byte
+ * would answer from the wrong tables (a grown filter's first table alone: false negatives), so the property
+ * checker compares it with a fresh derivation in every state it visits (nidus_cuckoo_dispatch_fresh). */
+#ifndef NIDUS_SRC_CUCKOO_DISPATCH_H
+#define NIDUS_SRC_CUCKOO_DISPATCH_H
+
+#include "cuckoo_packed.h"
+#include "cuckoo_table_impl.h"
+
+/* The values of a handle's first byte. 0 is the general path of a full filter in the baseline copy: always
+ * correct (every general path checks the loader, read-only and the table count itself), so a full struct that
+ * is still being built (calloc'd) is served correctly before its first redispatch. Values from 6 on come in
+ * pairs, and from 5 on every odd value is an x86-64-v3 copy (nidus_dispatch_v3). */
+enum {
+    NIDUS_DISPATCH_GENERAL = 0,    /* several tables, or anything below not yet derived */
+    NIDUS_DISPATCH_PACKED = 1,     /* NIDUS_FORM_PACKED */
+    NIDUS_DISPATCH_FORWARD = 2,    /* NIDUS_FORM_FORWARD */
+    NIDUS_DISPATCH_LOADING = 3,    /* chunks still arriving: lookups false, writes refused */
+    NIDUS_DISPATCH_GENERAL_V3 = 5, /* several tables, x86-64-v3 copy */
+    NIDUS_DISPATCH_ONE = 6,        /* one table: its kernel, then its overflow map */
+    NIDUS_DISPATCH_ONE_V3 = 7,
+    NIDUS_DISPATCH_PLAIN = 8,      /* one writable table, fast plain kernel (t->fast), empty map */
+    NIDUS_DISPATCH_PLAIN_V3 = 9,
+    NIDUS_DISPATCH_SEMI = 10,      /* the same, semi-sorted kernel */
+    NIDUS_DISPATCH_SEMI_V3 = 11,
+    NIDUS_DISPATCH_PLAIN_RO = 12,  /* a read-only view of such a table: the kernel for lookups, no adds */
+    NIDUS_DISPATCH_PLAIN_RO_V3 = 13,
+    NIDUS_DISPATCH_SEMI_RO = 14,
+    NIDUS_DISPATCH_SEMI_RO_V3 = 15,
+};
+
+/* Whether dispatch byte d takes the x86-64-v3 copy of the kernels. */
+static inline bool nidus_dispatch_v3(unsigned d) { return d >= NIDUS_DISPATCH_GENERAL_V3 && (d & 1); }
+
+/* The dispatch byte a full filter's state calls for. */
+static inline unsigned char nidus_cuckoo_derive_dispatch(const nidus_cuckoo *cf)
+{
+    if (cf->loader)
+        return NIDUS_DISPATCH_LOADING;
+    const nidus_table *t = &cf->tables[0];
+    unsigned v3 = t->isa == NIDUS_ISA_V3;
+    if (cf->ntables != 1)
+        return v3 ? NIDUS_DISPATCH_GENERAL_V3 : NIDUS_DISPATCH_GENERAL;
+    unsigned d = t->fast == NIDUS_FAST_PLAIN ? (cf->read_only ? NIDUS_DISPATCH_PLAIN_RO : NIDUS_DISPATCH_PLAIN)
+                 : t->fast == NIDUS_FAST_SEMI ? (cf->read_only ? NIDUS_DISPATCH_SEMI_RO : NIDUS_DISPATCH_SEMI)
+                                              : NIDUS_DISPATCH_ONE;
+    return (unsigned char)(d | v3);
+}
+
+/* Stores the derived byte: every change of a full filter's state that can change it ends here. */
+static inline void nidus_cuckoo_redispatch(nidus_cuckoo *cf) { cf->dispatch = nidus_cuckoo_derive_dispatch(cf); }
+
+/* True when the handle's cached byte (and a forward's full filter's) is what its state calls for now. */
+static inline bool nidus_cuckoo_dispatch_fresh(const nidus_cuckoo *h)
+{
+    unsigned d = *(const unsigned char *)h;
+    if (d == NIDUS_DISPATCH_PACKED)
+        return true;
+    if (d == NIDUS_DISPATCH_FORWARD)
+        h = ((const nidus_cuckoo_forward *)(const void *)h)->full;
+    return h->dispatch == nidus_cuckoo_derive_dispatch(h);
+}
+
+#endif
