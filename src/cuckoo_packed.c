@@ -409,42 +409,146 @@ nidus_status nidus_packed_add_unique_hash(nidus_cuckoo *h, uint64_t hash, bool *
     return st;
 }
 
-/* Whether a side entry counts the hash's (pair, fingerprint), as the overflow map would answer for a table
- * holding the entries (nidus_table_contains: the slots, else the map). `t`: the filter thawed without them. */
-static bool side_has(const nidus_cuckoo_packed *p, const nidus_table *t, uint64_t hash)
+/* ---- lookups on the packed slots themselves: no stack copy, no table struct.
+ * What nidus_table_locate, nidus_table_offset and nidus_table_alt compute for a packable shape (offset bits = f,
+ * reach NIDUS_REACH_LOG2 above any packed table's size, so no XOR block: xor_limit is 0 and the offset is
+ * reduced modulo the buckets), then the two buckets read field by field. The slots have no slack after them,
+ * so a read near their end goes byte by byte. */
+
+/* The last bytes of the slots, from byte `at`, as a little-endian word: out of line (rare, and its loop would
+ * crowd the lookup). */
+static __attribute__((noinline)) uint64_t slots_tail(const uint8_t *slots, size_t bytes, size_t at)
 {
+    uint64_t w = 0;
+    for (size_t k = at; k < bytes; k++)
+        w |= (uint64_t)slots[k] << (8 * (k - at));
+    return w;
+}
+
+/* 64 bits of the slots from bit `pos` (the bits above what the caller needs are not masked). */
+static inline uint64_t slots_read(const uint8_t *slots, size_t bytes, uint64_t pos)
+{
+    size_t at = (size_t)(pos >> 3);
+    uint64_t w = at + 8 <= bytes ? nidus_load_le64(slots + at) : slots_tail(slots, bytes, at);
+    return w >> (pos & 7);
+}
+
+/* Buckets wider than 57 bits, field by field: out of line, so that the common shapes' code stays small. */
+static __attribute__((noinline)) bool wide_pair_has(const uint8_t *slots, size_t bytes, uint64_t i, uint64_t j,
+                                                    unsigned b, unsigned f, uint32_t fp)
+{
+    uint64_t mask = nidus_low_mask(f), bits = (uint64_t)b * f;
+    bool hit = false;
+    for (unsigned s = 0; s < b; s++) {
+        hit |= (slots_read(slots, bytes, i * bits + s * f) & mask) == fp;
+        hit |= (slots_read(slots, bytes, j * bits + s * f) & mask) == fp;
+    }
+    return hit;
+}
+
+/* Whether bucket i or j, each b fields of f bits, holds fp. `b` is a constant at each call. A bucket of up to 57
+ * bits is one read, matched by SWAR (Mycroft's zero-field test on the word XOR fp in every field: exact for
+ * "some field is zero"; the bits above the bucket only borrow upwards, out of its fields); wider ones field by
+ * field. */
+static inline __attribute__((always_inline)) bool plain_pair_has(const uint8_t *slots, size_t bytes, uint64_t i,
+                                                                 uint64_t j, unsigned b, unsigned f, uint32_t fp)
+{
+    unsigned bits = b * f;
+    if (bits <= 57) {
+        uint64_t ones = 1;
+        for (unsigned k = 1; k < b; k <<= 1)
+            ones |= ones << (k * f);
+        uint64_t pattern = fp * ones, high = ones << (f - 1);
+        uint64_t xi = slots_read(slots, bytes, i * bits) ^ pattern, xj = slots_read(slots, bytes, j * bits) ^ pattern;
+        return (((xi - ones) & ~xi) | ((xj - ones) & ~xj)) & high;
+    }
+    return wide_pair_has(slots, bytes, i, j, b, f, fp);
+}
+
+/* A semi-sorted bucket at bit `pos` (its rank, then four high parts of f - 4 bits) holds fp. */
+static __attribute__((noinline)) bool semi_has(const uint8_t *slots, size_t bytes, uint64_t pos, unsigned f, uint32_t fp)
+{
+    unsigned hb = f - 4u, nibbles = nidus_semisort_nibbles(slots_read(slots, bytes, pos));
+    uint64_t hmask = nidus_low_mask(hb), high = 0;
+    pos += NIDUS_SEMISORT_RANK_BITS;
+    bool one_read = 4u * hb <= 57u;
+    if (one_read)
+        high = slots_read(slots, bytes, pos);
+    bool hit = false;
+    for (unsigned s = 0; s < 4; s++) {
+        uint64_t part = one_read ? high >> (s * hb) : slots_read(slots, bytes, pos + s * hb);
+        hit |= (uint32_t)(((part & hmask) << 4) | ((nibbles >> (4 * s)) & 15)) == fp;
+    }
+    return hit;
+}
+
+/* Whether bucket i or j holds fp. */
+static inline bool packed_pair_has(const nidus_cuckoo_packed *p, uint64_t i, uint64_t j, uint32_t fp)
+{
+    unsigned f = p->fp_bits, log2b = p->layout & 3;
+    uint64_t m = p->buckets;
+    if (p->layout & NIDUS_PACKED_SEMI_SORT) {
+        unsigned bits = 4u * f - 4u;
+        size_t bytes = (size_t)((m * bits + 7) / 8);
+        return semi_has(p->slots, bytes, i * bits, f, fp) || semi_has(p->slots, bytes, j * bits, f, fp);
+    }
+    unsigned bits = f << log2b;
+    size_t bytes = (size_t)((m * bits + 7) / 8);
+    switch (log2b) {
+    case 0:
+        return plain_pair_has(p->slots, bytes, i, j, 1, f, fp);
+    case 1:
+        return plain_pair_has(p->slots, bytes, i, j, 2, f, fp);
+    case 2:
+        return plain_pair_has(p->slots, bytes, i, j, 4, f, fp);
+    default:
+        return plain_pair_has(p->slots, bytes, i, j, 8, f, fp);
+    }
+}
+
+_Static_assert(UINT16_MAX < (UINT32_C(1) << NIDUS_REACH_LOG2), "a packed table is smaller than one block of the reach");
+
+bool nidus_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash)
+{
+    const nidus_cuckoo_packed *p = packed_of(h);
+    uint64_t m = p->buckets, i;
+    uint32_t mask = (uint32_t)nidus_low_mask(p->fp_bits), fp;
+    bool mod = (p->layout & NIDUS_PACKED_MOD_PLACEMENT) != 0;
+    if (mod) {
+        i = hash % m;
+        fp = nidus_fingerprint(nidus_fingerprint_source_mod(hash), mask);
+    } else {
+        i = nidus_range_reduce(hash, m);
+        fp = nidus_fingerprint((uint32_t)hash, mask);
+    }
+    uint32_t o = fp & mask;
+    uint32_t x = (o | (uint32_t)(o == 0)) * UINT32_C(0x9E3779B1);
+    uint64_t r = ((uint64_t)x >> (32 - NIDUS_REACH_LOG2)) | 1;
+    if (r >= m) /* both below 2^16: a 32-bit division */
+        r = (uint32_t)r % (uint32_t)m;
+    uint64_t j = nidus_table_alt_by(i, r, m);
+    if (packed_pair_has(p, i, j, fp))
+        return true;
     if (!side_entries(p))
         return false;
-    uint64_t i;
-    uint32_t fp;
-    nidus_table_locate(t, hash, &i, &fp);
-    uint64_t j = nidus_table_alt(t, i, fp), lower = i < j ? i : j;
+    uint64_t lower = i < j ? i : j;
     for (unsigned e = 0; e < side_entries(p); e++)
         if (p->side->entry[e].bucket == lower && p->side->entry[e].fingerprint == fp)
             return true;
     return false;
 }
 
-bool nidus_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash)
-{
-    thawed w;
-    thaw(packed_of(h), &w, true, false);
-    return nidus_full_contains_hash(&w.cf, hash) || side_has(packed_of(h), &w.t, hash);
-}
-
 bool nidus_packed_contains_key(const nidus_cuckoo *h, const void *key, size_t len)
 {
-    return nidus_packed_contains_hash(h, nidus_hash_bytes(key, len, packed_of(h)->seed));
+    uint64_t seed = packed_of(h)->seed;
+    return nidus_packed_contains_hash(h, len == 8 ? nidus_hash8(key, nidus_hash8_flip(seed))
+                                                  : nidus_hash_bytes(key, len, seed));
 }
 
 void nidus_packed_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out)
 {
-    thawed w;
-    thaw(packed_of(h), &w, true, false);
-    nidus_full_contains_many_hash(&w.cf, hashes, n, out);
-    if (side_entries(packed_of(h)))
-        for (size_t k = 0; k < n; k++)
-            out[k] = out[k] || side_has(packed_of(h), &w.t, hashes[k]);
+    for (size_t k = 0; k < n; k++)
+        out[k] = nidus_packed_contains_hash(h, hashes[k]);
 }
 
 uint64_t nidus_packed_count_hash(const nidus_cuckoo *h, uint64_t hash)

@@ -5,9 +5,10 @@
  * derived constants, overflow map) and the slots with 16 bytes of slack, in three allocations. For one small
  * table that is most of its memory: CF.RESERVE k 4 held 5 bytes of fingerprints in ~370. Those structs are a
  * cache of what a 40-byte header says, so a small filter is kept as that header with its slots packed after it,
- * in one allocation, and each call rebuilds the full form on the stack (a struct, a table struct and a copy of
- * the slots with their slack: at most NIDUS_CUCKOO_PACKED_MAX_BYTES), runs the ordinary code on it and, when it
- * wrote, copies the slots and counters back. Up to NIDUS_CUCKOO_SIDE_ENTRIES overflow entries (duplicate copies
+ * in one allocation. Lookups read the packed slots directly (cuckoo_packed.c: the placement computed from the
+ * header, buckets matched a word at a time); every other call rebuilds the full form on the stack (a struct, a
+ * table struct and a copy of the slots with their slack: at most NIDUS_CUCKOO_PACKED_MAX_BYTES), runs the full
+ * form's code on it and, when it wrote, copies the slots and counters back. Up to NIDUS_CUCKOO_SIDE_ENTRIES overflow entries (duplicate copies
  * beyond a full bucket pair, items the kick search could not place) live in a side block of 48 bytes (up to 5
  * entries) or 80 (up to 9), allocated only while there are any; the header's max_memory moves into it and its
  * pointer takes that field's place, so the handle without entries is no larger. Whatever the packed form cannot
