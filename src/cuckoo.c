@@ -4,7 +4,6 @@
 #include <math.h>
 
 #include "alloc.h"
-#include "cuckoo_add_impl.h"
 #include "cuckoo_dispatch.h"
 #include "cuckoo_kernels.h"
 #include "file_io.h"
@@ -126,123 +125,21 @@ nidus_status nidus_full_add_unique_hash(nidus_cuckoo *cf, uint64_t hash, bool *a
     return st;
 }
 
-/* Any filter: every table from the oldest (none while loading); one table asks its kernel, then its map. */
-static inline __attribute__((always_inline)) bool contains_hash(const nidus_cuckoo *cf, uint64_t hash)
-{
-    if (cf->loader)
-        return false;
-    if (cf->ntables == 1)
-        return nidus_table_lookup(cf->tables, hash);
-    for (unsigned k = 0; k < cf->ntables; k++)
-        if (nidus_table_lookup(&cf->tables[k], hash))
-            return true;
-    return false;
-}
-
 bool nidus_full_contains_key(const nidus_cuckoo *cf, const void *key, size_t len)
 {
     return nidus_full_contains_hash(cf, nidus_hash_bytes(key, len, cf->seed));
 }
 
-static inline __attribute__((always_inline)) uint64_t count_hash(const nidus_cuckoo *cf, uint64_t hash)
+bool nidus_full_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
-    uint64_t n = 0;
-    if (cf->loader)
-        return 0;
-    for (unsigned k = 0; k < cf->ntables; k++) {
-        uint64_t i;
-        uint32_t fp;
-        nidus_table_locate(&cf->tables[k], hash, &i, &fp);
-        n += nidus_table_count_pair(&cf->tables[k], i, fp);
-    }
-    return n;
+    return nidus_kernel_contains_hash_base(cf, hash);
 }
 
-/* XXH3 of a short key; an 8-byte key (the common case: integers, hashes) with the seed's part precomputed. */
-static inline __attribute__((always_inline)) uint64_t hash_short(const nidus_cuckoo *cf, const void *key, size_t len)
+uint64_t nidus_full_count_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
-    return len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_short(key, len, cf->seed);
+    return nidus_kernel_count_hash_base(cf, hash);
 }
 
-/* The add of a one-table filter with a fast kernel: both buckets read with one load each, the item put into the
- * emptier one with one store; both full (or a duplicate that fills its pair) is a tail call to the slow path.
- * `semi` is a constant at every call, so each caller compiles one kernel. */
-static inline __attribute__((always_inline)) nidus_status add_one_word(nidus_cuckoo *cf, uint64_t hash, bool semi)
-{
-    nidus_table *t = cf->tables;
-    uint64_t i, j;
-    uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-    if (!(semi ? nidus_table_semi_put_pair(t, i, j, fp) : nidus_table_word_put_pair(t, i, j, fp)))
-        return nidus_full_add_slow(cf, hash);
-    t->occupied++;
-    return NIDUS_OK;
-}
-
-/* The kernels of cuckoo_kernels.h, once per instruction set. A single add or lookup at 10M items is bound by how
- * many fit in the core's window while their buckets are read, so every instruction counts: the v3 copy shifts
- * by a table's field without the shift-count register and makes fewer moves. */
-#define NIDUS_CUCKOO_KERNELS(ISA, TARGET)                                                                          \
-    TARGET bool nidus_kernel_plain_key_##ISA(const nidus_cuckoo *cf, const void *key, size_t len)               \
-    {                                                                                                            \
-        const nidus_table *t = cf->tables;                                                                       \
-        uint64_t i, j;                                                                                           \
-        uint32_t fp = nidus_table_fast_locate(t, hash_short(cf, key, len), &i, &j);                             \
-        return nidus_table_plain_probe(t, i, j, fp);                                                             \
-    }                                                                                                            \
-    TARGET bool nidus_kernel_semi_key_##ISA(const nidus_cuckoo *cf, const void *key, size_t len)                \
-    {                                                                                                            \
-        const nidus_table *t = cf->tables;                                                                       \
-        uint64_t i, j;                                                                                           \
-        uint32_t fp = nidus_table_fast_locate(t, hash_short(cf, key, len), &i, &j);                             \
-        return nidus_table_semi_probe(t, i, j, fp);                                                              \
-    }                                                                                                            \
-    TARGET bool nidus_kernel_plain_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash)                            \
-    {                                                                                                            \
-        const nidus_table *t = cf->tables;                                                                       \
-        uint64_t i, j;                                                                                           \
-        uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);                                                  \
-        return nidus_table_plain_probe(t, i, j, fp);                                                             \
-    }                                                                                                            \
-    TARGET bool nidus_kernel_semi_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash)                             \
-    {                                                                                                            \
-        const nidus_table *t = cf->tables;                                                                       \
-        uint64_t i, j;                                                                                           \
-        uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);                                                  \
-        return nidus_table_semi_probe(t, i, j, fp);                                                              \
-    }                                                                                                            \
-    TARGET nidus_status nidus_kernel_add_plain_key_##ISA(nidus_cuckoo *cf, const void *key, size_t len)         \
-    {                                                                                                            \
-        return add_one_word(cf, hash_short(cf, key, len), false);                                                \
-    }                                                                                                            \
-    TARGET nidus_status nidus_kernel_add_semi_key_##ISA(nidus_cuckoo *cf, const void *key, size_t len)          \
-    {                                                                                                            \
-        return add_one_word(cf, hash_short(cf, key, len), true);                                                 \
-    }                                                                                                            \
-    TARGET nidus_status nidus_kernel_add_plain_hash_##ISA(nidus_cuckoo *cf, uint64_t hash)                      \
-    {                                                                                                            \
-        return add_one_word(cf, hash, false);                                                                    \
-    }                                                                                                            \
-    TARGET nidus_status nidus_kernel_add_semi_hash_##ISA(nidus_cuckoo *cf, uint64_t hash)                       \
-    {                                                                                                            \
-        return add_one_word(cf, hash, true);                                                                     \
-    }                                                                                                            \
-    TARGET bool nidus_kernel_contains_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash)                         \
-    {                                                                                                            \
-        return contains_hash(cf, hash);                                                                          \
-    }                                                                                                            \
-    TARGET uint64_t nidus_kernel_count_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash)                        \
-    {                                                                                                            \
-        return count_hash(cf, hash);                                                                             \
-    }
-
-NIDUS_CUCKOO_KERNELS(base, )
-#if NIDUS_HAVE_ISA_V3
-NIDUS_CUCKOO_KERNELS(v3, NIDUS_TARGET_V3)
-#endif
-
-bool nidus_full_contains_hash(const nidus_cuckoo *cf, uint64_t hash) { return contains_hash(cf, hash); }
-
-uint64_t nidus_full_count_hash(const nidus_cuckoo *cf, uint64_t hash) { return count_hash(cf, hash); }
 
 static uint64_t total_items(const nidus_cuckoo *cf)
 {

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal: the full form's per-kernel calls, one copy per instruction set (isa_impl.h): `_base` for any CPU of
- * the target, `_v3` for x86-64-v3. cuckoo_dispatch.c reaches them by the dispatch byte (cuckoo_dispatch.h),
+/* Internal: the full form's per-kernel calls, one copy per instruction set (isa_impl.h), all from one template
+ * (cuckoo_kernels_impl.h): `_base` for any CPU of the target, `_v3` for x86-64-v3. cuckoo_dispatch.c reaches them by the dispatch byte (cuckoo_dispatch.h),
  * with a tail call, so that neither it nor they need a stack frame on the common path.
  *   plain_* / semi_*: a one-table filter whose table takes that fast kernel (t->fast) and whose overflow map is
  *     empty; by key only for keys of at most 16 bytes (XXH3's short path inlined). Adds only on writable ones:
  *     both buckets full is a tail call to nidus_full_add_slow.
- *   contains_hash / count_hash: any full filter (the general paths). */
+ *   contains_hash / count_hash: any full filter (the general paths).
+ *   many_hash / many_key: batched lookups of a filter that takes plain_* or semi_*. */
 #ifndef NIDUS_SRC_CUCKOO_KERNELS_H
 #define NIDUS_SRC_CUCKOO_KERNELS_H
 
@@ -22,7 +23,10 @@
     nidus_status nidus_kernel_add_plain_hash_##ISA(nidus_cuckoo *cf, uint64_t hash);                           \
     nidus_status nidus_kernel_add_semi_hash_##ISA(nidus_cuckoo *cf, uint64_t hash);                            \
     bool nidus_kernel_contains_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                              \
-    uint64_t nidus_kernel_count_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);
+    uint64_t nidus_kernel_count_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                            \
+    void nidus_kernel_many_hash_##ISA(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out);    \
+    void nidus_kernel_many_key_##ISA(const nidus_cuckoo *cf, const void *const *keys, const size_t *lens,       \
+                                     size_t n, bool *out);
 
 NIDUS_CUCKOO_KERNEL_DECLS(base)
 #if NIDUS_HAVE_ISA_V3

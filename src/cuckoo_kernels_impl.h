@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal: the cuckoo kernels (cuckoo_kernels.h) as a template, compiled once per instruction set.
+ *
+ * cuckoo_kernels.c includes this file once per copy, with NIDUS_ISA set to the copy's suffix (base, v3) and
+ * NIDUS_ISA_TARGET to its function attribute (isa_impl.h): every function below the shared part is defined
+ * under the name NIDUS_ISA_FN(name), so one source gives every copy, with no wrapper written by hand. The
+ * shared part (always-inline helpers) is compiled into each copy where it is inlined.
+ *
+ * A single add or lookup at 10M items is bound by how many fit in the core's window while their buckets are
+ * read, so every instruction counts: the v3 copy shifts by a table's field without the shift-count register
+ * and makes fewer moves. Batched lookups of a one-table filter with a fast kernel go by blocks of
+ * NIDUS_KERNEL_BLOCK keys: hash, locate and prefetch the whole block, then probe it. Two plain loops, no ring
+ * to index, and by the time the first key is probed its lines have had the whole block's staging to arrive. */
+#ifndef NIDUS_SRC_CUCKOO_KERNELS_SHARED
+#define NIDUS_SRC_CUCKOO_KERNELS_SHARED
+
+#include "cuckoo_add_impl.h"
+#include "cuckoo_kernels.h"
+
+#define NIDUS_KERNEL_BLOCK 32u
+
+/* Any filter: every table from the oldest (none while loading); one table asks its kernel, then its map. */
+static inline __attribute__((always_inline)) bool contains_hash(const nidus_cuckoo *cf, uint64_t hash)
+{
+    if (cf->loader)
+        return false;
+    if (cf->ntables == 1)
+        return nidus_table_lookup(cf->tables, hash);
+    for (unsigned k = 0; k < cf->ntables; k++)
+        if (nidus_table_lookup(&cf->tables[k], hash))
+            return true;
+    return false;
+}
+
+static inline __attribute__((always_inline)) uint64_t count_hash(const nidus_cuckoo *cf, uint64_t hash)
+{
+    uint64_t n = 0;
+    if (cf->loader)
+        return 0;
+    for (unsigned k = 0; k < cf->ntables; k++) {
+        uint64_t i;
+        uint32_t fp;
+        nidus_table_locate(&cf->tables[k], hash, &i, &fp);
+        n += nidus_table_count_pair(&cf->tables[k], i, fp);
+    }
+    return n;
+}
+
+/* XXH3 of a short key; an 8-byte key (the common case: integers, hashes) with the seed's part precomputed. */
+static inline __attribute__((always_inline)) uint64_t hash_short(const nidus_cuckoo *cf, const void *key, size_t len)
+{
+    return len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_short(key, len, cf->seed);
+}
+
+/* The add of a one-table filter with a fast kernel: both buckets read with one load each, the item put into the
+ * emptier one with one store; both full (or a duplicate that fills its pair) is a tail call to the slow path.
+ * `semi` is a constant at every call, so each caller compiles one kernel. */
+static inline __attribute__((always_inline)) nidus_status add_one_word(nidus_cuckoo *cf, uint64_t hash, bool semi)
+{
+    nidus_table *t = cf->tables;
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+    if (!(semi ? nidus_table_semi_put_pair(t, i, j, fp) : nidus_table_word_put_pair(t, i, j, fp)))
+        return nidus_full_add_slow(cf, hash);
+    t->occupied++;
+    return NIDUS_OK;
+}
+
+/* The cache lines a one-word bucket read touches (8 bytes from the bucket's first byte). */
+static inline void prefetch_word(const nidus_table *t, uint64_t i)
+{
+    const uint8_t *p = t->data + i * t->bucket_bytes;
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 7);
+}
+
+/* Probes a block of at most NIDUS_KERNEL_BLOCK located keys (fp[k] in buckets i[k], j[k]) of a t->fast table. */
+static inline void probe_fast_block(const nidus_table *t, const uint64_t *i, const uint64_t *j, const uint32_t *fp,
+                                    size_t m, bool *out)
+{
+    if (t->fast == NIDUS_FAST_PLAIN)
+        for (size_t k = 0; k < m; k++)
+            out[k] = nidus_table_plain_probe(t, i[k], j[k], fp[k]);
+    else
+        for (size_t k = 0; k < m; k++)
+            out[k] = nidus_table_semi_probe(t, i[k], j[k], fp[k]);
+}
+
+static inline __attribute__((always_inline)) void contains_fast_hashes(const nidus_table *t, const uint64_t *hashes,
+                                                                      size_t n, bool *out)
+{
+    uint64_t i[NIDUS_KERNEL_BLOCK], j[NIDUS_KERNEL_BLOCK];
+    uint32_t fp[NIDUS_KERNEL_BLOCK];
+    for (size_t base = 0; base < n; base += NIDUS_KERNEL_BLOCK) {
+        size_t m = n - base < NIDUS_KERNEL_BLOCK ? n - base : NIDUS_KERNEL_BLOCK;
+        for (size_t k = 0; k < m; k++) {
+            fp[k] = nidus_table_fast_locate(t, hashes[base + k], &i[k], &j[k]);
+            prefetch_word(t, i[k]);
+            prefetch_word(t, j[k]);
+        }
+        probe_fast_block(t, i, j, fp, m, out + base);
+    }
+}
+
+static inline __attribute__((always_inline)) void contains_fast_keys(const nidus_cuckoo *cf, const nidus_table *t,
+                                                                    const void *const *keys, const size_t *lens,
+                                                                    size_t n, bool *out)
+{
+    uint64_t i[NIDUS_KERNEL_BLOCK], j[NIDUS_KERNEL_BLOCK];
+    uint32_t fp[NIDUS_KERNEL_BLOCK];
+    for (size_t base = 0; base < n; base += NIDUS_KERNEL_BLOCK) {
+        size_t m = n - base < NIDUS_KERNEL_BLOCK ? n - base : NIDUS_KERNEL_BLOCK;
+        for (size_t k = 0; k < m; k++) {
+            const void *key = keys[base + k];
+            size_t len = lens[base + k];
+            uint64_t h = len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_bytes(key, len, cf->seed);
+            fp[k] = nidus_table_fast_locate(t, h, &i[k], &j[k]);
+            prefetch_word(t, i[k]);
+            prefetch_word(t, j[k]);
+        }
+        probe_fast_block(t, i, j, fp, m, out + base);
+    }
+}
+
+#endif /* the shared part */
+
+#if !defined(NIDUS_ISA) || !defined(NIDUS_ISA_TARGET)
+#error "define NIDUS_ISA and NIDUS_ISA_TARGET before including cuckoo_kernels_impl.h"
+#endif
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_plain_key)(const nidus_cuckoo *cf, const void *key, size_t len)
+{
+    const nidus_table *t = cf->tables;
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate(t, hash_short(cf, key, len), &i, &j);
+    return nidus_table_plain_probe(t, i, j, fp);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_semi_key)(const nidus_cuckoo *cf, const void *key, size_t len)
+{
+    const nidus_table *t = cf->tables;
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate(t, hash_short(cf, key, len), &i, &j);
+    return nidus_table_semi_probe(t, i, j, fp);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_plain_hash)(const nidus_cuckoo *cf, uint64_t hash)
+{
+    const nidus_table *t = cf->tables;
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+    return nidus_table_plain_probe(t, i, j, fp);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_semi_hash)(const nidus_cuckoo *cf, uint64_t hash)
+{
+    const nidus_table *t = cf->tables;
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+    return nidus_table_semi_probe(t, i, j, fp);
+}
+
+NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_plain_key)(nidus_cuckoo *cf, const void *key, size_t len)
+{
+    return add_one_word(cf, hash_short(cf, key, len), false);
+}
+
+NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_semi_key)(nidus_cuckoo *cf, const void *key, size_t len)
+{
+    return add_one_word(cf, hash_short(cf, key, len), true);
+}
+
+NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_plain_hash)(nidus_cuckoo *cf, uint64_t hash)
+{
+    return add_one_word(cf, hash, false);
+}
+
+NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_semi_hash)(nidus_cuckoo *cf, uint64_t hash)
+{
+    return add_one_word(cf, hash, true);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_contains_hash)(const nidus_cuckoo *cf, uint64_t hash)
+{
+    return contains_hash(cf, hash);
+}
+
+NIDUS_ISA_TARGET uint64_t NIDUS_ISA_FN(nidus_kernel_count_hash)(const nidus_cuckoo *cf, uint64_t hash)
+{
+    return count_hash(cf, hash);
+}
+
+NIDUS_ISA_TARGET void NIDUS_ISA_FN(nidus_kernel_many_hash)(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n,
+                                                           bool *out)
+{
+    contains_fast_hashes(cf->tables, hashes, n, out);
+}
+
+NIDUS_ISA_TARGET void NIDUS_ISA_FN(nidus_kernel_many_key)(const nidus_cuckoo *cf, const void *const *keys,
+                                                          const size_t *lens, size_t n, bool *out)
+{
+    contains_fast_keys(cf, cf->tables, keys, lens, n, out);
+}
