@@ -2,12 +2,14 @@
 /* The full form of a cuckoo filter (cuckoo_filter.h): creation, then hashing once and the tables from the newest
  * to the oldest; its kernels per instruction set (cuckoo_kernels.h). cuckoo_dispatch.c chooses among them. */
 #include <math.h>
+#include <string.h>
 
 #include "alloc.h"
 #include "cuckoo_dispatch.h"
 #include "cuckoo_kernels.h"
 #include "file_io.h"
 #include "params.h"
+#include "semisort.h"
 
 nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, unsigned max_kicks)
 {
@@ -15,6 +17,74 @@ nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, 
         max_kicks < 1 || max_kicks > NIDUS_CUCKOO_MAX_KICKS)
         return NIDUS_ERR_INVALID_ARGUMENT;
     return NIDUS_OK;
+}
+
+/* What the filter's state calls for: its tag and, from table 0, the rest of the published view (the allocator,
+ * seed and hash8_flip, which never change, are left out). */
+static void fresh_view(const nidus_cuckoo *cf, struct nidus_cuckoo_view *v)
+{
+    memset(v, 0, sizeof *v);
+    v->tag = NIDUS_CUCKOO_TAG(nidus_cuckoo_derive_dispatch(cf), NIDUS_CUCKOO_VIEW_VERSION);
+    if (!cf->tables || !cf->ntables)
+        return;
+    nidus_table *t = &cf->tables[0];
+    const nidus_swar *sw = t->shape.semi_sort ? &t->semi_swar : &t->chunk_swar[0];
+    v->fp_bits = t->shape.fp_bits;
+    v->bucket_size = t->shape.bucket_size;
+    v->bucket_bytes = t->bucket_bytes;
+    v->offset_shift = t->offset_shift;
+    v->data = t->data;
+    v->buckets = t->shape.buckets;
+    v->xor_limit = t->xor_limit;
+    v->occupied = &t->occupied;
+    v->ones = sw->ones;
+    v->high = sw->high;
+    v->semi_unrank = nidus_semisort_unrank;
+    v->semi_rank_part = &nidus_semisort_rank_part[0][0];
+    v->fp_mask = t->fp_mask;
+}
+
+void nidus_cuckoo_redispatch(nidus_cuckoo *cf)
+{
+    struct nidus_cuckoo_view v;
+    fresh_view(cf, &v);
+    cf->tag = v.tag;
+    cf->view_fp_bits = v.fp_bits;
+    cf->view_bucket_size = v.bucket_size;
+    cf->view_bucket_bytes = v.bucket_bytes;
+    cf->view_offset_shift = v.offset_shift;
+    cf->view_data = v.data;
+    cf->view_buckets = v.buckets;
+    cf->view_xor_limit = v.xor_limit;
+    cf->view_occupied = v.occupied;
+    cf->view_ones = v.ones;
+    cf->view_high = v.high;
+    cf->view_semi_unrank = v.semi_unrank;
+    cf->view_semi_rank_part = v.semi_rank_part;
+    cf->view_fp_mask = v.fp_mask;
+}
+
+bool nidus_cuckoo_dispatch_fresh(const nidus_cuckoo *h)
+{
+    unsigned d = nidus_cuckoo_dispatch_byte(h);
+    if (d == NIDUS_DISPATCH_PACKED)
+        return true;
+    if (d == NIDUS_DISPATCH_FORWARD)
+        h = ((const nidus_cuckoo_forward *)(const void *)h)->full;
+    struct nidus_cuckoo_view v;
+    fresh_view(h, &v);
+    const struct nidus_cuckoo_view *now = nidus_cuckoo_view_of(h);
+    if (now->tag != v.tag)
+        return false;
+    uint32_t state = nidus_cuckoo_view_state(&v);
+    if (state != NIDUS_CUCKOO_TAG_PLAIN && state != NIDUS_CUCKOO_TAG_SEMI)
+        return true; /* the inline path reads nothing else */
+    return now->fp_bits == v.fp_bits && now->bucket_size == v.bucket_size && now->bucket_bytes == v.bucket_bytes &&
+           now->offset_shift == v.offset_shift && now->seed == h->seed &&
+           now->hash8_flip == nidus_hash8_flip(h->seed) && now->data == v.data && now->buckets == v.buckets &&
+           now->xor_limit == v.xor_limit && now->occupied == v.occupied && now->ones == v.ones &&
+           now->high == v.high && now->semi_unrank == v.semi_unrank && now->semi_rank_part == v.semi_rank_part &&
+           now->fp_mask == v.fp_mask;
 }
 
 nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus_cuckoo **out)

@@ -15,10 +15,10 @@
 /* A one-table filter whose table has a fast kernel (its dispatch byte says so): the block path above. */
 static inline const nidus_table *fast_table(const nidus_cuckoo *cf)
 {
-    return cf->dispatch >= NIDUS_DISPATCH_PLAIN ? cf->tables : NULL;
+    return nidus_cuckoo_dispatch_byte(cf) >= NIDUS_DISPATCH_PLAIN ? cf->tables : NULL;
 }
 
-static inline bool fast_v3(const nidus_cuckoo *cf) { return cf->dispatch & 1; }
+static inline bool fast_v3(const nidus_cuckoo *cf) { return nidus_cuckoo_dispatch_byte(cf) & 1; }
 
 typedef struct pending {
     uint64_t i, j;
@@ -82,15 +82,19 @@ void nidus_full_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *hashe
 /* One add, by the kernel the filter's dispatch byte names (it may change with any add that took the slow path). */
 static inline nidus_status add_one(nidus_cuckoo *cf, uint64_t hash)
 {
-    switch (cf->dispatch) {
+    switch (nidus_cuckoo_dispatch_byte(cf)) {
     case NIDUS_DISPATCH_PLAIN:
+    case NIDUS_DISPATCH_PLAIN_INLINE:
         return nidus_kernel_add_plain_hash_base(cf, hash);
     case NIDUS_DISPATCH_SEMI:
+    case NIDUS_DISPATCH_SEMI_INLINE:
         return nidus_kernel_add_semi_hash_base(cf, hash);
 #if NIDUS_HAVE_ISA_V3
     case NIDUS_DISPATCH_PLAIN_V3:
+    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
         return nidus_kernel_add_plain_hash_v3(cf, hash);
     case NIDUS_DISPATCH_SEMI_V3:
+    case NIDUS_DISPATCH_SEMI_INLINE_V3:
         return nidus_kernel_add_semi_hash_v3(cf, hash);
 #endif
     }

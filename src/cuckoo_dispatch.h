@@ -36,7 +36,19 @@ enum {
     NIDUS_DISPATCH_PLAIN_RO_V3 = 13,
     NIDUS_DISPATCH_SEMI_RO = 14,
     NIDUS_DISPATCH_SEMI_RO_V3 = 15,
+    NIDUS_DISPATCH_PLAIN_INLINE = 16, /* NIDUS_DISPATCH_PLAIN whose table the inline path serves too: no offset */
+    NIDUS_DISPATCH_PLAIN_INLINE_V3 = 17, /* needs reducing (2^reach_log2 buckets or more). The view's tag says so */
+    NIDUS_DISPATCH_SEMI_INLINE = 18,  /* (NIDUS_CUCKOO_TAG_PLAIN, _SEMI: nidus/inline_cuckoo.h) */
+    NIDUS_DISPATCH_SEMI_INLINE_V3 = 19,
 };
+
+_Static_assert(NIDUS_CUCKOO_TAG_PLAIN == NIDUS_CUCKOO_TAG(NIDUS_DISPATCH_PLAIN_INLINE_V3, NIDUS_CUCKOO_VIEW_VERSION) &&
+                   NIDUS_CUCKOO_TAG_SEMI ==
+                       NIDUS_CUCKOO_TAG(NIDUS_DISPATCH_SEMI_INLINE_V3, NIDUS_CUCKOO_VIEW_VERSION),
+               "the tags the inline header knows are these states");
+
+/* A filter's dispatch byte (byte 0 of any handle). */
+static inline unsigned nidus_cuckoo_dispatch_byte(const nidus_cuckoo *h) { return *(const unsigned char *)h; }
 
 /* Whether dispatch byte d takes the x86-64-v3 copy of the kernels. */
 static inline bool nidus_dispatch_v3(unsigned d) { return d >= NIDUS_DISPATCH_GENERAL_V3 && (d & 1); }
@@ -50,24 +62,24 @@ static inline unsigned char nidus_cuckoo_derive_dispatch(const nidus_cuckoo *cf)
     unsigned v3 = t->isa == NIDUS_ISA_V3;
     if (cf->ntables != 1)
         return v3 ? NIDUS_DISPATCH_GENERAL_V3 : NIDUS_DISPATCH_GENERAL;
-    unsigned d = t->fast == NIDUS_FAST_PLAIN ? (cf->read_only ? NIDUS_DISPATCH_PLAIN_RO : NIDUS_DISPATCH_PLAIN)
-                 : t->fast == NIDUS_FAST_SEMI ? (cf->read_only ? NIDUS_DISPATCH_SEMI_RO : NIDUS_DISPATCH_SEMI)
-                                              : NIDUS_DISPATCH_ONE;
+    unsigned d = t->fast == NIDUS_FAST_PLAIN
+                     ? (cf->read_only     ? NIDUS_DISPATCH_PLAIN_RO
+                        : t->offset_wraps ? NIDUS_DISPATCH_PLAIN
+                                          : NIDUS_DISPATCH_PLAIN_INLINE)
+                 : t->fast == NIDUS_FAST_SEMI
+                     ? (cf->read_only     ? NIDUS_DISPATCH_SEMI_RO
+                        : t->offset_wraps ? NIDUS_DISPATCH_SEMI
+                                          : NIDUS_DISPATCH_SEMI_INLINE)
+                     : NIDUS_DISPATCH_ONE;
     return (unsigned char)(d | v3);
 }
 
-/* Stores the derived byte: every change of a full filter's state that can change it ends here. */
-static inline void nidus_cuckoo_redispatch(nidus_cuckoo *cf) { cf->dispatch = nidus_cuckoo_derive_dispatch(cf); }
+/* Stores the derived byte in the tag, and the view's fields from table 0: every change of a full filter's state
+ * that can change either ends here (cuckoo.c). */
+void nidus_cuckoo_redispatch(nidus_cuckoo *cf);
 
-/* True when the handle's cached byte (and a forward's full filter's) is what its state calls for now. */
-static inline bool nidus_cuckoo_dispatch_fresh(const nidus_cuckoo *h)
-{
-    unsigned d = *(const unsigned char *)h;
-    if (d == NIDUS_DISPATCH_PACKED)
-        return true;
-    if (d == NIDUS_DISPATCH_FORWARD)
-        h = ((const nidus_cuckoo_forward *)(const void *)h)->full;
-    return h->dispatch == nidus_cuckoo_derive_dispatch(h);
-}
+/* True when the handle's cached tag and view (and a forward's full filter's) are what its state calls for now:
+ * the byte, and while the tag is one the inline path serves, every field of the view. */
+bool nidus_cuckoo_dispatch_fresh(const nidus_cuckoo *h);
 
 #endif

@@ -9,33 +9,69 @@
 #ifndef NIDUS_SRC_CUCKOO_FILTER_H
 #define NIDUS_SRC_CUCKOO_FILTER_H
 
+#include <stddef.h>
+
 #include "codec.h"
 #include "cuckoo_table.h"
 #include "nidus/cuckoo.h"
+#include "nidus/inline_cuckoo.h"
 
 typedef struct nidus_cuckoo_loader nidus_cuckoo_loader;
 
-/* The full form of a filter (96 bytes on x86-64; 80 before range placement added the shape's stride and
- * hash8_flip). Small filters are kept packed instead (cuckoo_packed.h): a public handle is one of those or
- * this, told apart by the first byte, which for this form says which kernel serves it (cuckoo_dispatch.h). */
+/* The full form of a filter (176 bytes on x86-64: 96 before the published view, 80 before range placement added
+ * the shape's stride and hash8_flip). Small filters are kept packed instead (cuckoo_packed.h): a public handle
+ * is one of those or this, told apart by the first byte, which for this form says which kernel serves it
+ * (cuckoo_dispatch.h). The first 104 bytes are the view the inline path reads (nidus/inline_cuckoo.h: the same
+ * fields in the same order, checked below), kept by nidus_cuckoo_redispatch with the dispatch byte. */
 struct nidus_cuckoo {
-    uint8_t dispatch;       /* NIDUS_DISPATCH_* other than PACKED and FORWARD: nidus_cuckoo_redispatch keeps it */
+    uint32_t tag;           /* byte 0: the dispatch byte, NIDUS_DISPATCH_* other than PACKED and FORWARD */
+    uint8_t view_fp_bits;   /* view: table 0's f, b, bucket bytes and offset shift */
+    uint8_t view_bucket_size;
+    uint8_t view_bucket_bytes;
+    uint8_t view_offset_shift;
+    const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
+    uint64_t seed;
+    uint64_t hash8_flip;    /* nidus_hash8_flip(seed): hashing an 8-byte key costs less with it */
+    uint8_t *view_data;     /* view: table 0's data, buckets, xor_limit, occupied count, SWAR masks */
+    uint64_t view_buckets;
+    uint64_t view_xor_limit;
+    uint64_t *view_occupied;
+    uint64_t view_ones;
+    uint64_t view_high;
+    const uint16_t *view_semi_unrank;
+    const uint16_t *view_semi_rank_part;
+    uint32_t view_fp_mask;
     /* Narrow fields together (every filter pays for this struct): each holds its checked range. */
     uint8_t max_tables;     /* 1..NIDUS_CUCKOO_MAX_TABLES */
     uint8_t ntables;
     bool read_only;         /* a view: tables borrow their data */
     uint16_t max_kicks;     /* 1..NIDUS_CUCKOO_MAX_KICKS */
     uint16_t expansion;     /* 0: never grow; at most NIDUS_CUCKOO_MAX_EXPANSION */
-    const nidus_allocator *alloc; /* the caller's hook (it must outlive the filter) or the libc one */
-    uint64_t seed;
     nidus_table_shape base; /* table 0's shape: bucket size, f0, offset bits, reach, semi-sorting */
     uint64_t max_memory;    /* 0: no limit */
     uint64_t deleted;       /* removes since creation or the last compaction */
     nidus_table *tables;    /* ntables of them, allocated to exactly that many */
     struct nidus_mapping *mapping; /* the mapped file of nidus_cuckoo_map_file, unmapped by free */
     nidus_cuckoo_loader *loader; /* while chunks are being loaded: the tables are incomplete */
-    uint64_t hash8_flip;    /* nidus_hash8_flip(seed): hashing an 8-byte key costs less with it */
 };
+
+#define NIDUS_SAME_FIELD_(a, b)                                                                                  \
+    (offsetof(struct nidus_cuckoo, a) == offsetof(struct nidus_cuckoo_view, b) &&                                      \
+     sizeof(((struct nidus_cuckoo *)0)->a) == sizeof(((struct nidus_cuckoo_view *)0)->b))
+_Static_assert(NIDUS_SAME_FIELD_(tag, tag) && NIDUS_SAME_FIELD_(view_fp_bits, fp_bits) &&
+                   NIDUS_SAME_FIELD_(view_bucket_size, bucket_size) &&
+                   NIDUS_SAME_FIELD_(view_bucket_bytes, bucket_bytes) &&
+                   NIDUS_SAME_FIELD_(view_offset_shift, offset_shift) && NIDUS_SAME_FIELD_(alloc, reserved0) &&
+                   NIDUS_SAME_FIELD_(seed, seed) && NIDUS_SAME_FIELD_(hash8_flip, hash8_flip) &&
+                   NIDUS_SAME_FIELD_(view_data, data) && NIDUS_SAME_FIELD_(view_buckets, buckets) &&
+                   NIDUS_SAME_FIELD_(view_xor_limit, xor_limit) && NIDUS_SAME_FIELD_(view_occupied, occupied) &&
+                   NIDUS_SAME_FIELD_(view_ones, ones) && NIDUS_SAME_FIELD_(view_high, high) &&
+                   NIDUS_SAME_FIELD_(view_semi_unrank, semi_unrank) &&
+                   NIDUS_SAME_FIELD_(view_semi_rank_part, semi_rank_part) &&
+                   NIDUS_SAME_FIELD_(view_fp_mask, fp_mask) &&
+                   offsetof(struct nidus_cuckoo, max_tables) == offsetof(struct nidus_cuckoo_view, reserved1),
+               "struct nidus_cuckoo begins with the published view, field for field");
+#undef NIDUS_SAME_FIELD_
 
 _Static_assert(NIDUS_CUCKOO_MAX_KICKS <= UINT16_MAX && NIDUS_CUCKOO_MAX_EXPANSION <= UINT16_MAX &&
                    NIDUS_CUCKOO_MAX_TABLES <= UINT8_MAX,

@@ -286,6 +286,7 @@ void nidus_cuckoo_pack(nidus_cuckoo **f)
         nidus_free(cf->alloc, t->data);
         t->data = fw->data;
         t->borrowed = true;
+        nidus_cuckoo_redispatch(cf); /* the view's data moved */
         fw->form = NIDUS_FORM_FORWARD;
         fw->alloc = cf->alloc;
         fw->full = cf;

@@ -121,7 +121,7 @@ typedef struct nidus_cuckoo_forward {
 } nidus_cuckoo_forward;
 
 _Static_assert(offsetof(nidus_cuckoo_packed, alloc) == 8 && offsetof(nidus_cuckoo_forward, alloc) == 8 &&
-                   offsetof(struct nidus_cuckoo, alloc) == 8 && offsetof(struct nidus_cuckoo, dispatch) == 0,
+                   offsetof(struct nidus_cuckoo, alloc) == 8 && offsetof(struct nidus_cuckoo, tag) == 0,
                "every form keeps its allocator at offset 8");
 _Static_assert(offsetof(nidus_cuckoo_forward, data) + NIDUS_BITS_SLACK <= offsetof(nidus_cuckoo_packed, slots),
                "a packed handle can hold a forward and its first table with the table's slack");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The dispatch byte (cuckoo_dispatch.h): in every state a filter passes through — new, grown, compacted, cleared,
- * stashed and drained, viewed, loading and loaded, packed and forward — the byte cached in it is what its state
- * calls for, and the filter answers for every key it holds. */
+ * stashed and drained, viewed, loading and loaded, packed and forward, small and large — the byte cached in it
+ * (and, in the states the inline path serves, its whole published view) is what its state calls for, and the
+ * filter answers for every key it holds. */
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -167,12 +168,46 @@ static void test_views_loads_and_packed_forms(void **state)
     free(keys);
 }
 
+/* A table of 2^16 buckets or more takes the states the inline path serves (its view's tag is one the header knows,
+ * and every field of the view is fresh); a stash, growth and compaction move it out and back. */
+static void test_inline_states_and_their_view(void **state)
+{
+    (void)state;
+    size_t cap = 300000, n = 2 * cap;
+    uint64_t *keys = keys_of(n);
+    for (int semi = 0; semi < 2; semi++) {
+        unsigned fast = semi ? NIDUS_DISPATCH_SEMI_INLINE : NIDUS_DISPATCH_PLAIN_INLINE;
+        nidus_cuckoo *cf = make(cap, semi ? 13 : 12, semi, 0);
+        assert_state(cf, fast, NULL, 0);
+        size_t k = 0;
+        while (k < n && nidus_cuckoo_add(cf, &keys[k], 8) == NIDUS_OK)
+            k++;
+        assert_true(k < n);
+        assert_state(cf, NIDUS_DISPATCH_ONE, keys, k); /* full: stash entries */
+        for (size_t r = 0; r < k; r++)
+            assert_int_equal(nidus_cuckoo_remove(cf, &keys[r], 8), NIDUS_OK);
+        assert_state(cf, fast, NULL, 0);
+        nidus_cuckoo_free(cf);
+        cf = make(cap, semi ? 13 : 12, semi, 2);
+        for (k = 0; k < n; k++)
+            assert_int_equal(nidus_cuckoo_add(cf, &keys[k], 8), NIDUS_OK);
+        assert_state(cf, NIDUS_DISPATCH_GENERAL, keys, n);
+        for (k = cap / 2; k < n; k++)
+            assert_int_equal(nidus_cuckoo_remove(cf, &keys[k], 8), NIDUS_OK);
+        assert_int_equal(nidus_cuckoo_compact(cf, NULL), NIDUS_OK);
+        assert_state(cf, fast, keys, cap / 2);
+        nidus_cuckoo_free(cf);
+    }
+    free(keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_growth_compaction_and_clear_redispatch),
         cmocka_unit_test(test_stash_entries_switch_the_kernel_off_and_on),
         cmocka_unit_test(test_views_loads_and_packed_forms),
+        cmocka_unit_test(test_inline_states_and_their_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* nidus — inline lookups and adds of the common cuckoo filter shapes, for the opt-in inline path (nidus/inline.h).
+ *
+ * With NIDUS_INLINE defined before nidus/nidus.h, nidus_cuckoo_contains, _contains_hash, _add and _add_hash are
+ * the static inline functions below: for a filter in a state they serve, the lookup or add is compiled into the
+ * caller's loop; for any other filter, and for keys longer than 16 bytes, they call the library function of the
+ * same name. A filter publishes what they read in the first bytes of its handle (struct nidus_cuckoo_view, a
+ * separate name from the function nidus_cuckoo_view, which views an encoding), whose first
+ * word is a tag for the view's layout version and the filter's state. The library writes a tag this header knows
+ * only while the filter is one writable table of a fast kernel (plain buckets of one 64-bit word, b=4 f=12 and
+ * the other whole-byte shapes, or semi-sorted f=13), at least 2^16 buckets (about 250,000 items at b=4), with an
+ * empty overflow map; every other state (packed, grown, with a stash, a read-only view, loading, older formats)
+ * has a tag no header knows. Every call here compares the tag (once for a plain filter, twice for a semi-sorted
+ * one) and calls the library for any other value: a program built against this header stays
+ * correct against a later library, whose other layouts carry other tags. The answers and the bytes written are
+ * the library's own: the same hash (nidus/inline_hash.h), placement and bucket encoding. */
+#ifndef NIDUS_INLINE_CUCKOO_H
+#define NIDUS_INLINE_CUCKOO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cuckoo.h"
+#include "inline_hash.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Layout version 1 of the view: the first 104 bytes of a cuckoo handle (on 64-bit targets). */
+struct nidus_cuckoo_view {
+    uint32_t tag;            /* NIDUS_CUCKOO_TAG_*; anything else: call the library */
+    uint8_t fp_bits;         /* f */
+    uint8_t bucket_size;     /* b (4 when semi-sorted) */
+    uint8_t bucket_bytes;    /* bytes of one bucket: bucket i starts at data + i * bucket_bytes */
+    uint8_t offset_shift;    /* the alternate bucket's offset is (fp * 0x9E3779B1 mod 2^32) >> offset_shift, odd */
+    const void *reserved0;   /* the library's */
+    uint64_t seed;           /* the hash seed */
+    uint64_t hash8_flip;     /* nidus_inline_hash8_flip(seed) */
+    uint8_t *data;           /* the buckets, 8 readable bytes past each one's start */
+    uint64_t buckets;        /* m: a hash h's first bucket is the high half of h * m */
+    uint64_t xor_limit;      /* below it the alternate bucket is i XOR offset; from it the parity rule */
+    uint64_t *occupied;      /* the count of stored fingerprints an add increments */
+    uint64_t ones;           /* SWAR: the lowest bit of each field (b fields of f bits; semi: four of f - 4) */
+    uint64_t high;           /* the highest bit of each field */
+    const uint16_t *semi_unrank;    /* semi-sorted: rank (12 bits) -> four sorted nibbles, 4 bits each */
+    const uint16_t *semi_rank_part; /* [4][16]: the rank of nibble n at sorted position k is entry k * 16 + n */
+    uint32_t fp_mask;        /* 2^f - 1 */
+    uint32_t reserved1;      /* the library's */
+};
+
+/* The tag of a state and layout version. Byte 0 of the handle is the state, the other three the version, on
+ * either byte order. The states' low bit is the compiled copy the library chose for the CPU: it does not matter
+ * here, so a tag is compared with that bit set (NIDUS_CUCKOO_TAG_ANY_COPY). */
+#define NIDUS_CUCKOO_VIEW_VERSION 1u
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define NIDUS_CUCKOO_TAG(state, version) (((uint32_t)(state) << 24) | ((uint32_t)(version) | UINT32_C(0x4E4300)))
+#else
+#define NIDUS_CUCKOO_TAG(state, version) ((uint32_t)(state) | (((uint32_t)(version) | UINT32_C(0x4E4300)) << 8))
+#endif
+#define NIDUS_CUCKOO_TAG_ANY_COPY (NIDUS_CUCKOO_TAG(1u, 0u) ^ NIDUS_CUCKOO_TAG(0u, 0u))
+/* One writable table, plain one-word buckets / semi-sorted one-word buckets, as described above. */
+#define NIDUS_CUCKOO_TAG_PLAIN NIDUS_CUCKOO_TAG(17u, NIDUS_CUCKOO_VIEW_VERSION)
+#define NIDUS_CUCKOO_TAG_SEMI NIDUS_CUCKOO_TAG(19u, NIDUS_CUCKOO_VIEW_VERSION)
+
+static inline const struct nidus_cuckoo_view *nidus_cuckoo_view_of(const nidus_cuckoo *filter)
+{
+    return (const struct nidus_cuckoo_view *)(const void *)filter;
+}
+
+/* The filter's tag with the copy's bit set: compare with NIDUS_CUCKOO_TAG_PLAIN or _SEMI. */
+static inline uint32_t nidus_cuckoo_view_state(const struct nidus_cuckoo_view *v)
+{
+    return v->tag | NIDUS_CUCKOO_TAG_ANY_COPY;
+}
+
+static inline uint64_t nidus_inline_mulhi64(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__)
+    __extension__ typedef unsigned __int128 nidus_inline_u128_;
+    return (uint64_t)(((nidus_inline_u128_)a * b) >> 64);
+#else
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t ll = al * bl, hl = ah * bl, lh = al * bh, hh = ah * bh;
+    uint64_t cross = (ll >> 32) + (uint32_t)hl + lh;
+    return hh + (hl >> 32) + (cross >> 32);
+#endif
+}
+
+static inline void nidus_inline_write64(void *p, uint64_t v)
+{
+    v = NIDUS_INLINE_LE64(v);
+    memcpy(p, &v, sizeof v);
+}
+
+static inline unsigned nidus_inline_ctz64(uint64_t x) /* x != 0 */
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctzll(x);
+#else
+    unsigned n = 0;
+    while (!(x & 1)) {
+        x >>= 1;
+        n++;
+    }
+    return n;
+#endif
+}
+
+/* A hash's fingerprint and two buckets (the library's range placement for a first table). */
+static inline uint32_t nidus_cuckoo_view_locate(const struct nidus_cuckoo_view *v, uint64_t hash, uint64_t *i, uint64_t *j)
+{
+    uint32_t fp = (uint32_t)hash & v->fp_mask;
+    fp |= (uint32_t)(fp == 0);
+    uint64_t a = nidus_inline_mulhi64(hash, v->buckets), l = v->xor_limit;
+    uint64_t r = ((uint64_t)(uint32_t)(fp * UINT32_C(0x9E3779B1)) >> v->offset_shift) | 1;
+    *i = a;
+    if (a < l) {
+        *j = a ^ r;
+    } else { /* the last block: +r from an even position, -r from an odd one, modulo its size */
+        uint64_t m = v->buckets - l, x = a - l, y = x + ((x & 1) ? m - r : r);
+        *j = l + (y >= m ? y - m : y);
+    }
+    return fp;
+}
+
+static inline uint64_t nidus_cuckoo_view_word(const struct nidus_cuckoo_view *v, uint64_t i)
+{
+    return nidus_inline_read64(v->data + i * v->bucket_bytes);
+}
+
+/* The high bit of every field of w that is zero (exact). */
+static inline uint64_t nidus_cuckoo_view_zero_fields(const struct nidus_cuckoo_view *v, uint64_t w)
+{
+    uint64_t low = v->high - v->ones;
+    return ~(((w & low) + low) | w | low) & v->high;
+}
+
+static inline bool nidus_cuckoo_view_plain_contains(const struct nidus_cuckoo_view *v, uint64_t hash)
+{
+    uint64_t i, j;
+    uint32_t fp = nidus_cuckoo_view_locate(v, hash, &i, &j);
+    uint64_t pattern = fp * v->ones;
+    uint64_t wi = nidus_cuckoo_view_word(v, i) ^ pattern, wj = nidus_cuckoo_view_word(v, j) ^ pattern;
+    return ((((wi - v->ones) & ~wi) | ((wj - v->ones) & ~wj)) & v->high) != 0;
+}
+
+/* Semi-sorted: the slots of bucket word `raw` whose high part matched (high_hits) and whose low nibble is fp's. */
+static inline unsigned nidus_cuckoo_view_semi_hits(const struct nidus_cuckoo_view *v, uint64_t raw, uint64_t high_hits,
+                                                   uint32_t fp)
+{
+    unsigned hb = v->fp_bits - 4u;
+    uint64_t z = v->semi_unrank[raw & 4095u] ^ ((fp & 15u) * UINT64_C(0x1111));
+    uint64_t zero = ~(((z & 0x7777) + 0x7777) | z | 0x7777) & 0x8888;
+    uint64_t nib = (((zero >> 3) * 0x1248) >> 12) & 15;
+    uint64_t h = high_hits >> (hb - 1u);
+    uint64_t slots = (h & 1) | ((h >> (hb - 1u)) & 2) | ((h >> (2u * hb - 2u)) & 4) | ((h >> (3u * hb - 3u)) & 8);
+    return (unsigned)(nib & slots);
+}
+
+static inline bool nidus_cuckoo_view_semi_contains(const struct nidus_cuckoo_view *v, uint64_t hash)
+{
+    uint64_t i, j;
+    uint32_t fp = nidus_cuckoo_view_locate(v, hash, &i, &j);
+    uint64_t ri = nidus_cuckoo_view_word(v, i), rj = nidus_cuckoo_view_word(v, j);
+    uint64_t pattern = (fp >> 4) * v->ones;
+    uint64_t hi = nidus_cuckoo_view_zero_fields(v, (ri >> 12) ^ pattern);
+    uint64_t hj = nidus_cuckoo_view_zero_fields(v, (rj >> 12) ^ pattern);
+    if (!(hi | hj)) /* an absent key, nearly always */
+        return false;
+    return (hi && nidus_cuckoo_view_semi_hits(v, ri, hi, fp)) || (hj && nidus_cuckoo_view_semi_hits(v, rj, hj, fp));
+}
+
+/* Adds: the item goes into the emptier bucket of its pair (the first on a tie), in the slot the library's add
+ * would choose; false when both are full (then the library's add makes room, counts a duplicate, or grows). */
+static inline bool nidus_cuckoo_view_plain_put(const struct nidus_cuckoo_view *v, uint64_t hash)
+{
+    uint64_t i, j;
+    uint32_t fp = nidus_cuckoo_view_locate(v, hash, &i, &j);
+    uint8_t *pi = v->data + i * v->bucket_bytes, *pj = v->data + j * v->bucket_bytes;
+    uint64_t wi = nidus_inline_read64(pi), wj = nidus_inline_read64(pj);
+    uint64_t zi = nidus_cuckoo_view_zero_fields(v, wi), zj = nidus_cuckoo_view_zero_fields(v, wj);
+    if (!(zi | zj))
+        return false;
+    unsigned f = v->fp_bits, top = (v->bucket_size - 1u) * f;
+    unsigned free_i = (unsigned)((((zi >> (f - 1u)) * v->ones) >> top) & 15u);
+    unsigned free_j = (unsigned)((((zj >> (f - 1u)) * v->ones) >> top) & 15u);
+    bool to_j = free_j > free_i;
+    uint64_t w = to_j ? wj : wi, z = to_j ? zj : zi;
+    nidus_inline_write64(to_j ? pj : pi, w | ((uint64_t)fp << (nidus_inline_ctz64(z) - (f - 1u))));
+    ++*v->occupied;
+    return true;
+}
+
+/* Semi-sorted: a bucket's four sort keys (low nibble, then high part; empty slots are 0 and sort first). */
+static inline void nidus_cuckoo_view_semi_keys(const struct nidus_cuckoo_view *v, uint64_t w, uint32_t k[4])
+{
+    unsigned hb = v->fp_bits - 4u;
+    uint32_t hmask = (uint32_t)((UINT64_C(1) << hb) - 1u);
+    uint64_t high = w >> 12;
+    unsigned nib = v->semi_unrank[w & 4095u];
+    for (unsigned s = 0; s < 4; s++)
+        k[s] = (((nib >> (4u * s)) & 15u) << 28) | ((uint32_t)(high >> (s * hb)) & hmask);
+}
+
+static inline bool nidus_cuckoo_view_semi_put(const struct nidus_cuckoo_view *v, uint64_t hash)
+{
+    uint64_t i, j;
+    uint32_t fp = nidus_cuckoo_view_locate(v, hash, &i, &j);
+    uint8_t *pi = v->data + i * v->bucket_bytes, *pj = v->data + j * v->bucket_bytes;
+    uint64_t wi = nidus_inline_read64(pi), wj = nidus_inline_read64(pj);
+    uint32_t ki[4], kj[4];
+    nidus_cuckoo_view_semi_keys(v, wi, ki);
+    nidus_cuckoo_view_semi_keys(v, wj, kj);
+    unsigned fi = (unsigned)(ki[0] == 0) + (ki[1] == 0) + (ki[2] == 0) + (ki[3] == 0);
+    unsigned fj = (unsigned)(kj[0] == 0) + (kj[1] == 0) + (kj[2] == 0) + (kj[3] == 0);
+    if (!(fi | fj))
+        return false;
+    bool to_j = fj > fi;
+    uint64_t w = to_j ? wj : wi;
+    uint32_t *k = to_j ? kj : ki;
+    k[0] = ((fp & 15u) << 28) | (fp >> 4); /* the first slot is free: the new key moves up past the others */
+    for (unsigned s = 1; s < 4; s++) {
+        uint32_t lo = k[s - 1] < k[s] ? k[s - 1] : k[s], hi = k[s - 1] < k[s] ? k[s] : k[s - 1];
+        k[s - 1] = lo;
+        k[s] = hi;
+    }
+    unsigned hb = v->fp_bits - 4u, bits = 4u * v->fp_bits - 4u;
+    uint32_t hmask = (uint32_t)((UINT64_C(1) << hb) - 1u);
+    const uint16_t *rp = v->semi_rank_part;
+    uint64_t enc = (uint64_t)rp[k[0] >> 28] + rp[16 + (k[1] >> 28)] + rp[32 + (k[2] >> 28)] + rp[48 + (k[3] >> 28)];
+    for (unsigned s = 0; s < 4; s++)
+        enc |= (uint64_t)(k[s] & hmask) << (12u + s * hb);
+    nidus_inline_write64(to_j ? pj : pi, (w & ~((UINT64_C(1) << bits) - 1u)) | enc);
+    ++*v->occupied;
+    return true;
+}
+
+/* ---- the calls. Each compares the tag once; any state it does not know goes to the library. */
+
+static inline bool nidus_cuckoo_inline_contains_hash(const nidus_cuckoo *filter, uint64_t hash)
+{
+    const struct nidus_cuckoo_view *v = nidus_cuckoo_view_of(filter);
+    uint32_t state = nidus_cuckoo_view_state(v);
+    if (state == NIDUS_CUCKOO_TAG_PLAIN)
+        return nidus_cuckoo_view_plain_contains(v, hash);
+    if (state == NIDUS_CUCKOO_TAG_SEMI)
+        return nidus_cuckoo_view_semi_contains(v, hash);
+    return (nidus_cuckoo_contains_hash)(filter, hash);
+}
+
+/* The key's hash as the library computes it, for keys of up to 16 bytes. */
+static inline uint64_t nidus_cuckoo_view_hash(const struct nidus_cuckoo_view *v, const void *key, size_t len)
+{
+    return len == 8 ? nidus_inline_hash8(key, v->hash8_flip) : nidus_inline_hash_short(key, len, v->seed);
+}
+
+static inline bool nidus_cuckoo_inline_contains(const nidus_cuckoo *filter, const void *key, size_t len)
+{
+    const struct nidus_cuckoo_view *v = nidus_cuckoo_view_of(filter);
+    uint32_t state = nidus_cuckoo_view_state(v);
+    if (state == NIDUS_CUCKOO_TAG_PLAIN && len <= 16)
+        return nidus_cuckoo_view_plain_contains(v, nidus_cuckoo_view_hash(v, key, len));
+    if (state == NIDUS_CUCKOO_TAG_SEMI && len <= 16)
+        return nidus_cuckoo_view_semi_contains(v, nidus_cuckoo_view_hash(v, key, len));
+    return (nidus_cuckoo_contains)(filter, key, len);
+}
+
+static inline nidus_status nidus_cuckoo_inline_add_hash(nidus_cuckoo *filter, uint64_t hash)
+{
+    const struct nidus_cuckoo_view *v = nidus_cuckoo_view_of(filter);
+    uint32_t state = nidus_cuckoo_view_state(v);
+    if (state == NIDUS_CUCKOO_TAG_PLAIN && nidus_cuckoo_view_plain_put(v, hash))
+        return NIDUS_OK;
+    if (state == NIDUS_CUCKOO_TAG_SEMI && nidus_cuckoo_view_semi_put(v, hash))
+        return NIDUS_OK;
+    return (nidus_cuckoo_add_hash)(filter, hash);
+}
+
+static inline nidus_status nidus_cuckoo_inline_add(nidus_cuckoo *filter, const void *key, size_t len)
+{
+    const struct nidus_cuckoo_view *v = nidus_cuckoo_view_of(filter);
+    uint32_t state = nidus_cuckoo_view_state(v);
+    if (state == NIDUS_CUCKOO_TAG_PLAIN && len <= 16) {
+        uint64_t hash = nidus_cuckoo_view_hash(v, key, len);
+        return nidus_cuckoo_view_plain_put(v, hash) ? NIDUS_OK : (nidus_cuckoo_add_hash)(filter, hash);
+    }
+    if (state == NIDUS_CUCKOO_TAG_SEMI && len <= 16) {
+        uint64_t hash = nidus_cuckoo_view_hash(v, key, len);
+        return nidus_cuckoo_view_semi_put(v, hash) ? NIDUS_OK : (nidus_cuckoo_add_hash)(filter, hash);
+    }
+    return (nidus_cuckoo_add)(filter, key, len);
+}
+
+/* The public names, inline from here on (a parenthesised name, `(nidus_cuckoo_contains)(...)`, is the library's).
+ * Only under NIDUS_INLINE: the library itself reads the view's type from this header. */
+#ifdef NIDUS_INLINE
+#define nidus_cuckoo_contains(filter, key, len) nidus_cuckoo_inline_contains((filter), (key), (len))
+#define nidus_cuckoo_contains_hash(filter, hash) nidus_cuckoo_inline_contains_hash((filter), (hash))
+#define nidus_cuckoo_add(filter, key, len) nidus_cuckoo_inline_add((filter), (key), (len))
+#define nidus_cuckoo_add_hash(filter, hash) nidus_cuckoo_inline_add_hash((filter), (hash))
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
