@@ -141,30 +141,45 @@ nidus_status nidus_cuckoo_add_unique(nidus_cuckoo *h, const void *key, size_t le
 
 /* ---- lookups */
 
+/* Lookups: the most common byte (a large one-table filter, this CPU's x86-64-v3 copy) is tested before the
+ * switch's jump table. */
 bool nidus_cuckoo_contains(const nidus_cuckoo *h, const void *key, size_t len)
 {
-    switch (dispatch_of(h)) {
-    case NIDUS_DISPATCH_PLAIN:
+    unsigned d = dispatch_of(h);
+#if NIDUS_HAVE_ISA_V3
+    if (d == NIDUS_DISPATCH_PLAIN_INLINE_V3 && len <= 16)
+        return nidus_kernel_view_plain_key_v3(h, key, len);
+#endif
+    switch (d) {
     case NIDUS_DISPATCH_PLAIN_INLINE:
+        if (len <= 16)
+            return nidus_kernel_view_plain_key_base(h, key, len);
+        break;
+    case NIDUS_DISPATCH_SEMI_INLINE:
+        if (len <= 16)
+            return nidus_kernel_view_semi_key_base(h, key, len);
+        break;
+    case NIDUS_DISPATCH_PLAIN:
     case NIDUS_DISPATCH_PLAIN_RO:
         if (len <= 16)
             return nidus_kernel_plain_key_base(h, key, len);
         break;
     case NIDUS_DISPATCH_SEMI:
-    case NIDUS_DISPATCH_SEMI_INLINE:
     case NIDUS_DISPATCH_SEMI_RO:
         if (len <= 16)
             return nidus_kernel_semi_key_base(h, key, len);
         break;
 #if NIDUS_HAVE_ISA_V3
+    case NIDUS_DISPATCH_SEMI_INLINE_V3:
+        if (len <= 16)
+            return nidus_kernel_view_semi_key_v3(h, key, len);
+        break;
     case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
     case NIDUS_DISPATCH_PLAIN_RO_V3:
         if (len <= 16)
             return nidus_kernel_plain_key_v3(h, key, len);
         break;
     case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
     case NIDUS_DISPATCH_SEMI_RO_V3:
         if (len <= 16)
             return nidus_kernel_semi_key_v3(h, key, len);
@@ -182,22 +197,29 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *h, const void *key, size_t len)
 
 bool nidus_cuckoo_contains_hash(const nidus_cuckoo *h, uint64_t hash)
 {
-    switch (dispatch_of(h)) {
-    case NIDUS_DISPATCH_PLAIN:
+    unsigned d = dispatch_of(h);
+#if NIDUS_HAVE_ISA_V3
+    if (d == NIDUS_DISPATCH_PLAIN_INLINE_V3)
+        return nidus_kernel_view_plain_hash_v3(h, hash);
+#endif
+    switch (d) {
     case NIDUS_DISPATCH_PLAIN_INLINE:
+        return nidus_kernel_view_plain_hash_base(h, hash);
+    case NIDUS_DISPATCH_SEMI_INLINE:
+        return nidus_kernel_view_semi_hash_base(h, hash);
+    case NIDUS_DISPATCH_PLAIN:
     case NIDUS_DISPATCH_PLAIN_RO:
         return nidus_kernel_plain_hash_base(h, hash);
     case NIDUS_DISPATCH_SEMI:
-    case NIDUS_DISPATCH_SEMI_INLINE:
     case NIDUS_DISPATCH_SEMI_RO:
         return nidus_kernel_semi_hash_base(h, hash);
 #if NIDUS_HAVE_ISA_V3
+    case NIDUS_DISPATCH_SEMI_INLINE_V3:
+        return nidus_kernel_view_semi_hash_v3(h, hash);
     case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
     case NIDUS_DISPATCH_PLAIN_RO_V3:
         return nidus_kernel_plain_hash_v3(h, hash);
     case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
     case NIDUS_DISPATCH_SEMI_RO_V3:
         return nidus_kernel_semi_hash_v3(h, hash);
     case NIDUS_DISPATCH_GENERAL_V3:

@@ -5,6 +5,7 @@
  *   plain_* / semi_*: a one-table filter whose table takes that fast kernel (t->fast) and whose overflow map is
  *     empty; by key only for keys of at most 16 bytes (XXH3's short path inlined). Adds only on writable ones:
  *     both buckets full is a tail call to nidus_full_add_slow.
+ *   view_*: lookups of the filters the inline path serves (NIDUS_DISPATCH_*_INLINE), through the published view.
  *   contains_hash / count_hash: any full filter (the general paths).
  *   many_hash / many_key: batched lookups of a filter that takes plain_* or semi_*. */
 #ifndef NIDUS_SRC_CUCKOO_KERNELS_H
@@ -18,6 +19,10 @@
     bool nidus_kernel_semi_key_##ISA(const nidus_cuckoo *cf, const void *key, size_t len);                     \
     bool nidus_kernel_plain_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                                 \
     bool nidus_kernel_semi_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                                  \
+    bool nidus_kernel_view_plain_key_##ISA(const nidus_cuckoo *cf, const void *key, size_t len);               \
+    bool nidus_kernel_view_semi_key_##ISA(const nidus_cuckoo *cf, const void *key, size_t len);                \
+    bool nidus_kernel_view_plain_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                            \
+    bool nidus_kernel_view_semi_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                             \
     nidus_status nidus_kernel_add_plain_key_##ISA(nidus_cuckoo *cf, const void *key, size_t len);              \
     nidus_status nidus_kernel_add_semi_key_##ISA(nidus_cuckoo *cf, const void *key, size_t len);               \
     nidus_status nidus_kernel_add_plain_hash_##ISA(nidus_cuckoo *cf, uint64_t hash);                           \

@@ -160,6 +160,33 @@ NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_semi_hash)(const nidus_cuckoo *c
     return nidus_table_semi_probe(t, i, j, fp);
 }
 
+/* Lookups of the filters the inline path serves read the published view (cuckoo_filter.h) with the inline
+ * header's own code, compiled here per copy: one load less than through the table struct, and no test for
+ * offsets that need reducing (those filters have none). */
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_view_plain_key)(const nidus_cuckoo *cf, const void *key, size_t len)
+{
+    const struct nidus_cuckoo_view *v = nidus_cuckoo_view_of(cf);
+    return nidus_cuckoo_view_plain_contains(v, len == 8 ? nidus_hash8(key, v->hash8_flip)
+                                                        : nidus_hash_short(key, len, v->seed));
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_view_semi_key)(const nidus_cuckoo *cf, const void *key, size_t len)
+{
+    const struct nidus_cuckoo_view *v = nidus_cuckoo_view_of(cf);
+    return nidus_cuckoo_view_semi_contains(v, len == 8 ? nidus_hash8(key, v->hash8_flip)
+                                                       : nidus_hash_short(key, len, v->seed));
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_view_plain_hash)(const nidus_cuckoo *cf, uint64_t hash)
+{
+    return nidus_cuckoo_view_plain_contains(nidus_cuckoo_view_of(cf), hash);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_view_semi_hash)(const nidus_cuckoo *cf, uint64_t hash)
+{
+    return nidus_cuckoo_view_semi_contains(nidus_cuckoo_view_of(cf), hash);
+}
+
 NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_plain_key)(nidus_cuckoo *cf, const void *key, size_t len)
 {
     return add_one_word(cf, hash_short(cf, key, len), false);

@@ -29,8 +29,8 @@ static uint64_t *keys_of(size_t n, uint64_t seed)
     return k;
 }
 
-/* Inline and library lookups agree on `n` keys (8 bytes, by hash, and every length 0..20 on a sample); the
- * first `present` of them must be found. */
+/* Inline and library lookups agree on `n` keys (8 bytes, by hash, and every length 0..20 on a sample), and with
+ * counts, which read the tables without the view; the first `present` of them must be found. */
 static void assert_same_answers(const nidus_cuckoo *cf, const uint64_t *keys, size_t n, size_t present)
 {
     for (size_t k = 0; k < n; k++) {
@@ -39,6 +39,8 @@ static void assert_same_answers(const nidus_cuckoo *cf, const uint64_t *keys, si
             fail_msg("key %zu: inline %d, library %d", k, in, !in);
         if (k < present && !in)
             fail_msg("key %zu of %zu present keys missing", k, present);
+        if (in != (nidus_cuckoo_count(cf, &keys[k], 8) > 0)) /* counts go through the table code, not the view */
+            fail_msg("key %zu: lookup %d, count %d", k, in, !in);
         uint64_t h = nidus_cuckoo_hash(cf, &keys[k], 8) ^ (k & 1 ? 0 : keys[k]); /* half of them any hash */
         assert_int_equal(nidus_cuckoo_contains_hash(cf, h), (nidus_cuckoo_contains_hash)(cf, h));
         if (k % 64 == 0) {
