@@ -2,8 +2,8 @@
 /* nidus — inline lookups and adds of the common cuckoo filter shapes, for the opt-in inline path (nidus/inline.h).
  *
  * With NIDUS_INLINE defined before nidus/nidus.h, nidus_cuckoo_contains, _contains_hash, _add and _add_hash are
- * the static inline functions below (adds: see NIDUS_INLINE_ADDS): for a filter in a state they serve, the lookup or add is compiled into the
- * caller's loop; for any other filter, and for keys longer than 16 bytes, they call the library function of the
+ * the static inline functions below (adds: see NIDUS_INLINE_ADDS and NIDUS_INLINE_SEMI_ADDS): for a filter in a
+ * state they serve, the lookup or add is compiled into the caller's loop; for any other filter, and for keys longer than 16 bytes, they call the library function of the
  * same name. A filter publishes what they read in the first bytes of its handle (struct nidus_cuckoo_view, a
  * separate name from the function nidus_cuckoo_view, which views an encoding), whose first
  * word is a tag for the view's layout version and the filter's state. The library writes a tag this header knows
@@ -272,13 +272,18 @@ static inline bool nidus_cuckoo_inline_contains(const nidus_cuckoo *filter, cons
  * targets BMI2 (x86-64-v3 and later: -march=x86-64-v3, -march=native) or a CPU other than x86-64. The add's
  * bucket arithmetic is variable shifts and a count of trailing zeros, which baseline x86-64 code does in more,
  * slower instructions than the library's own copy for the CPU (isa_impl.h): there, measured side by side, the
- * library's add was faster (c12 by key 7 %, semi-sorted 20 %). */
+ * library's add was faster (c12 by key 7 %). Semi-sorted adds stay the library's unless NIDUS_INLINE_SEMI_ADDS
+ * is 1: decoding, sorting and encoding two buckets in the caller measured slower than the library's add even
+ * in a caller compiled for x86-64-v3 (10M: 0.72 against 0.95 of the paper's rate). */
 #ifndef NIDUS_INLINE_ADDS
 #if !defined(__x86_64__) || defined(__BMI2__)
 #define NIDUS_INLINE_ADDS 1
 #else
 #define NIDUS_INLINE_ADDS 0
 #endif
+#endif
+#ifndef NIDUS_INLINE_SEMI_ADDS
+#define NIDUS_INLINE_SEMI_ADDS 0
 #endif
 
 static inline nidus_status nidus_cuckoo_inline_add_hash(nidus_cuckoo *filter, uint64_t hash)
@@ -288,8 +293,10 @@ static inline nidus_status nidus_cuckoo_inline_add_hash(nidus_cuckoo *filter, ui
     uint32_t state = nidus_cuckoo_view_state(v);
     if (state == NIDUS_CUCKOO_TAG_PLAIN && nidus_cuckoo_view_plain_put(v, hash))
         return NIDUS_OK;
+#if NIDUS_INLINE_SEMI_ADDS
     if (state == NIDUS_CUCKOO_TAG_SEMI && nidus_cuckoo_view_semi_put(v, hash))
         return NIDUS_OK;
+#endif
 #endif
     return (nidus_cuckoo_add_hash)(filter, hash);
 }
@@ -303,10 +310,12 @@ static inline nidus_status nidus_cuckoo_inline_add(nidus_cuckoo *filter, const v
         uint64_t hash = nidus_cuckoo_view_hash(v, key, len);
         return nidus_cuckoo_view_plain_put(v, hash) ? NIDUS_OK : (nidus_cuckoo_add_hash)(filter, hash);
     }
+#if NIDUS_INLINE_SEMI_ADDS
     if (state == NIDUS_CUCKOO_TAG_SEMI && len <= 16) {
         uint64_t hash = nidus_cuckoo_view_hash(v, key, len);
         return nidus_cuckoo_view_semi_put(v, hash) ? NIDUS_OK : (nidus_cuckoo_add_hash)(filter, hash);
     }
+#endif
 #endif
     return (nidus_cuckoo_add)(filter, key, len);
 }

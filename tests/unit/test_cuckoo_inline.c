@@ -5,7 +5,8 @@
  * its lookups answer as the library's, and its adds leave the filter byte for byte as the library's adds do
  * (the same statuses too, where the table fills and growth or the stash take over), with no false negative. */
 #define NIDUS_INLINE 1
-#define NIDUS_INLINE_ADDS 1 /* the inline adds too, whatever the target */
+#define NIDUS_INLINE_ADDS 1      /* the inline adds too, whatever the target */
+#define NIDUS_INLINE_SEMI_ADDS 1 /* semi-sorted ones included */
 
 #include "test_util.h"
 
