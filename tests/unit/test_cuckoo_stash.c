@@ -406,11 +406,22 @@ static void test_lookup_signature_follows_the_map(void **state)
     nidus_table t = make(1024, 4, 12, false, 20);
     enum { KEYS = 24, COPIES = 9 }; /* 2b = 8 copies of a key fill its pair, the ninth is counted in the map */
     uint64_t hashes[KEYS * COPIES];
+    uint64_t used[2 * KEYS]; /* the buckets of the keys taken: a key sharing one would find its pair part full */
     size_t n = 0;
     for (unsigned k = 0; k < KEYS; k++) {
-        uint64_t h = test_splitmix(&rng), i;
+        uint64_t h, i, alt;
         uint32_t fp;
-        nidus_table_locate(&t, h, &i, &fp);
+        bool shared;
+        do {
+            h = test_splitmix(&rng);
+            nidus_table_locate(&t, h, &i, &fp);
+            alt = nidus_table_alt(&t, i, fp);
+            shared = i == alt;
+            for (unsigned u = 0; u < 2 * k; u++)
+                shared |= used[u] == i || used[u] == alt;
+        } while (shared);
+        used[2 * k] = i;
+        used[2 * k + 1] = alt;
         for (unsigned c = 0; c < COPIES; c++) {
             assert_int_equal(nidus_table_add(&t, &libc, i, fp), NIDUS_OK);
             hashes[n++] = h;
