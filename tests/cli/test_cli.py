@@ -10,14 +10,7 @@ import time
 
 import pytest
 
-NIDUS = os.environ.get("NIDUS_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nidus"))
-
-
-def run(*args, input=None, check_rc=None):
-    p = subprocess.run([NIDUS, *map(str, args)], input=input, capture_output=True, timeout=300)
-    if check_rc is not None:
-        assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr)
-    return p
+from cli_util import NIDUS, run
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Files of many blocks (format version 2): check/count/info read and verify only the blocks they touch, a
 damaged block is reported before any answer it could falsify, `verify` checks everything, and version 1 files
-are still read (issue 16 "Big files"). Timings and memory on a 1 GB file: docs/BENCHMARKS.md."""
+are still read. Timings and memory on a 1 GB file: docs/BENCHMARKS.md."""
 import json
 import os
 import shutil
@@ -9,17 +9,7 @@ import subprocess
 
 import pytest
 
-NIDUS = os.environ.get("NIDUS_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nidus"))
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
-BLOCK = 65536
-FOOTER = 40
-
-
-def run(*args, input=None, check_rc=None):
-    p = subprocess.run([NIDUS, *map(str, args)], input=input, capture_output=True, timeout=300)
-    if check_rc is not None:
-        assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr)
-    return p
+from cli_util import NIDUS, FIXTURES, BLOCK, FOOTER, run
 
 
 def layout(path):

@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Writing filter files as careful Unix tools do: modes, owners, symbolic links, non-regular files, and a key
-source that fails (issue 16 "Writing filter files", issue 17 CLI)."""
-import json
+source that fails."""
 import os
 import resource
 import stat
@@ -9,14 +8,7 @@ import subprocess
 
 import pytest
 
-NIDUS = os.environ.get("NIDUS_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nidus"))
-
-
-def run(*args, input=None, check_rc=None, **kw):
-    p = subprocess.run([NIDUS, *map(str, args)], input=input, capture_output=True, timeout=300, **kw)
-    if check_rc is not None:
-        assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr)
-    return p
+from cli_util import NIDUS, run
 
 
 def mode(path):

@@ -5,20 +5,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 
 import pytest
 
-NIDUS = os.environ.get("NIDUS_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nidus"))
+from cli_util import run
+
 SOURCE = os.path.join(os.path.dirname(__file__), "..", "..")
 FULL = "the filter is full and does not grow (expansion 0)"
-
-
-def run(*args, input=None, check_rc=None):
-    p = subprocess.run([NIDUS, *map(str, args)], input=input, capture_output=True, timeout=300)
-    if check_rc is not None:
-        assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr)
-    return p
 
 
 def info(path):

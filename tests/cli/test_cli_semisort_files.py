@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Semi-sorted filter files are lazily verified like plain ones (issue 16 "Big files"): check/count/info/add
+"""Semi-sorted filter files are lazily verified like plain ones: check/count/info/add
 read only the blocks they touch (no scan of the ranks on open; plain files are held to the same), a damaged block is still reported before an
 answer, and a file whose slots hold garbage under valid checksums (ranks no bucket encodes to) gives answers,
 possibly wrong, but no crash, in every command; `verify` still refuses it. Figures on a 1 GB file:
@@ -14,8 +14,8 @@ import tempfile
 
 import pytest
 
-NIDUS = os.environ.get("NIDUS_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nidus"))
-FOOTER = 40
+from cli_util import NIDUS, FOOTER, run, le
+
 KEYS = 100000
 
 _xxh = ctypes.CDLL("libxxhash.so.0")
@@ -25,10 +25,6 @@ _xxh.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 
 def xxh3(b):
     return _xxh.XXH3_64bits(bytes(b), len(b))
-
-
-def le(b):
-    return int.from_bytes(b, "little")
 
 
 def layout(data):
@@ -46,13 +42,6 @@ def resign(data):
         data[body + 8 * k:body + 8 * k + 8] = xxh3(data[k * block:min((k + 1) * block, body)]).to_bytes(8, "little")
     head = bytes(data[:prefix]) + bytes(data[body:body + 8 * blocks + FOOTER - 8])
     data[-8:] = xxh3(head).to_bytes(8, "little")
-
-
-def run(*args, input=None, check_rc=None):
-    p = subprocess.run([NIDUS, *map(str, args)], input=input, capture_output=True, timeout=300)
-    if check_rc is not None:
-        assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr[-2000:])
-    return p
 
 
 def run_rss(*args):

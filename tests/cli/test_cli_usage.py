@@ -1,22 +1,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The command line as documented: version, help of every command, build sizing itself, errors that name the
-right file, and `info --json` of one shape for every kind (issue 16 "The command line")."""
+right file, and `info --json` of one shape for every kind."""
 import json
 import os
-import resource
-import stat
-import subprocess
 
 import pytest
 
-NIDUS = os.environ.get("NIDUS_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nidus"))
+from cli_util import run
 
-
-def run(*args, input=None, check_rc=None, **kw):
-    p = subprocess.run([NIDUS, *map(str, args)], input=input, capture_output=True, timeout=300, **kw)
-    if check_rc is not None:
-        assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr)
-    return p
 
 COMMANDS = ("create", "add", "check", "del", "count", "info", "verify", "build")
 

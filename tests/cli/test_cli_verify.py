@@ -6,21 +6,7 @@ import subprocess
 
 import pytest
 
-NIDUS = os.environ.get("NIDUS_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "nidus"))
-FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
-BLOCK = 65536
-FOOTER = 40
-
-
-def run(*args, input=None, check_rc=None):
-    p = subprocess.run([NIDUS, *map(str, args)], input=input, capture_output=True, timeout=300)
-    if check_rc is not None:
-        assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr)
-    return p
-
-
-def le(b):
-    return int.from_bytes(b, "little")
+from cli_util import NIDUS, FIXTURES, BLOCK, FOOTER, run, le
 
 
 @pytest.fixture(scope="module")
