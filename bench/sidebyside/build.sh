@@ -27,7 +27,11 @@ for f in "$NIDUS_SRC/include/nidus/cuckoo.h" "$NIDUS_BUILD/libnidus.a" "$PAPER_D
 done
 # nidus's internal headers (when this checkout has them) add the "-base" entries: the baseline kernels.
 internal=""
-[ -f "$NIDUS_SRC/src/isa_impl.h" ] && internal="-DSBS_NIDUS_INTERNAL -I$NIDUS_SRC/src"
+if [ -f "$NIDUS_SRC/src/common/isa_impl.h" ]; then # the library's folders by concern
+  internal="-DSBS_NIDUS_INTERNAL -I$NIDUS_SRC/src/common -I$NIDUS_SRC/src/cuckoo"
+elif [ -f "$NIDUS_SRC/src/isa_impl.h" ]; then # older checkouts: one flat src/
+  internal="-DSBS_NIDUS_INTERNAL -I$NIDUS_SRC/src"
+fi
 $CC -O3 -DNDEBUG -std=c11 -Wall -Wextra -I"$NIDUS_SRC/include" $internal -I"$here" -c "$here/nidus_side.c" -o "$OBJ/nidus_side.o"
 $CXX -O3 -DNDEBUG -march=core-avx2 -fno-strict-aliasing -std=c++11 -w -I"$PAPER_DIR/src" -I"$here" \
   -c "$here/peer_paper.cc" -o "$OBJ/peer_paper.o"
