@@ -1,6 +1,6 @@
 /* How full a cuckoo table gets before its first failed add, per bucket size and MAXITERATIONS (max_kicks), over
  * many seeds, and whether filters sized by nidus_cuckoo_plan_params hold their capacity every time. The
- * numbers behind the design loads in src/params.c (docs/DESIGN-NOTES.md, "Sizing").
+ * numbers behind the design loads in src/cuckoo/params.c (docs/DESIGN-NOTES.md, "Sizing").
  *
  * usage: nidus_bench_cuckoo_load load SLOTS RUNS [F]       worst and mean load at the first failure, every (b, kicks)
  *        nidus_bench_cuckoo_load hold N RUNS B KICKS       filters of capacity N: how many of RUNS seeds fail to

@@ -212,7 +212,8 @@ CF_BUILDERS(8, 0)
 
 /* The "-base" entries: the same filters with their lookups forced onto the baseline copy of the kernels
  * (isa_impl.h), for measuring both copies in one run on a CPU that has x86-64-v3. Needs nidus's internal
- * headers (build.sh passes -DSBS_NIDUS_INTERNAL when $NIDUS_SRC/src/isa_impl.h exists). */
+ * headers (build.sh passes -DSBS_NIDUS_INTERNAL when $NIDUS_SRC/src/common/isa_impl.h, or src/isa_impl.h in
+ * checkouts before the folders, exists). */
 #ifdef SBS_NIDUS_INTERNAL
 #include "cuckoo_filter.h"
 #include "isa_impl.h"

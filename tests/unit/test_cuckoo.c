@@ -307,7 +307,7 @@ static void test_any_capacity_holds_its_items_without_power_of_two_waste(void **
 
 /* A reservation holds: a filter of capacity N takes N distinct keys in its first table, at every bucket size
  * and every max_kicks (the module's MAXITERATIONS), small N included, where the load reached varies most.
- * The table is sized for the load the add's search reaches with that many moves (src/params.c). */
+ * The table is sized for the load the add's search reaches with that many moves (src/cuckoo/params.c). */
 static void test_reserved_capacity_holds_in_the_first_table(void **state)
 {
     (void)state;
@@ -372,7 +372,7 @@ static void test_reservations_hold_with_short_fingerprints(void **state)
 }
 
 /* The capacity a filter reports is what its table was sized for: at least what was asked, and a table sized for
- * the reported capacity has the same buckets (nidus_cuckoo_capacity_of inverts the sizing of src/params.c). */
+ * the reported capacity has the same buckets (nidus_cuckoo_capacity_of inverts the sizing of src/cuckoo/params.c). */
 static void test_reported_capacity_inverts_the_sizing(void **state)
 {
     (void)state;
