@@ -29,6 +29,10 @@
     "  --max-kicks K         cuckoo: relocations tried per add before it fails, 1..65535 (default 500)\n"    \
     "  --force               replace FILE if it exists (only a regular file: never a device or directory)\n"
 
+#define URL_TEXT                                                                                               \
+    "  --url URL             redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix://PATH[?db=N] (default:\n"      \
+    "                        $REDIS_URL, else redis://127.0.0.1:6379); messages never show the password\n"
+
 static const help_entry entries[] = {
     {"create", "nidus create FILE --capacity N [--type T] [--error P | --fingerprint-bits F] [--bucket-size B]\n"
                "             [--semi-sort] [--expansion E] [--max-kicks K] [--force]",
@@ -66,6 +70,15 @@ static const help_entry entries[] = {
      KEEP_GOING_TEXT("write the filter with the keys that fit")
      "Without --capacity, build counts the lines of KEYS first and sizes the filter for them (KEYS must then be\n"
      "a file: stdin cannot be read twice). Other options as for create:\n" CREATE_OPTIONS KEYS_TEXT},
+    {"push", "nidus push FILE KEY [--url URL] [--force]",
+     "Puts the filter in FILE into KEY on a Redis or Valkey server running the nidus module: a cuckoo filter as\n"
+     "a CF key, a Bloom filter as a BF key (a counting Bloom filter has no key type there: exit 2). Readers of\n"
+     "KEY see the old filter or the whole new one: the file's chunks load into a temporary key in KEY's hash\n"
+     "slot, which is then renamed over KEY (and deleted if anything fails). KEY answers every item as FILE does.\n"
+     URL_TEXT "  --force               replace KEY if it exists (whatever it holds)\n"},
+    {"pull", "nidus pull KEY FILE [--url URL] [--force]",
+     "Writes the CF or BF key KEY into FILE, atomically, as a filter file that answers every item as KEY does.\n"
+     URL_TEXT "  --force               replace FILE if it exists (only a regular file)\n"},
     {"help", "nidus help [COMMAND]", "Prints the usage of every command, or the help of one.\n"},
 };
 

@@ -14,6 +14,7 @@
 #include "filter.h"
 #include "help.h"
 #include "keys.h"
+#include "move.h"
 #include "progress.h"
 
 #define EXIT_KEYS 1
@@ -623,7 +624,8 @@ int main(int argc, char **argv)
         int (*run)(int, char **);
     } commands[] = {{"create", cmd_create}, {"add", cmd_add},   {"check", cmd_check},   {"del", cmd_del},
                     {"count", cmd_count},   {"info", cmd_info}, {"verify", cmd_verify}, {"build", cmd_build},
-                    {"help", cmd_help}};
+                    {"help", cmd_help},
+                    {"push", cmd_push},     {"pull", cmd_pull}};
     if (argc < 2) {
         help_usage(stderr);
         return EXIT_ERROR;

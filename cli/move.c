@@ -1,0 +1,491 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* push and pull. Atomic on the server: the chunks load into a temporary key in KEY's hash slot (a safety TTL
+ * on it until the end), then MULTI / PERSIST / RENAME (RENAMENX without --force) / EXEC, and the temporary
+ * key is deleted on any failure. Atomic on disk: the library's _save_file (temporary file, fsync, rename). */
+#define _POSIX_C_SOURCE 200809L
+#include "move.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nidus/nidus.h>
+
+#include "progress.h"
+#include "remote.h"
+
+#define EXIT_ERROR 2
+#define WINDOW 4                     /* LOADCHUNK commands in flight: the server parses one while the next arrives */
+#define TEMP_TTL_MS "600000"         /* a push cut off (killed, the link lost) leaves nothing past ten minutes */
+#define PULL_ATTEMPTS 3              /* a key written to during a pull is read again from the start */
+#define CHUNK_CAP (NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD)
+
+/* ---- the temporary key: Redis Cluster's key slot rule (CRC16/XMODEM of the hash tag, else the key) ---- */
+
+static uint16_t crc16(const char *s, size_t n)
+{
+    uint16_t crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= (uint16_t)((unsigned char)s[i] << 8);
+        for (int k = 0; k < 8; k++)
+            crc = crc & 0x8000 ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
+    }
+    return crc;
+}
+
+/* True if key has a hash tag: a '{', then a '}' after it with at least one byte between. */
+static bool has_hash_tag(const char *key, size_t len)
+{
+    const char *open = memchr(key, '{', len);
+    if (!open)
+        return false;
+    const char *close = memchr(open + 1, '}', len - (size_t)(open + 1 - key));
+    return close && close > open + 1;
+}
+
+int move_temp_key(const char *key, size_t key_len, unsigned long long unique, char *out, size_t cap,
+                  size_t *out_len)
+{
+    char suffix[48];
+    int n = snprintf(suffix, sizeof suffix, ".nidus-push-%llx", unique);
+    if (has_hash_tag(key, key_len)) { /* the tag stays the first one: the suffix has no braces */
+        if (key_len + (size_t)n + 1 > cap)
+            return 0;
+        memcpy(out, key, key_len);
+        memcpy(out + key_len, suffix, (size_t)n + 1);
+        *out_len = key_len + (size_t)n;
+        return 1;
+    }
+    if (key_len && !memchr(key, '}', key_len)) { /* {KEY}: the tag is the whole key */
+        if (key_len + (size_t)n + 3 > cap)
+            return 0;
+        out[0] = '{';
+        memcpy(out + 1, key, key_len);
+        out[key_len + 1] = '}';
+        memcpy(out + key_len + 2, suffix, (size_t)n + 1);
+        *out_len = key_len + 2 + (size_t)n;
+        return 1;
+    }
+    /* a '}' in the key (or no key): a short tag of the same slot, found by trying (16384 slots: ~16k tries) */
+    unsigned slot = crc16(key, key_len) & 16383u;
+    char tag[32];
+    int t = 0;
+    for (unsigned long i = 0;; i++) {
+        t = snprintf(tag, sizeof tag, "nidus-slot-%lu", i);
+        if ((crc16(tag, (size_t)t) & 16383u) == slot)
+            break;
+    }
+    if (key_len + (size_t)t + (size_t)n + 3 > cap)
+        return 0;
+    size_t o = 0;
+    out[o++] = '{';
+    memcpy(out + o, tag, (size_t)t);
+    o += (size_t)t;
+    out[o++] = '}';
+    memcpy(out + o, key, key_len);
+    o += key_len;
+    memcpy(out + o, suffix, (size_t)n + 1);
+    *out_len = o + (size_t)n;
+    return 1;
+}
+
+/* ---- options ---- */
+
+static int usage_error(const char *cmd, const char *what, const char *arg)
+{
+    fprintf(stderr, "nidus %s: %s%s%s (see 'nidus help %s')\n", cmd, what, arg ? ": " : "", arg ? arg : "", cmd);
+    return EXIT_ERROR;
+}
+
+/* --url URL (or --url=URL) and --force; the two positional arguments into pos. */
+static int parse_move_options(const char *cmd, int argc, char **argv, const char **url, bool *force,
+                              const char *pos[2])
+{
+    int n = 0;
+    bool options = true;
+    *url = NULL;
+    *force = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && !strcmp(a, "--")) {
+            options = false;
+        } else if (options && !strcmp(a, "--force")) {
+            *force = true;
+        } else if (options && !strncmp(a, "--url=", 6)) {
+            *url = a + 6;
+        } else if (options && !strcmp(a, "--url")) {
+            if (i + 1 >= argc)
+                return usage_error(cmd, "--url needs a value", NULL);
+            *url = argv[++i];
+        } else if (options && !strncmp(a, "--", 2)) {
+            return usage_error(cmd, "unknown option", a);
+        } else {
+            if (n == 2)
+                return usage_error(cmd, "too many arguments", a);
+            pos[n++] = a;
+        }
+    }
+    if (n != 2)
+        return usage_error(cmd, !strcmp(cmd, "push") ? "expected FILE and KEY" : "expected KEY and FILE", NULL);
+    return 0;
+}
+
+static int file_error(const char *path, nidus_status st)
+{
+    fprintf(stderr, "nidus: %s: %s\n", path,
+            st == NIDUS_ERR_IO ? strerror(errno)
+            : st == NIDUS_ERR_CORRUPT ? "not a nidus filter, or corrupt or truncated ('nidus verify' says where)"
+            : st == NIDUS_ERR_VERSION ? "written by another version of the format"
+                                      : nidus_strerror(st));
+    return EXIT_ERROR;
+}
+
+/* A reply that is an error, or not what was expected: one line, naming the URL. */
+static int reply_error(const char *cmd, const remote *r, const char *what, const redisReply *reply)
+{
+    fprintf(stderr, "nidus %s: %s: %s: %s\n", cmd, r->shown, what,
+            reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
+    return EXIT_ERROR;
+}
+
+/* The key's type as TYPE names it, into out; 0 or 2 after a line. */
+static int key_type(remote *r, const char *cmd, const char *key, char *out, size_t cap)
+{
+    redisReply *reply = remote_call(r, cmd, 2, (const char *[]){"TYPE", key}, NULL);
+    if (!reply)
+        return EXIT_ERROR;
+    if (reply->type != REDIS_REPLY_STATUS) {
+        int rc = reply_error(cmd, r, "TYPE", reply);
+        freeReplyObject(reply);
+        return rc;
+    }
+    snprintf(out, cap, "%s", reply->str);
+    freeReplyObject(reply);
+    return 0;
+}
+
+/* ---- push ---- */
+
+static void delete_key(remote *r, const char *key, size_t len)
+{
+    if (!r->c || r->c->err)
+        return;
+    redisReply *reply = redisCommandArgv(r->c, 2, (const char *[]){"DEL", key}, (size_t[]){3, len});
+    freeReplyObject(reply);
+}
+
+/* Sends every chunk of f as LOADCHUNK tmp; 0, or 2 after one line (the server's refusal names FILE). */
+static int send_chunks(remote *r, nidus_filter *f, const char *path, const char *tmp, size_t tmp_len)
+{
+    nidus_kind kind = nidus_filter_kind(f);
+    const char *command = kind == NIDUS_KIND_CUCKOO ? "CF.LOADCHUNK" : "BF.LOADCHUNK";
+    uint8_t *buf = malloc(CHUNK_CAP);
+    if (!buf) {
+        fprintf(stderr, "nidus push: %s: out of memory\n", path);
+        return EXIT_ERROR;
+    }
+    uint64_t total = nidus_filter_encoded_size(f), sent = 0, cursor = 0, next;
+    nidus_filter_stats stats;
+    nidus_filter_get_stats(f, &stats);
+    progress p;
+    progress_begin(&p, "pushing", total);
+    int pending = 0, rc = 0;
+    bool failed = false;
+    char *server_error = NULL;
+    for (;;) {
+        size_t len = 0;
+        nidus_status st = NIDUS_OK;
+        if (!failed) {
+            st = kind == NIDUS_KIND_CUCKOO ? nidus_cuckoo_dump_chunk(nidus_filter_cuckoo(f), cursor, buf, CHUNK_CAP,
+                                                                     &len, &next)
+                                           : nidus_bloom_dump_chunk(nidus_filter_bloom(f), cursor, buf, CHUNK_CAP,
+                                                                    &len, &next);
+            if (st) {
+                file_error(path, st);
+                failed = true;
+                rc = EXIT_ERROR;
+            }
+        }
+        if (!failed && len) {
+            char iter[24];
+            snprintf(iter, sizeof iter, "%llu", (unsigned long long)next);
+            redisAppendCommandArgv(r->c, 4, (const char *[]){command, tmp, iter, (const char *)buf},
+                                   (size_t[]){strlen(command), tmp_len, strlen(iter), len});
+            pending++;
+            if (cursor == 0) { /* the key exists from the header on: give it a TTL until the rename */
+                redisAppendCommandArgv(r->c, 3, (const char *[]){"PEXPIRE", tmp, TEMP_TTL_MS},
+                                       (size_t[]){7, tmp_len, strlen(TEMP_TTL_MS)});
+                pending++;
+            }
+            sent += len;
+            cursor = next;
+        }
+        bool more = !failed && len;
+        /* read replies down to the window (all of them at the end) */
+        while (pending > (more ? WINDOW : 0)) {
+            redisReply *reply;
+            if (redisGetReply(r->c, (void **)&reply) != REDIS_OK) {
+                fprintf(stderr, "nidus push: %s: %s\n", r->shown,
+                        r->c->err == REDIS_ERR_EOF ? "the server closed the connection" : r->c->errstr);
+                free(buf);
+                free(server_error);
+                return EXIT_ERROR;
+            }
+            pending--;
+            if (reply->type == REDIS_REPLY_ERROR && !server_error && !rc) {
+                server_error = strdup(reply->str);
+                failed = true;
+                more = false;
+            }
+            freeReplyObject(reply);
+        }
+        progress_update(&p, sent, total ? (uint64_t)((double)stats.items * (double)sent / (double)total) : 0);
+        if (!more)
+            break;
+    }
+    free(buf);
+    if (server_error) {
+        fprintf(stderr, "nidus push: %s: the server refused it: %s\n", path, server_error);
+        free(server_error);
+        return EXIT_ERROR;
+    }
+    if (!rc)
+        progress_end(&p, stats.items);
+    return rc;
+}
+
+/* MULTI, PERSIST tmp, RENAME[NX] tmp key, EXEC; 0, or 2 after a line. */
+static int rename_into(remote *r, const char *tmp, size_t tmp_len, const char *key, bool force)
+{
+    const char *rename = force ? "RENAME" : "RENAMENX";
+    redisAppendCommand(r->c, "MULTI");
+    redisAppendCommandArgv(r->c, 2, (const char *[]){"PERSIST", tmp}, (size_t[]){7, tmp_len});
+    redisAppendCommandArgv(r->c, 3, (const char *[]){rename, tmp, key}, (size_t[]){strlen(rename), tmp_len, strlen(key)});
+    redisAppendCommand(r->c, "EXEC");
+    int rc = 0;
+    for (int i = 0; i < 4; i++) {
+        redisReply *reply;
+        if (redisGetReply(r->c, (void **)&reply) != REDIS_OK) {
+            fprintf(stderr, "nidus push: %s: %s\n", r->shown,
+                    r->c->err == REDIS_ERR_EOF ? "the server closed the connection" : r->c->errstr);
+            return EXIT_ERROR;
+        }
+        if (!rc && reply->type == REDIS_REPLY_ERROR)
+            rc = reply_error("push", r, rename, reply);
+        if (!rc && i == 3) {
+            redisReply *renamed = reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 ? reply->element[1] : NULL;
+            if (!renamed || renamed->type == REDIS_REPLY_ERROR)
+                rc = reply_error("push", r, rename, renamed ? renamed : reply);
+            else if (renamed->type == REDIS_REPLY_INTEGER && renamed->integer == 0) {
+                fprintf(stderr, "nidus push: %s: %s: already exists (--force replaces it)\n", r->shown, key);
+                rc = EXIT_ERROR;
+            }
+        }
+        freeReplyObject(reply);
+    }
+    return rc;
+}
+
+int cmd_push(int argc, char **argv)
+{
+    const char *url, *pos[2];
+    bool force;
+    int rc = parse_move_options("push", argc, argv, &url, &force, pos);
+    if (rc)
+        return rc;
+    const char *path = pos[0], *key = pos[1];
+    nidus_filter *f;
+    nidus_status st = nidus_filter_open(path, NIDUS_FILTER_MAP, NULL, NULL, &f);
+    if (st)
+        return file_error(path, st);
+    if (nidus_filter_kind(f) == NIDUS_KIND_COUNTING_BLOOM) {
+        fprintf(stderr, "nidus push: %s: a counting Bloom filter: the module holds cuckoo (CF) and Bloom (BF) "
+                        "filters only\n", path);
+        nidus_filter_free(f);
+        return EXIT_ERROR;
+    }
+    remote r;
+    if ((rc = remote_open(&r, "push", url))) {
+        nidus_filter_free(f);
+        return rc;
+    }
+    char type[64];
+    if ((rc = key_type(&r, "push", key, type, sizeof type)))
+        goto done;
+    if (strcmp(type, "none") && !force) {
+        fprintf(stderr, "nidus push: %s: %s: already exists (--force replaces it)\n", r.shown, key);
+        rc = EXIT_ERROR;
+        goto done;
+    }
+    size_t key_len = strlen(key), tmp_len, cap = key_len + 96;
+    char *tmp = malloc(cap);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned long long unique = ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_nsec ^
+                                ((unsigned long long)ts.tv_sec << 20);
+    if (!tmp || !move_temp_key(key, key_len, unique, tmp, cap, &tmp_len)) {
+        fprintf(stderr, "nidus push: out of memory\n");
+        free(tmp);
+        rc = EXIT_ERROR;
+        goto done;
+    }
+    rc = send_chunks(&r, f, path, tmp, tmp_len);
+    if (!rc)
+        rc = rename_into(&r, tmp, tmp_len, key, force);
+    if (rc)
+        delete_key(&r, tmp, tmp_len);
+    free(tmp);
+done:
+    remote_close(&r);
+    nidus_filter_free(f);
+    return rc;
+}
+
+/* ---- pull ---- */
+
+typedef struct pulled {
+    nidus_kind kind;
+    nidus_cuckoo *cf;
+    nidus_bloom *bf;
+} pulled;
+
+static void pulled_free(pulled *p)
+{
+    nidus_cuckoo_free(p->cf);
+    nidus_bloom_free(p->bf);
+    p->cf = NULL;
+    p->bf = NULL;
+}
+
+/* One pass of SCANDUMP over key into *out. 0 done; 1 the chunks did not fit together (the key changed during
+ * the pass: try again); 2 after a line. */
+static int scan_key(remote *r, const char *key, pulled *out, progress *p)
+{
+    const char *command = out->kind == NIDUS_KIND_CUCKOO ? "CF.SCANDUMP" : "BF.SCANDUMP";
+    unsigned long long cursor = 0;
+    uint64_t got = 0, total = 0;
+    for (;;) {
+        char iter[24];
+        snprintf(iter, sizeof iter, "%llu", cursor);
+        redisReply *reply = remote_call(r, "pull", 3, (const char *[]){command, key, iter}, NULL);
+        if (!reply)
+            return EXIT_ERROR;
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+            reply->element[0]->type != REDIS_REPLY_INTEGER) {
+            int rc = reply_error("pull", r, command, reply);
+            freeReplyObject(reply);
+            return rc;
+        }
+        redisReply *chunk = reply->element[1];
+        if (chunk->type != REDIS_REPLY_STRING) { /* past the last chunk */
+            freeReplyObject(reply);
+            break;
+        }
+        nidus_status st = out->kind == NIDUS_KIND_CUCKOO
+                              ? nidus_cuckoo_load_chunk(&out->cf, chunk->str, chunk->len, 0, NULL)
+                              : nidus_bloom_load_chunk(&out->bf, chunk->str, chunk->len, 0, NULL);
+        cursor = (unsigned long long)reply->element[0]->integer;
+        got += chunk->len;
+        freeReplyObject(reply);
+        if (st == NIDUS_ERR_SEQUENCE || st == NIDUS_ERR_CORRUPT)
+            return 1;
+        if (st) {
+            fprintf(stderr, "nidus pull: %s: %s: %s\n", r->shown, key, nidus_strerror(st));
+            return EXIT_ERROR;
+        }
+        if (!total) /* the header is in: the encoding's size is known */
+            total = out->kind == NIDUS_KIND_CUCKOO ? nidus_cuckoo_encoded_size(out->cf)
+                                                   : nidus_bloom_encoded_size(out->bf);
+        p->total = total;
+        progress_update(p, got, 0);
+        if (!cursor)
+            break;
+    }
+    bool loading = out->kind == NIDUS_KIND_CUCKOO ? !out->cf || nidus_cuckoo_loading(out->cf)
+                                                  : !out->bf || nidus_bloom_loading(out->bf);
+    return loading ? 1 : 0;
+}
+
+int cmd_pull(int argc, char **argv)
+{
+    const char *url, *pos[2];
+    bool force;
+    int rc = parse_move_options("pull", argc, argv, &url, &force, pos);
+    if (rc)
+        return rc;
+    const char *key = pos[0], *path = pos[1];
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "nidus: %s: is not a regular file (refusing to replace it)\n", path);
+        return EXIT_ERROR;
+    }
+    if (!force && stat(path, &sb) == 0) {
+        fprintf(stderr, "nidus: %s: already exists (--force replaces it)\n", path);
+        return EXIT_ERROR;
+    }
+    remote r;
+    if ((rc = remote_open(&r, "pull", url)))
+        return rc;
+    char type[64];
+    pulled out = {0};
+    if ((rc = key_type(&r, "pull", key, type, sizeof type)))
+        goto done;
+    if (!strcmp(type, "nidus--CF")) {
+        out.kind = NIDUS_KIND_CUCKOO;
+    } else if (!strcmp(type, "nidus--BF")) {
+        out.kind = NIDUS_KIND_BLOOM;
+    } else {
+        rc = EXIT_ERROR;
+        if (!strcmp(type, "none"))
+            fprintf(stderr, "nidus pull: %s: %s: no such key\n", r.shown, key);
+        else if (!strcmp(type, "MBbloomCF") || !strcmp(type, "MBbloom--"))
+            fprintf(stderr, "nidus pull: %s: %s: a filter in RedisBloom's format (loaded from RedisBloom data); "
+                            "pull takes the module's own cuckoo and Bloom filters\n", r.shown, key);
+        else
+            fprintf(stderr, "nidus pull: %s: %s: holds a %s, not a cuckoo or Bloom filter\n", r.shown, key, type);
+        goto done;
+    }
+    progress p;
+    progress_begin(&p, "pulling", 0);
+    for (int attempt = 1;; attempt++) {
+        rc = scan_key(&r, key, &out, &p);
+        if (rc != 1)
+            break;
+        pulled_free(&out);
+        if (attempt == PULL_ATTEMPTS) {
+            fprintf(stderr, "nidus pull: %s: %s: the key changed during each of %d copies (or holds a copy "
+                            "still loading); try again\n", r.shown, key, PULL_ATTEMPTS);
+            rc = EXIT_ERROR;
+            goto done;
+        }
+    }
+    if (rc)
+        goto done;
+    nidus_status st = out.kind == NIDUS_KIND_CUCKOO ? nidus_cuckoo_save_file(out.cf, path)
+                                                    : nidus_bloom_save_file(out.bf, path);
+    if (st) {
+        rc = file_error(path, st);
+        goto done;
+    }
+    uint64_t items;
+    if (out.kind == NIDUS_KIND_CUCKOO) {
+        nidus_cuckoo_stats s;
+        nidus_cuckoo_get_stats(out.cf, &s);
+        items = s.items;
+    } else {
+        nidus_bloom_stats s;
+        nidus_bloom_get_stats(out.bf, &s);
+        items = s.items;
+    }
+    progress_end(&p, items);
+done:
+    pulled_free(&out);
+    remote_close(&r);
+    return rc;
+}

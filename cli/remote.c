@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* URLs: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] and unix://PATH[?db=N]; the protocol is hiredis's. */
+#define _POSIX_C_SOURCE 200809L
+#include "remote.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define EXIT_ERROR 2
+
+typedef struct url_parts {
+    bool unix_socket;
+    char host[256], path[256], user[256], password[256];
+    int port;
+    long db; /* -1: not given */
+} url_parts;
+
+static int hex(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Copies s[0..n) into out (cap bytes), %XX decoded; false if it does not fit or an escape is bad. */
+static bool decode(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (ch == '%') {
+            if (i + 2 >= n)
+                return false;
+            int a = hex(s[i + 1]), b = hex(s[i + 2]);
+            if (a < 0 || b < 0)
+                return false;
+            ch = (char)(a * 16 + b);
+            i += 2;
+        }
+        if (o + 1 >= cap)
+            return false;
+        out[o++] = ch;
+    }
+    out[o] = '\0';
+    return true;
+}
+
+static bool parse_db(const char *s, long *db)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return false;
+    *db = strtol(s, &end, 10);
+    return !*end && *db >= 0 && *db <= 1000000;
+}
+
+/* Parses url into p; false if it is not one of the two forms. */
+static bool parse_url(const char *url, url_parts *p)
+{
+    memset(p, 0, sizeof *p);
+    p->port = 6379;
+    p->db = -1;
+    if (!strncmp(url, "unix://", 7)) {
+        const char *path = url + 7, *q = strchr(path, '?');
+        size_t n = q ? (size_t)(q - path) : strlen(path);
+        p->unix_socket = true;
+        if (!n || !decode(path, n, p->path, sizeof p->path))
+            return false;
+        return !q || (!strncmp(q, "?db=", 4) && parse_db(q + 4, &p->db));
+    }
+    if (strncmp(url, "redis://", 8))
+        return false;
+    const char *s = url + 8, *slash = strchr(s, '/');
+    const char *end = slash ? slash : s + strlen(s);
+    const char *at = NULL;
+    for (const char *c = s; c < end; c++)
+        if (*c == '@')
+            at = c;
+    if (at) {
+        const char *colon = memchr(s, ':', (size_t)(at - s));
+        if (!colon || !decode(s, (size_t)(colon - s), p->user, sizeof p->user) ||
+            !decode(colon + 1, (size_t)(at - colon - 1), p->password, sizeof p->password))
+            return false;
+        s = at + 1;
+    }
+    const char *host_end, *port = NULL;
+    if (*s == '[') { /* an IPv6 address */
+        const char *close = memchr(s, ']', (size_t)(end - s));
+        if (!close)
+            return false;
+        if (!decode(s + 1, (size_t)(close - s - 1), p->host, sizeof p->host))
+            return false;
+        host_end = close + 1;
+        if (host_end < end && *host_end != ':')
+            return false;
+        port = host_end < end ? host_end + 1 : NULL;
+    } else {
+        const char *colon = memchr(s, ':', (size_t)(end - s));
+        host_end = colon ? colon : end;
+        if (!decode(s, (size_t)(host_end - s), p->host, sizeof p->host))
+            return false;
+        port = colon ? colon + 1 : NULL;
+    }
+    if (!p->host[0])
+        return false;
+    if (port) {
+        long v = 0;
+        if (port == end)
+            return false;
+        for (const char *c = port; c < end; c++) {
+            if (*c < '0' || *c > '9' || (v = v * 10 + (*c - '0')) > 65535)
+                return false;
+        }
+        if (v == 0)
+            return false;
+        p->port = (int)v;
+    }
+    return !slash || !slash[1] || parse_db(slash + 1, &p->db);
+}
+
+/* The URL without its password (shown in every message). */
+static void show_url(const url_parts *p, char *out, size_t cap)
+{
+    char db[32] = "";
+    if (p->unix_socket) {
+        if (p->db >= 0)
+            snprintf(db, sizeof db, "?db=%ld", p->db);
+        snprintf(out, cap, "unix://%s%s", p->path, db);
+        return;
+    }
+    if (p->db >= 0)
+        snprintf(db, sizeof db, "/%ld", p->db);
+    bool v6 = strchr(p->host, ':') != NULL;
+    snprintf(out, cap, "redis://%s%s%s%s%s:%d%s", p->user, p->password[0] ? ":***" : "",
+             p->user[0] || p->password[0] ? "@" : "", v6 ? "[" : "", p->host, p->port, db);
+    if (v6) { /* close the bracket before the port */
+        char *c = strrchr(out, ':');
+        memmove(c + 1, c, strlen(c) + 1);
+        *c = ']';
+    }
+}
+
+redisReply *remote_call(remote *r, const char *cmd, int argc, const char **argv, const size_t *lens)
+{
+    redisReply *reply = redisCommandArgv(r->c, argc, argv, lens);
+    if (!reply)
+        fprintf(stderr, "nidus %s: %s: %s\n", cmd, r->shown,
+                r->c->err == REDIS_ERR_EOF ? "the server closed the connection" : r->c->errstr);
+    return reply;
+}
+
+/* 0 if the server has the nidus module: MODULE LIST names it (or, where MODULE LIST is not allowed,
+ * CF.LOADCHUNK exists); else 2 after one line saying what it lacks. */
+static int check_module(remote *r, const char *cmd)
+{
+    const char *argv[] = {"MODULE", "LIST"};
+    redisReply *reply = remote_call(r, cmd, 2, argv, NULL);
+    if (!reply)
+        return EXIT_ERROR;
+    bool found = false, checked = reply->type == REDIS_REPLY_ARRAY;
+    for (size_t i = 0; checked && i < reply->elements; i++) {
+        redisReply *m = reply->element[i];
+        for (size_t j = 0; m->type == REDIS_REPLY_ARRAY && j + 1 < m->elements; j += 2)
+            if (m->element[j]->type == REDIS_REPLY_STRING && !strcmp(m->element[j]->str, "name") &&
+                m->element[j + 1]->type == REDIS_REPLY_STRING && !strcmp(m->element[j + 1]->str, "nidus"))
+                found = true;
+    }
+    if (reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "NOAUTH", 6)) {
+        fprintf(stderr, "nidus %s: %s: the server needs a password (redis://[USER]:PASSWORD@HOST...)\n", cmd,
+                r->shown);
+        freeReplyObject(reply);
+        return EXIT_ERROR;
+    }
+    freeReplyObject(reply);
+    if (!checked) { /* MODULE LIST refused (an ACL, say): look for the command instead */
+        const char *info[] = {"COMMAND", "INFO", "CF.LOADCHUNK"};
+        if (!(reply = remote_call(r, cmd, 3, info, NULL)))
+            return EXIT_ERROR;
+        found = reply->type == REDIS_REPLY_ARRAY && reply->elements == 1 &&
+                reply->element[0]->type == REDIS_REPLY_ARRAY;
+        freeReplyObject(reply);
+    }
+    if (!found) {
+        fprintf(stderr, "nidus %s: %s: the server does not have the nidus module loaded (loadmodule nidus.so)\n",
+                cmd, r->shown);
+        return EXIT_ERROR;
+    }
+    return 0;
+}
+
+int remote_open(remote *r, const char *cmd, const char *url)
+{
+    url_parts p;
+    memset(r, 0, sizeof *r);
+    if (!url)
+        url = getenv("REDIS_URL");
+    if (!url || !*url)
+        url = REMOTE_DEFAULT_URL;
+    if (!parse_url(url, &p)) {
+        /* the URL as given may hold a password: name only its form */
+        fprintf(stderr, "nidus %s: not a server URL: expected redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or "
+                        "unix://PATH[?db=N] (see 'nidus help %s')\n", cmd, cmd);
+        return EXIT_ERROR;
+    }
+    show_url(&p, r->shown, sizeof r->shown);
+    struct timeval timeout = {10, 0};
+    r->c = p.unix_socket ? redisConnectUnixWithTimeout(p.path, timeout)
+                         : redisConnectWithTimeout(p.host, p.port, timeout);
+    if (!r->c || r->c->err) {
+        fprintf(stderr, "nidus %s: %s: cannot connect: %s\n", cmd, r->shown,
+                r->c ? r->c->errstr : "out of memory");
+        remote_close(r);
+        return EXIT_ERROR;
+    }
+    if (p.password[0]) {
+        const char *argv[] = {"AUTH", p.user, p.password};
+        bool with_user = p.user[0] != '\0';
+        redisReply *reply = with_user ? remote_call(r, cmd, 3, argv, NULL)
+                                      : remote_call(r, cmd, 2, (const char *[]){"AUTH", p.password}, NULL);
+        if (!reply || reply->type == REDIS_REPLY_ERROR) {
+            if (reply)
+                fprintf(stderr, "nidus %s: %s: the server refused the password (%s)\n", cmd, r->shown, reply->str);
+            freeReplyObject(reply);
+            remote_close(r);
+            return EXIT_ERROR;
+        }
+        freeReplyObject(reply);
+    }
+    if (check_module(r, cmd)) {
+        remote_close(r);
+        return EXIT_ERROR;
+    }
+    if (p.db >= 0) {
+        char db[32];
+        snprintf(db, sizeof db, "%ld", p.db);
+        redisReply *reply = remote_call(r, cmd, 2, (const char *[]){"SELECT", db}, NULL);
+        if (!reply || reply->type == REDIS_REPLY_ERROR) {
+            if (reply)
+                fprintf(stderr, "nidus %s: %s: cannot select database %s: %s\n", cmd, r->shown, db, reply->str);
+            freeReplyObject(reply);
+            remote_close(r);
+            return EXIT_ERROR;
+        }
+        freeReplyObject(reply);
+    }
+    return 0;
+}
+
+void remote_close(remote *r)
+{
+    if (r->c)
+        redisFree(r->c);
+    r->c = NULL;
+}
