@@ -9,7 +9,7 @@ _nidus()
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     }
-    local commands="create add check del count info verify build help"
+    local commands="create add check del count info verify build push pull help"
     local create_opts="--type --capacity --error --fingerprint-bits --bucket-size --semi-sort --expansion --max-kicks --force --help"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands -V --version -h --help" -- "$cur"))
@@ -19,7 +19,7 @@ _nidus()
         --type) COMPREPLY=($(compgen -W "cuckoo bloom counting-bloom" -- "$cur")); return ;;
         --bucket-size) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
         --from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --capacity|--error|--fingerprint-bits|--expansion|--max-kicks) return ;;
+        --capacity|--error|--fingerprint-bits|--expansion|--max-kicks|--url) return ;;
     esac
     local opts
     case ${words[1]} in
@@ -27,6 +27,7 @@ _nidus()
         build) opts="--from --keep-going $create_opts" ;;
         add|del) opts="--keep-going --help" ;;
         info) opts="--json --help" ;;
+        push|pull) opts="--url --force --help" ;;
         help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
         *) opts="--help" ;;
     esac
