@@ -272,3 +272,29 @@ def test_timing_by_hand(server, tmp_path):
         run("pull", kind, path + ".back", "--url", url(server), check_rc=0)
         pulled = time.time() - t
         print("%s %d keys, %d bytes: push %.2f s, pull %.2f s" % (kind, n, os.path.getsize(path), pushed, pulled))
+
+
+@pytest.mark.parametrize("kind,reserve", [
+    ("cuckoo", ["CF.RESERVE", "src", 1000, "BUCKETSIZE", 2, "EXPANSION", 2]),
+    ("cuckoo", ["CF.RESERVE", "src", 100000]),
+    ("bloom", ["BF.RESERVE", "src", 0.001, 1000, "EXPANSION", 4]),
+    ("bloom", ["BF.RESERVE", "src", 0.01, 20000, "NONSCALING"]),
+])
+def test_keys_made_by_the_module_pull_and_push_back(server, tmp_path, kind, reserve):
+    c = server.client()
+    c.execute_command(*reserve)
+    added = keys(8000)
+    add = "CF.ADD" if kind == "cuckoo" else "BF.ADD"
+    pipe = c.pipeline(transaction=False)
+    for item in added:
+        pipe.execute_command(add, "src", item)
+    pipe.execute()
+    probes = added + keys(8000, "absent")
+    want = answers_key(c, kind, "src", probes)
+    out = str(tmp_path / "src.nf")
+    run("pull", "src", out, "--url", url(server), check_rc=0)
+    run("verify", out, check_rc=0)
+    assert answers_file(out, probes) == want
+    run("push", out, "copy", "--url", url(server), check_rc=0)
+    assert answers_key(c, kind, "copy", probes) == want
+    assert sorted(c.keys("*")) == [b"copy", b"src"]
