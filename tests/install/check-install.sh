@@ -58,9 +58,10 @@ cli=$prefix/bin/nidus
 "$cli" verify "$scratch/cli.nidus" >/dev/null
 
 # The CLI uses the public API only: its sources compile against the installed headers alone and link against the
-# installed shared library, which exports nothing else. The copy built so answers as the installed one.
+# installed shared library, which exports nothing else (and hiredis, for push and pull). The copy built so
+# answers as the installed one.
 cc -std=c11 -Wall -Wextra -Werror "$here"/../../cli/*.c -I"$prefix/include" -L"$libdir" -lnidus -lm \
-  -Wl,-rpath,"$libdir" -o "$scratch/cli_public"
+  $(pkg-config --cflags --libs hiredis) -Wl,-rpath,"$libdir" -o "$scratch/cli_public"
 "$scratch/cli_public" add "$scratch/cli.nidus" plum
 [ "$("$scratch/cli_public" check "$scratch/cli.nidus" apple plum fig)" = "$(printf '1\n1\n0')" ] ||
   { echo "install: the CLI built on the installed library answered wrongly"; exit 1; }
