@@ -214,10 +214,9 @@ int remote_open(remote *r, const char *cmd, const char *url)
         return EXIT_ERROR;
     }
     if (p.password[0]) {
-        const char *argv[] = {"AUTH", p.user, p.password};
-        bool with_user = p.user[0] != '\0';
-        redisReply *reply = with_user ? remote_call(r, cmd, 3, argv, NULL)
-                                      : remote_call(r, cmd, 2, (const char *[]){"AUTH", p.password}, NULL);
+        /* AUTH USER PASSWORD, or AUTH PASSWORD (the default user; servers before ACLs) */
+        const char *argv[] = {"AUTH", p.user[0] ? p.user : p.password, p.password};
+        redisReply *reply = remote_call(r, cmd, p.user[0] ? 3 : 2, argv, NULL);
         if (!reply || reply->type == REDIS_REPLY_ERROR) {
             if (reply)
                 fprintf(stderr, "nidus %s: %s: the server refused the password (%s)\n", cmd, r->shown, reply->str);

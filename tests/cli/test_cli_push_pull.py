@@ -173,6 +173,10 @@ def test_password(tmp_path):
         assert p.stderr == ("nidus pull: redis://127.0.0.1:%d: the server needs a password "
                             "(redis://[USER]:PASSWORD@HOST...)\n" % s.port).encode()
         assert s.client(password="s3cret", db=2).dbsize() == 1
+        # a user of the ACL, with its password percent-escaped in the URL
+        s.client(password="s3cret").execute_command("ACL", "SETUSER", "app", "on", ">p@ss:1", "~*", "+@all")
+        run("push", path, "h", "--url", "redis://app:p%%40ss%%3A1@127.0.0.1:%d/2" % s.port, check_rc=0)
+        assert s.client(password="s3cret", db=2).dbsize() == 2
     finally:
         s.client(password="s3cret").config_set("requirepass", "")
         s.stop()
