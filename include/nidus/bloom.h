@@ -97,6 +97,11 @@ NIDUS_API nidus_status nidus_bloom_add_many_hash(nidus_bloom *filter, const uint
 /* Removes every item and every layer but the first. NIDUS_ERR_READ_ONLY on a view. */
 NIDUS_API nidus_status nidus_bloom_clear(nidus_bloom *filter);
 
+/* ORs `src` into `dst` layer by layer (items add, at most a layer's capacity), dst copying the layers only src has.
+ * Both need the same seed, error rate, expansion, layout and sizes of the layers both have, else
+ * NIDUS_ERR_INCOMPATIBLE; on any failure (also LIMIT_TABLES, LIMIT_MEMORY, NO_MEMORY) dst is unchanged. */
+NIDUS_API nidus_status nidus_bloom_merge(nidus_bloom *dst, const nidus_bloom *src);
+
 NIDUS_API void nidus_bloom_get_stats(const nidus_bloom *filter, nidus_bloom_stats *stats);
 
 /* One layer (sub-filter) of a Bloom filter; layer 0 is the first. */
@@ -180,6 +185,10 @@ NIDUS_API unsigned nidus_counting_bloom_count(const nidus_counting_bloom *filter
 NIDUS_API unsigned nidus_counting_bloom_count_hash(const nidus_counting_bloom *filter, uint64_t hash);
 
 NIDUS_API nidus_status nidus_counting_bloom_clear(nidus_counting_bloom *filter);
+
+/* Adds `src`'s counters to `dst`'s, each stopping at 15 (items add too). Both need the same seed, error rate and
+ * capacity, else NIDUS_ERR_INCOMPATIBLE and dst is unchanged. src may be dst (every counter doubles). */
+NIDUS_API nidus_status nidus_counting_bloom_merge(nidus_counting_bloom *dst, const nidus_counting_bloom *src);
 NIDUS_API void nidus_counting_bloom_get_stats(const nidus_counting_bloom *filter, nidus_counting_bloom_stats *s);
 
 NIDUS_API uint64_t nidus_counting_bloom_encoded_size(const nidus_counting_bloom *filter);

@@ -77,6 +77,10 @@ NIDUS_API bool nidus_filter_is_read_only(const nidus_filter *filter);
 /* The 64-bit hash the filter's _hash calls take for `key`, as the kind computes it. */
 NIDUS_API uint64_t nidus_filter_hash(const nidus_filter *filter, const void *key, size_t len);
 
+/* Merges `src` into `dst` by the kind's _merge (nidus_cuckoo_merge, nidus_bloom_merge, nidus_counting_bloom_merge):
+ * NIDUS_ERR_INCOMPATIBLE for filters of different kinds or parameters; on any failure dst is unchanged. */
+NIDUS_API nidus_status nidus_filter_merge(nidus_filter *dst, const nidus_filter *src);
+
 /* Adds one key (a cuckoo filter adds one more copy; a Bloom filter sets its bits, a key already there being
  * no error). On failure the filter is unchanged; the statuses are the kind's _add ones. */
 NIDUS_API nidus_status nidus_filter_add(nidus_filter *filter, const void *key, size_t len);

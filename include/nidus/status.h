@@ -26,7 +26,8 @@ typedef enum nidus_status {
     NIDUS_ERR_LIMIT_MEMORY,     /* growing or loading would exceed the filter's maximum memory */
     NIDUS_ERR_READ_ONLY,        /* the filter is a read-only view (of a mapped file or a buffer) */
     NIDUS_ERR_SEQUENCE,         /* a chunk arrived out of order, twice, or belongs to another filter */
-    NIDUS_ERR_NOT_REGULAR       /* a file to write is a directory, device or fifo: refused, left as it was */
+    NIDUS_ERR_NOT_REGULAR,      /* a file to write is a directory, device or fifo: refused, left as it was */
+    NIDUS_ERR_INCOMPATIBLE      /* filters to merge differ in kind or in a parameter they were created with */
 } nidus_status;
 
 /* A short, constant, human-readable description of `status` ("no memory", ...).

@@ -19,6 +19,7 @@ const char *nidus_strerror(nidus_status status)
     case NIDUS_ERR_READ_ONLY: return "filter is read-only";
     case NIDUS_ERR_SEQUENCE: return "chunk out of sequence or from another filter";
     case NIDUS_ERR_NOT_REGULAR: return "not a regular file (a directory, device or fifo): refused";
+    case NIDUS_ERR_INCOMPATIBLE: return "filters are incompatible (created with different parameters)";
     }
     return "unknown status";
 }

@@ -661,3 +661,47 @@ nidus_status nidus_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, voi
     thaw(packed_of(h), &w, true, true);
     return nidus_full_dump_chunk(&w.cf, cursor, buf, cap, len, next);
 }
+
+void nidus_cuckoo_replace(nidus_cuckoo *h, nidus_cuckoo *full)
+{
+    unsigned form = nidus_cuckoo_form(h);
+    if (form == NIDUS_FORM_FULL) { /* the struct's contents trade places: the caller's pointer stays valid */
+        for (unsigned k = 0; k < h->ntables && k < full->ntables; k++) {
+            nidus_table *o = &h->tables[k], *n = &full->tables[k];
+            if (!o->borrowed) /* a table borrowed from a writable mapping keeps its place there */
+                continue;
+            memcpy(o->data, n->data, (size_t)nidus_table_bytes(n));
+            nidus_free(full->alloc, n->data);
+            n->data = o->data;
+            n->borrowed = true; /* o keeps pointing at it, borrowed: the release below leaves it */
+        }
+        nidus_cuckoo old = *h;
+        *h = *full;
+        *full = old;
+        h->mapping = old.mapping;
+        full->mapping = NULL;
+        nidus_cuckoo_redispatch(h);
+        nidus_full_free(full);
+        return;
+    }
+    /* packed or forward: the handle becomes a forward to `full`, whose first table's slots move into the handle
+     * (it was sized for that shape's slots and their slack), then packs again when the contents fit */
+    nidus_cuckoo *old = NULL;
+    if (form == NIDUS_FORM_PACKED)
+        drop_side(packed_of(h));
+    else
+        old = forward_of(h)->full;
+    nidus_table *t = &full->tables[0];
+    nidus_cuckoo_forward *fw = forward_of(h);
+    memcpy(fw->data, t->data, (size_t)nidus_table_bytes(t));
+    nidus_free(full->alloc, t->data);
+    t->data = fw->data;
+    t->borrowed = true;
+    nidus_cuckoo_redispatch(full);
+    fw->form = NIDUS_FORM_FORWARD;
+    fw->alloc = full->alloc;
+    fw->full = full;
+    if (old)
+        nidus_full_free(old); /* its first table's data is the handle's: borrowed, not freed */
+    settle(h);
+}

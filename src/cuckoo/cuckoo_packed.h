@@ -175,6 +175,11 @@ void nidus_cuckoo_pack(nidus_cuckoo **f);
  * are): for callers that need the full struct. NULL when out of memory (nothing changed). */
 nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h);
 
+/* Puts `full` (a full filter that owns all its memory, with the first-table shape of h's filter) in place of the
+ * filter behind handle h, whatever h's form, and frees the old one; h stays the caller's handle. Allocates nothing
+ * (a packed result that cannot get its side block stays a forward): for a write built aside (merge). */
+void nidus_cuckoo_replace(nidus_cuckoo *h, nidus_cuckoo *full);
+
 /* The packed form's calls (a handle whose first byte is NIDUS_FORM_PACKED) and the forward's writes and stats
  * (NIDUS_FORM_FORWARD; its reads are its full filter's). cuckoo_dispatch.c chooses them; they reach the full
  * form only through its internal calls (cuckoo_filter.h), never the public API. */

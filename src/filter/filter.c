@@ -103,6 +103,20 @@ uint64_t nidus_filter_hash(const nidus_filter *f, const void *key, size_t len)
     return 0;
 }
 
+nidus_status nidus_filter_merge(nidus_filter *dst, const nidus_filter *src)
+{
+    if (!dst || !src)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (dst->kind != src->kind)
+        return NIDUS_ERR_INCOMPATIBLE;
+    switch (dst->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_merge(dst->f.cuckoo, src->f.cuckoo);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_merge(dst->f.bloom, src->f.bloom);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_merge(dst->f.counting, src->f.counting);
+    }
+    return NIDUS_ERR_UNSUPPORTED;
+}
+
 nidus_status nidus_filter_add_hash(nidus_filter *f, uint64_t hash)
 {
     if (!f)

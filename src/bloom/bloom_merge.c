@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Merging Bloom filters: layers of the same size OR together (counting ones add their counters, saturating).
+ *
+ * Filters made with the same parameters (seed, error, expansion, layout, first layer) probe a key alike in layers
+ * of the same index, so the union of two filters is the union of their layers, index by index. A source grown
+ * further than the destination lends copies of its newer layers; everything is allocated and checked against
+ * the destination's limits before the first bit changes, so a failure leaves it as it was. */
+#include <string.h>
+
+#include "alloc.h"
+#include "bloom_filter.h"
+
+static bool same_layer(const nidus_bloom_layer *a, const nidus_bloom_layer *b)
+{
+    return a->size == b->size && a->capacity == b->capacity && a->k == b->k && a->layout == b->layout;
+}
+
+static uint64_t add_saturating(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+static void or_bits(uint8_t *dst, const uint8_t *src, uint64_t bytes)
+{
+    if (dst == src)
+        return;
+    for (uint64_t i = 0; i < bytes; i++)
+        dst[i] |= src[i];
+}
+
+nidus_status nidus_bloom_merge(nidus_bloom *dst, const nidus_bloom *src)
+{
+    if (!dst || !src)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (dst->read_only || nidus_bloom_loader(dst))
+        return NIDUS_ERR_READ_ONLY;
+    if (nidus_bloom_loader(src))
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (dst->hash8_flip != src->hash8_flip || dst->error_rate != src->error_rate ||
+        dst->expansion != src->expansion || dst->layout != src->layout)
+        return NIDUS_ERR_INCOMPATIBLE;
+    unsigned shared = dst->nlayers < src->nlayers ? dst->nlayers : src->nlayers;
+    for (unsigned i = 0; i < shared; i++)
+        if (!same_layer(nidus_bloom_layer_at(dst, i), nidus_bloom_layer_at(src, i)))
+            return NIDUS_ERR_INCOMPATIBLE;
+    unsigned extra = src->nlayers - shared;
+    if (src->nlayers > dst->max_layers)
+        return NIDUS_ERR_LIMIT_TABLES;
+    if (dst->max_memory && extra) { /* what growth checks, for the layers dst takes, without wrapping */
+        uint64_t have = 0, need = 0;
+        for (unsigned i = 0; i < dst->nlayers; i++)
+            have = add_saturating(have, nidus_bloom_layer_memory(nidus_bloom_layer_at(dst, i)));
+        for (unsigned i = shared; i < src->nlayers; i++)
+            need = add_saturating(need, nidus_bloom_layer_budget(nidus_bloom_layer_at(src, i)));
+        if (have > dst->max_memory || need > dst->max_memory - have)
+            return NIDUS_ERR_LIMIT_MEMORY;
+    }
+    nidus_bloom_layer copies[NIDUS_BLOOM_MAX_LAYERS];
+    for (unsigned n = 0; n < extra; n++) {
+        const nidus_bloom_layer *s = nidus_bloom_layer_at(src, shared + n);
+        copies[n] = (nidus_bloom_layer){.size = s->size, .capacity = s->capacity, .items = s->items, .k = s->k,
+                                        .layout = s->layout};
+        nidus_status st = nidus_bloom_layer_alloc(&copies[n], dst->alloc);
+        if (st) {
+            while (n--)
+                nidus_bloom_layer_release(&copies[n], dst->alloc);
+            return st;
+        }
+        memcpy(copies[n].data, s->data, (size_t)nidus_bloom_layer_bytes(s));
+    }
+    if (extra) { /* the last allocation: nothing after it can fail */
+        struct nidus_bloom_more *m = nidus_bloom_more(dst, src->nlayers - 1u);
+        if (!m) {
+            for (unsigned n = 0; n < extra; n++)
+                nidus_bloom_layer_release(&copies[n], dst->alloc);
+            return NIDUS_ERR_NO_MEMORY;
+        }
+    }
+    for (unsigned i = 0; i < shared; i++) {
+        nidus_bloom_layer *d = nidus_bloom_layer_at(dst, i);
+        const nidus_bloom_layer *s = nidus_bloom_layer_at(src, i);
+        /* the sum bounds the union's keys from above, but a layer records at most its capacity (a full one makes
+         * the next add grow; decoders refuse more) */
+        uint64_t items = add_saturating(d->items, s->items);
+        d->items = items < d->capacity ? items : d->capacity;
+        or_bits(d->data, s->data, nidus_bloom_layer_bytes(d));
+    }
+    if (extra) {
+        for (unsigned n = 0; n < extra; n++)
+            dst->more->layers[shared + n - 1u] = copies[n];
+        dst->nlayers = src->nlayers;
+        nidus_bloom_refresh_dispatch(dst);
+    }
+    return NIDUS_OK;
+}
+
+nidus_status nidus_counting_bloom_merge(nidus_counting_bloom *dst, const nidus_counting_bloom *src)
+{
+    if (!dst || !src)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (dst->read_only || dst->loader)
+        return NIDUS_ERR_READ_ONLY;
+    if (src->loader)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (dst->seed != src->seed || dst->error != src->error || !same_layer(&dst->layer, &src->layer))
+        return NIDUS_ERR_INCOMPATIBLE;
+    /* every byte holds two 4-bit counters; each adds, stopping at 15 */
+    uint8_t *d = dst->layer.data;
+    const uint8_t *s = src->layer.data;
+    uint64_t bytes = nidus_bloom_layer_bytes(&dst->layer);
+    for (uint64_t i = 0; i < bytes; i++) {
+        unsigned lo = (d[i] & 15u) + (s[i] & 15u), hi = (unsigned)(d[i] >> 4) + (unsigned)(s[i] >> 4);
+        d[i] = (uint8_t)((lo > 15u ? 15u : lo) | (hi > 15u ? 15u : hi) << 4);
+    }
+    dst->items = add_saturating(dst->items, src->items);
+    dst->layer.items = add_saturating(dst->layer.items, src->layer.items);
+    return NIDUS_OK;
+}
