@@ -222,7 +222,7 @@ static void test_cuckoo_merge_sets(void **state)
     /* semi-sorted, src's keys twice; b = 2 */
     cuckoo_case((cuckoo_spec){.cap = 4096, .expansion = 2, .b = 4, .semi = true, .nd = 900, .ns = 1000, .shared = 200,
                               .td = 1, .ts = 2});
-    cuckoo_case((cuckoo_spec){.cap = 4096, .expansion = 2, .b = 2, .nd = 500, .ns = 600, .shared = 100, .td = 2,
+    cuckoo_case((cuckoo_spec){.cap = 4096, .expansion = 2, .b = 2, .nd = 500, .ns = 600, .shared = 100, .td = 1,
                               .ts = 1});
     /* small: packed handles, without and with duplicates past the pair's share */
     cuckoo_case((cuckoo_spec){.cap = 60, .b = 4, .nd = 10, .ns = 12, .shared = 4, .td = 1, .ts = 1});
