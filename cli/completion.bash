@@ -9,7 +9,7 @@ _nidus()
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     }
-    local commands="create add check del count info verify build push pull help"
+    local commands="create add check del count info verify build merge push pull help"
     local create_opts="--type --capacity --error --fingerprint-bits --bucket-size --semi-sort --expansion --max-kicks --force --help"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands -V --version -h --help" -- "$cur"))

@@ -79,6 +79,14 @@ static const help_entry entries[] = {
     {"pull", "nidus pull KEY FILE [--url URL] [--force]",
      "Writes the CF or BF key KEY into FILE, atomically, as a filter file that answers every item as KEY does.\n"
      URL_TEXT "  --force               replace FILE if it exists (only a regular file)\n"},
+    {"merge", "nidus merge DEST SRC [SRC ...]",
+     "Adds every item of each SRC to DEST: a cuckoo filter's counts add (each copy deletes again), a bloom\n"
+     "filter's bits are ORed, a counting-bloom filter's counters add (up to 15). A missing DEST starts as a copy\n"
+     "of the first SRC. Filters merge only when created with the same parameters (kind, capacity, error or\n"
+     "fingerprint bits, bucket size, semi-sorting, expansion), however far each grew. A cuckoo filter's items\n"
+     "stay in the sub-filter of their index: a SRC whose sub-filter has more items than DEST's can take fails.\n"
+     "All or nothing: on any error, exit 2 with one line naming the SRC and what differs, DEST left as it was.\n"
+     "DEST is replaced atomically; its mode, owner and group are kept. DEST may also be a SRC.\n"},
     {"help", "nidus help [COMMAND]", "Prints the usage of every command, or the help of one.\n"},
 };
 

@@ -583,6 +583,59 @@ static int cmd_build(int argc, char **argv)
     return finish_write(argv[0], from_stdin ? "stdin" : o.from, f, !read_ok, &BUILDING, &kf, o.keep_going);
 }
 
+/* Loads a filter file whole (every block checked): merge holds several files at once, and the lazy verification
+ * maps one at a time. */
+static int load_whole(const char *path, nidus_filter **f)
+{
+    if (not_regular(path))
+        return file_error(path, NIDUS_ERR_IO);
+    nidus_status st = nidus_filter_open(path, NIDUS_FILTER_LOAD, NULL, NULL, f);
+    return st ? open_error(path, st) : 0;
+}
+
+/* DEST gets every SRC's items in memory; written (atomically) only when every merge succeeded. */
+static int cmd_merge(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options("merge", &argc, argv, &o, false);
+    if (rc)
+        return rc;
+    if (argc < 2)
+        return usage_error("merge", "expected DEST and at least one SRC", NULL);
+    const char *dest_path = argv[0];
+    struct stat sb;
+    bool exists = stat(dest_path, &sb) == 0 || not_regular(dest_path);
+    nidus_filter *dest = NULL;
+    int first = 1;
+    if ((rc = load_whole(exists ? dest_path : argv[1], &dest)))
+        return rc;
+    if (!exists)
+        first = 2; /* DEST starts as a copy of the first SRC */
+    for (int i = first; i < argc && !rc; i++) {
+        nidus_filter *src = NULL;
+        if ((rc = load_whole(argv[i], &src)))
+            break;
+        nidus_status st = nidus_filter_merge(dest, src);
+        if (st == NIDUS_ERR_INCOMPATIBLE) {
+            char why[160];
+            cli_filter_difference(dest, src, why, sizeof why);
+            fprintf(stderr, "nidus: %s: incompatible with %s: %s (%s left unchanged)\n", argv[i], dest_path, why,
+                    dest_path);
+            rc = EXIT_ERROR;
+        } else if (st) {
+            fprintf(stderr, "nidus: %s: cannot merge into %s: %s (%s left unchanged)\n", argv[i], dest_path,
+                    st == NIDUS_ERR_FULL ? "a sub-filter has no room for the items of the same sub-filter of SRC"
+                                         : add_failure(st),
+                    dest_path);
+            rc = EXIT_ERROR;
+        }
+        nidus_filter_free(src);
+    }
+    nidus_status st = rc ? NIDUS_OK : nidus_filter_save_file(dest, dest_path);
+    nidus_filter_free(dest);
+    return rc ? rc : st ? file_error(dest_path, st) : 0;
+}
+
 static int cmd_verify(int argc, char **argv)
 {
     options o;
@@ -624,7 +677,7 @@ int main(int argc, char **argv)
         int (*run)(int, char **);
     } commands[] = {{"create", cmd_create}, {"add", cmd_add},   {"check", cmd_check},   {"del", cmd_del},
                     {"count", cmd_count},   {"info", cmd_info}, {"verify", cmd_verify}, {"build", cmd_build},
-                    {"help", cmd_help},
+                    {"merge", cmd_merge},   {"help", cmd_help},
                     {"push", cmd_push},     {"pull", cmd_pull}};
     if (argc < 2) {
         help_usage(stderr);
