@@ -646,6 +646,64 @@ static void test_counting_merge(void **state)
     assert_int_equal(g_fail.live, live);
 }
 
+/* A destination opened writable in place (its tables in a private mapping of the file) merges and saves the same
+ * bytes as one loaded whole: the merge writes into the borrowed tables, and the save patches what changed. */
+static void in_place_case(nidus_filter *dst, nidus_filter *src)
+{
+    char path[] = "/tmp/nidus-merge-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(nidus_filter_save_file(dst, path), NIDUS_OK);
+    nidus_filter *mapped = NULL;
+    assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, &g_hook, NULL, &mapped), NIDUS_OK);
+    assert_int_equal(nidus_filter_merge(dst, src), NIDUS_OK);
+    assert_int_equal(nidus_filter_merge(mapped, src), NIDUS_OK);
+    bytes want = filter_bytes(dst);
+    assert_same_bytes(mapped, want);
+    assert_int_equal(nidus_filter_save_file(mapped, path), NIDUS_OK);
+    nidus_filter_free(mapped);
+    nidus_filter *back = NULL;
+    assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_LOAD, &g_hook, NULL, &back), NIDUS_OK);
+    unlink(path);
+    assert_same_bytes(back, want);
+    free(want.p);
+    nidus_filter_free(back);
+}
+
+static void test_merge_into_writable_mapping(void **state)
+{
+    (void)state;
+    long live = g_fail.live;
+    for (unsigned grown = 0; grown < 2; grown++) {
+        nidus_filter *dst = cuckoo_filter(4096, 2, 4, false, test_seed()), *src = cuckoo_filter(4096, 2, 4, false, test_seed());
+        add_keys(dst, "d", 0, grown ? 200 : 1000, 1);
+        add_keys(src, "f", 0, grown ? 6000 : 0, 1);
+        remove_keys(src, "f", grown ? 540 : 0);
+        add_keys(src, "s", 0, grown ? 100 : 1000, 1);
+        add_keys(src, "d", 0, 5, 9); /* duplicates: new overflow entries */
+        in_place_case(dst, src);
+        nidus_filter_free(dst);
+        nidus_filter_free(src);
+        nidus_bloom_params p = {.capacity = 1000, .error_rate = 0.01, .expansion = 2, .seed = test_seed(),
+                                .allocator = &g_hook};
+        dst = bloom_filter(&p);
+        src = bloom_filter(&p);
+        add_keys(dst, "d", 0, 500, 1);
+        add_keys(src, "s", 0, grown ? 5000 : 400, 1);
+        in_place_case(dst, src);
+        nidus_filter_free(dst);
+        nidus_filter_free(src);
+    }
+    nidus_filter *dst = counting_filter(1000, 0.01, test_seed()), *src = counting_filter(1000, 0.01, test_seed());
+    add_keys(dst, "d", 0, 500, 1);
+    add_keys(src, "s", 0, 400, 2);
+    in_place_case(dst, src);
+    nidus_filter_free(dst);
+    nidus_filter_free(src);
+    assert_int_equal(g_fail.live, live);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -670,6 +728,7 @@ int main(void)
         cmocka_unit_test(test_bloom_merge_self),
         cmocka_unit_test(test_bloom_merge_incompatible_and_limits),
         cmocka_unit_test(test_counting_merge),
+        cmocka_unit_test(test_merge_into_writable_mapping),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
