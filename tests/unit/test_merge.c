@@ -10,56 +10,7 @@
 
 #include <nidus/nidus.h>
 
-/* ---- an allocator hook that fails its n-th call and counts live blocks */
-
-typedef struct failing {
-    long calls, fail_at; /* fail the fail_at-th call from now on (0: never) */
-    long live;
-} failing;
-
-static bool should_fail(failing *f) { return f->fail_at && ++f->calls == f->fail_at; }
-static void *f_malloc(void *ctx, size_t n)
-{
-    failing *f = ctx;
-    if (should_fail(f))
-        return NULL;
-    void *p = malloc(n);
-    f->live += p != NULL;
-    return p;
-}
-static void *f_calloc(void *ctx, size_t n, size_t m)
-{
-    failing *f = ctx;
-    if (should_fail(f))
-        return NULL;
-    void *p = calloc(n, m);
-    f->live += p != NULL;
-    return p;
-}
-static void *f_realloc(void *ctx, void *p, size_t n)
-{
-    failing *f = ctx;
-    if (should_fail(f))
-        return NULL;
-    void *q = realloc(p, n);
-    f->live += !p && q;
-    return q;
-}
-static void f_free(void *ctx, void *p)
-{
-    failing *f = ctx;
-    f->live -= p != NULL;
-    free(p);
-}
-
-static failing g_fail;
-static const nidus_allocator g_hook = {f_malloc, f_calloc, f_realloc, f_free, &g_fail};
-
-static void arm(long n)
-{
-    g_fail.calls = 0;
-    g_fail.fail_at = n;
-}
+#include "failing_alloc.h"
 
 /* ---- encodings, to compare a filter with itself before and after */
 
