@@ -15,14 +15,14 @@ typedef struct failing {
     long injected;       /* failures handed out, so a test can show it exercised them */
 } failing;
 
-static bool should_fail(failing *f)
+static inline bool should_fail(failing *f)
 {
     bool fail = f->fail_at && ++f->calls == f->fail_at;
     f->injected += fail;
     return fail;
 }
 
-static void *f_malloc(void *ctx, size_t n)
+static inline void *f_malloc(void *ctx, size_t n)
 {
     failing *f = ctx;
     if (should_fail(f))
@@ -32,7 +32,7 @@ static void *f_malloc(void *ctx, size_t n)
     return p;
 }
 
-static void *f_calloc(void *ctx, size_t n, size_t m)
+static inline void *f_calloc(void *ctx, size_t n, size_t m)
 {
     failing *f = ctx;
     if (should_fail(f))
@@ -42,7 +42,7 @@ static void *f_calloc(void *ctx, size_t n, size_t m)
     return p;
 }
 
-static void *f_realloc(void *ctx, void *p, size_t n)
+static inline void *f_realloc(void *ctx, void *p, size_t n)
 {
     failing *f = ctx;
     if (should_fail(f))
@@ -52,7 +52,7 @@ static void *f_realloc(void *ctx, void *p, size_t n)
     return q;
 }
 
-static void f_free(void *ctx, void *p)
+static inline void f_free(void *ctx, void *p)
 {
     failing *f = ctx;
     f->live -= p != NULL;
@@ -63,7 +63,7 @@ static failing g_fail;
 static const nidus_allocator g_hook = {f_malloc, f_calloc, f_realloc, f_free, &g_fail};
 
 /* From now on, the n-th allocation fails (0: none does). */
-static void arm(long n)
+static inline void arm(long n)
 {
     g_fail.calls = 0;
     g_fail.fail_at = n;

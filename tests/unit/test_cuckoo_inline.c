@@ -14,6 +14,8 @@
 
 #include <nidus/nidus.h>
 
+#include "cuckoo_test_util.h"
+
 /* The served states, by the tag the header compares (with the copy's bit set). */
 static bool served(const nidus_cuckoo *cf)
 {
@@ -55,27 +57,6 @@ static void assert_same_answers(const nidus_cuckoo *cf, const uint64_t *keys, si
     }
 }
 
-static uint8_t *encoding(const nidus_cuckoo *cf, size_t *len)
-{
-    *len = (size_t)(nidus_cuckoo_encoded_size)(cf);
-    uint8_t *buf = malloc(*len);
-    size_t written;
-    assert_non_null(buf);
-    assert_int_equal(nidus_cuckoo_encode(cf, buf, *len, &written), NIDUS_OK);
-    assert_int_equal(written, *len);
-    return buf;
-}
-
-static void assert_same_bytes(const nidus_cuckoo *a, const nidus_cuckoo *b)
-{
-    size_t la, lb;
-    uint8_t *ea = encoding(a, &la), *eb = encoding(b, &lb);
-    assert_int_equal(la, lb);
-    assert_memory_equal(ea, eb, la);
-    free(ea);
-    free(eb);
-}
-
 static nidus_cuckoo *make(uint64_t capacity, unsigned b, unsigned f, bool semi, unsigned expansion, uint64_t seed)
 {
     nidus_cuckoo_params p = {.capacity = capacity, .bucket_size = b, .fingerprint_bits = f, .semi_sort = semi,
@@ -114,10 +95,10 @@ static void check_config(uint64_t capacity, unsigned b, unsigned f, bool semi, u
             break;
         added = k + 1;
         if (k % 4096 == 0)
-            assert_same_bytes(in, lib);
+            test_assert_same_cuckoo_encoding(in, lib);
     }
     assert_true(!want_served || served_adds > capacity / 2);
-    assert_same_bytes(in, lib);
+    test_assert_same_cuckoo_encoding(in, lib);
     /* every key added is found; keys past `added` are absent ones (or were refused) */
     assert_same_answers(in, keys, n + absent, added);
     /* duplicates: the same key many times goes to the side table through the library, counted exactly */
@@ -125,12 +106,12 @@ static void check_config(uint64_t capacity, unsigned b, unsigned f, bool semi, u
         nidus_status si = nidus_cuckoo_add(in, &keys[0], 8), sl = (nidus_cuckoo_add)(lib, &keys[0], 8);
         assert_int_equal(si, sl);
     }
-    assert_same_bytes(in, lib);
+    test_assert_same_cuckoo_encoding(in, lib);
     assert_int_equal(nidus_cuckoo_count(in, &keys[0], 8), nidus_cuckoo_count(lib, &keys[0], 8));
     /* removes through the library, then inline lookups again */
     for (size_t k = 0; k < added; k += 3)
         assert_int_equal(nidus_cuckoo_remove(in, &keys[k], 8), nidus_cuckoo_remove(lib, &keys[k], 8));
-    assert_same_bytes(in, lib);
+    test_assert_same_cuckoo_encoding(in, lib);
     assert_same_answers(in, keys, n + absent, 0);
     nidus_cuckoo_free(in);
     nidus_cuckoo_free(lib);
@@ -174,7 +155,7 @@ static void test_views_loading_and_old_formats(void **state)
         assert_int_equal(nidus_cuckoo_add(cf, &keys[k], 8), NIDUS_OK);
     assert_true(served(cf));
     size_t len;
-    uint8_t *enc = encoding(cf, &len);
+    uint8_t *enc = test_cuckoo_encode(cf, &len);
     nidus_cuckoo *v = NULL;
     assert_int_equal(nidus_cuckoo_view(enc, len, NULL, &v), NIDUS_OK);
     assert_false(served(v));

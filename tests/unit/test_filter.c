@@ -9,6 +9,7 @@
 #include <nidus/nidus.h>
 
 #include "test_util.h"
+#include "failing_alloc.h"
 
 static const nidus_kind KINDS[] = {NIDUS_KIND_CUCKOO, NIDUS_KIND_BLOOM, NIDUS_KIND_COUNTING_BLOOM};
 #define NKINDS (sizeof KINDS / sizeof KINDS[0])
@@ -458,77 +459,39 @@ static void test_an_encoding_file_opened_writable_is_loaded(void **state)
     nidus_filter_free(f);
 }
 
-/* ---- the allocator hook ---- */
-
-typedef struct counting {
-    long live, calls, fail_at; /* fail_at: the fail_at-th call fails (0: none) */
-} counting;
-
-static bool fails(counting *c) { return c->fail_at && ++c->calls == c->fail_at; }
-static void *c_malloc(void *ctx, size_t n)
-{
-    counting *c = ctx;
-    void *p = fails(c) ? NULL : malloc(n);
-    c->live += p != NULL;
-    return p;
-}
-static void *c_calloc(void *ctx, size_t k, size_t n)
-{
-    counting *c = ctx;
-    void *p = fails(c) ? NULL : calloc(k, n);
-    c->live += p != NULL;
-    return p;
-}
-static void *c_realloc(void *ctx, void *old, size_t n)
-{
-    counting *c = ctx;
-    if (fails(c))
-        return NULL;
-    void *p = realloc(old, n);
-    c->live += p && !old;
-    return p;
-}
-static void c_free(void *ctx, void *p)
-{
-    counting *c = ctx;
-    c->live -= p != NULL;
-    free(p);
-}
-
 static void test_the_allocator_hook_is_used_and_failures_are_statuses(void **state)
 {
     (void)state;
     char path[128];
     path_of(path, sizeof path, "alloc.nidus");
     for (size_t k = 0; k < NKINDS; k++) {
-        counting c = {0};
-        nidus_allocator hook = {c_malloc, c_calloc, c_realloc, c_free, &c};
-        nidus_filter_params p = {.kind = KINDS[k], .capacity = 300000, .allocator = &hook};
+        g_fail = (failing){0};
+        nidus_filter_params p = {.kind = KINDS[k], .capacity = 300000, .allocator = &g_hook};
         nidus_filter *f = NULL;
         assert_int_equal(nidus_filter_new(&p, &f), NIDUS_OK);
-        assert_true(c.live >= 2); /* the handle and the filter's memory */
+        assert_true(g_fail.live >= 2); /* the handle and the filter's memory */
         add_keys(f, "a", 0, 50);
         assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
         nidus_filter_free(f);
-        assert_int_equal(c.live, 0);
+        assert_int_equal(g_fail.live, 0);
 
         /* every allocation of new and of each open, failing in turn: a status, nothing left allocated */
         for (int op = 0; op < 4; op++) {
             long injected = 0;
             for (long at = 1;; at++) {
-                c = (counting){.fail_at = at};
+                g_fail = (failing){.fail_at = at};
                 nidus_status st = op == 0 ? nidus_filter_new(&p, &f)
-                                          : nidus_filter_open(path, (nidus_filter_open_mode)(op - 1), &hook, NULL, &f);
+                                          : nidus_filter_open(path, (nidus_filter_open_mode)(op - 1), &g_hook, NULL, &f);
                 if (st == NIDUS_OK) {
                     nidus_filter_free(f);
-                    assert_int_equal(c.live, 0);
-                    if (c.calls < at)
+                    assert_int_equal(g_fail.live, 0);
+                    if (g_fail.calls < at)
                         break; /* no allocation left to fail */
                     continue;
                 }
                 injected++;
                 assert_int_equal(st, NIDUS_ERR_NO_MEMORY);
-                assert_int_equal(c.live, 0);
+                assert_int_equal(g_fail.live, 0);
             }
             assert_true(injected >= 2);
         }
@@ -536,15 +499,15 @@ static void test_the_allocator_hook_is_used_and_failures_are_statuses(void **sta
         /* and the save of a file written in place (it compares the blocks): the old file stays whole */
         long injected = 0;
         for (long at = 1;; at++) {
-            c = (counting){0};
-            assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, &hook, NULL, &f), NIDUS_OK);
+            g_fail = (failing){0};
+            assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, &g_hook, NULL, &f), NIDUS_OK);
             add_keys(f, "b", 0, 1);
-            c.calls = 0, c.fail_at = at;
+            g_fail.calls = 0, g_fail.fail_at = at;
             nidus_status st = nidus_filter_save_file(f, path);
-            long calls = c.calls;
-            c.fail_at = 0;
+            long calls = g_fail.calls;
+            g_fail.fail_at = 0;
             nidus_filter_free(f);
-            assert_int_equal(c.live, 0);
+            assert_int_equal(g_fail.live, 0);
             assert_file_ok(path);
             if (st == NIDUS_OK && calls < at)
                 break;

@@ -39,6 +39,29 @@ static void assert_same_bytes(const nidus_filter *f, bytes before)
     free(now.p);
 }
 
+/* A fresh temporary file's name, in `path` (of "/tmp/nidus-merge-XXXXXX"). */
+static void temp_path(char *path)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+}
+
+/* `f` saved to a file and loaded back whole: the same bytes (the caller frees the copy). */
+static nidus_filter *save_and_reload(const nidus_filter *f)
+{
+    char path[] = "/tmp/nidus-merge-XXXXXX";
+    temp_path(path);
+    assert_int_equal(nidus_filter_save_file(f, path), NIDUS_OK);
+    nidus_filter *back = NULL;
+    assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_LOAD, &g_hook, NULL, &back), NIDUS_OK);
+    unlink(path);
+    bytes want = filter_bytes(f);
+    assert_same_bytes(back, want);
+    free(want.p);
+    return back;
+}
+
 /* ---- keys: namespace "d" for the destination's, "s" for the source's; the first `shared` of "s" also in dst */
 
 static size_t key(char *buf, const char *ns, uint64_t i) { return test_key(buf, 32, ns, i ^ test_seed() << 20); }
@@ -144,17 +167,7 @@ static void cuckoo_case(cuckoo_spec c)
     assert_has_keys(dst, "fd", c.fd * 9 / 100, c.fd - c.fd * 9 / 100);
     assert_has_keys(dst, "fs", c.fs * 9 / 100, c.fs - c.fs * 9 / 100);
     /* the merged filter saves and loads as it is */
-    char path[] = "/tmp/nidus-merge-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(nidus_filter_save_file(dst, path), NIDUS_OK);
-    nidus_filter *back = NULL;
-    assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_LOAD, &g_hook, NULL, &back), NIDUS_OK);
-    unlink(path);
-    bytes a = filter_bytes(dst);
-    assert_same_bytes(back, a);
-    free(a.p);
+    nidus_filter *back = save_and_reload(dst);
     assert_cuckoo_exact(back, &c);
     nidus_filter_free(back);
     assert_cuckoo_exact(dst, &c);
@@ -429,17 +442,7 @@ static void bloom_case(unsigned layout, uint64_t nd, uint64_t ns, uint64_t share
     assert_int_equal(sm.layers, sd.layers > ss.layers ? sd.layers : ss.layers);
     assert_has_keys(dst, "d", 0, nd);
     assert_has_keys(dst, "s", 0, ns);
-    char path[] = "/tmp/nidus-merge-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(nidus_filter_save_file(dst, path), NIDUS_OK);
-    nidus_filter *back = NULL;
-    assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_LOAD, &g_hook, NULL, &back), NIDUS_OK);
-    unlink(path);
-    bytes a = filter_bytes(dst);
-    assert_same_bytes(back, a);
-    free(a.p);
+    nidus_filter *back = save_and_reload(dst);
     assert_has_keys(back, "d", 0, nd);
     assert_has_keys(back, "s", 0, ns);
     /* adds go on after the merge (into the newest layer, or a new one) */
@@ -602,9 +605,7 @@ static void test_counting_merge(void **state)
 static void in_place_case(nidus_filter *dst, nidus_filter *src)
 {
     char path[] = "/tmp/nidus-merge-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
+    temp_path(path);
     assert_int_equal(nidus_filter_save_file(dst, path), NIDUS_OK);
     nidus_filter *mapped = NULL;
     assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, &g_hook, NULL, &mapped), NIDUS_OK);
