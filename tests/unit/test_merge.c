@@ -371,13 +371,13 @@ static void test_merge_allocation_failures(void **state)
         nidus_filter *src = cuckoo_filter(caps[c], 2, 4, false, test_seed());
         add_keys(dst, "d", 0, 3, 1);
         add_keys(dst, "s", 0, 1, 30);
-        add_keys(src, "f", 0, caps[c] * 3, 1);
+        add_keys(src, "f", 0, caps[c] * 5, 1);
         add_keys(src, "s", 0, 2, 1);
-        remove_keys(src, "f", caps[c] * 3 * 9 / 100); /* room in its first table */
+        remove_keys(src, "f", caps[c] * 5 * 9 / 100); /* room in its first table */
         every_failure(dst, src);
         assert_has_keys(dst, "d", 0, 3);
         assert_has_keys(dst, "s", 0, 2);
-        assert_has_keys(dst, "f", caps[c] * 3 * 9 / 100, caps[c] * 3 - caps[c] * 3 * 9 / 100);
+        assert_has_keys(dst, "f", caps[c] * 5 * 9 / 100, caps[c] * 5 - caps[c] * 5 * 9 / 100);
         nidus_filter_free(dst);
         nidus_filter_free(src);
     }
