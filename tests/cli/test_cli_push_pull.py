@@ -3,7 +3,6 @@
 server binary is NIDUS_SERVER's, else redis-server): round trips that answer every item as the source does,
 refusals, the unix socket, passwords, servers that cannot be reached or lack the module, no temporary key left
 behind, and temporary keys in KEY's hash slot (a cluster-mode server refuses a RENAME across slots)."""
-import importlib.util
 import json
 import os
 import random
@@ -13,13 +12,7 @@ import pytest
 import redis
 
 from cli_util import run
-
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_spec = importlib.util.spec_from_file_location(
-    "redis_servers", os.path.join(_HERE, "..", "redis", "conftest.py"))
-os.sys.path.insert(0, os.path.join(_HERE, "..", "redis"))  # conftest imports resp.py beside it
-servers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(servers)
+from server_util import answers_file, answers_key, build, keys, servers, url
 
 
 @pytest.fixture
@@ -27,33 +20,6 @@ def server(tmp_path):
     s = servers.Server(tmp_path / "server")
     yield s
     s.stop()
-
-
-def url(s, db=None):
-    return "redis://127.0.0.1:%d%s" % (s.port, "" if db is None else "/%d" % db)
-
-
-def keys(n, prefix="k"):
-    return [("%s%d" % (prefix, i)).encode() for i in range(n)]
-
-
-def answers_file(path, items):
-    out = run("check", path, input=b"\n".join(items) + b"\n", check_rc=0).stdout.split()
-    return [int(x) for x in out]
-
-
-def answers_key(client, kind, key, items):
-    cmd = "CF.EXISTS" if kind == "cuckoo" else "BF.EXISTS"
-    pipe = client.pipeline(transaction=False)
-    for item in items:
-        pipe.execute_command(cmd, key, item)
-    return [int(x) for x in pipe.execute()]
-
-
-def build(tmp_path, name, items, *opts):
-    path = str(tmp_path / name)
-    run("build", path, "--from", "-", *opts, input=b"\n".join(items) + b"\n", check_rc=0)
-    return path
 
 
 @pytest.mark.parametrize("kind,opts,grown", [
