@@ -146,22 +146,14 @@ static int file_error(const char *path, nidus_status st)
     return EXIT_ERROR;
 }
 
-/* A reply that is an error, or not what was expected: one line, naming the URL. */
-static int reply_error(const char *cmd, const remote *r, const char *what, const redisReply *reply)
-{
-    fprintf(stderr, "nidus %s: %s: %s: %s\n", cmd, r->shown, what,
-            reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
-    return EXIT_ERROR;
-}
-
 /* The key's type as TYPE names it, into out; 0 or 2 after a line. */
-static int key_type(remote *r, const char *cmd, const char *key, char *out, size_t cap)
+static int key_type(remote *r, const char *key, char *out, size_t cap)
 {
-    redisReply *reply = remote_call(r, cmd, 2, (const char *[]){"TYPE", key}, NULL);
+    redisReply *reply = remote_call(r, 2, (const char *[]){"TYPE", key}, NULL);
     if (!reply)
         return EXIT_ERROR;
     if (reply->type != REDIS_REPLY_STATUS) {
-        int rc = reply_error(cmd, r, "TYPE", reply);
+        int rc = remote_refused(r, "TYPE", reply);
         freeReplyObject(reply);
         return rc;
     }
@@ -172,15 +164,18 @@ static int key_type(remote *r, const char *cmd, const char *key, char *out, size
 
 /* ---- push ---- */
 
+#define REDIRECTED 3 /* a step of push was answered MOVED or ASK (kept in the remote): push again there */
+
 static void delete_key(remote *r, const char *key, size_t len)
 {
     if (!r->c || r->c->err)
         return;
-    redisReply *reply = redisCommandArgv(r->c, 2, (const char *[]){"DEL", key}, (size_t[]){3, len});
-    freeReplyObject(reply);
+    remote_append(r, 2, (const char *[]){"DEL", key}, (size_t[]){3, len});
+    freeReplyObject(remote_reply(r));
 }
 
-/* Sends every chunk of f as LOADCHUNK tmp; 0, or 2 after one line (the server's refusal names FILE). */
+/* Sends every chunk of f as LOADCHUNK tmp; 0, REDIRECTED, or 2 after one line (the server's refusal names
+ * FILE). */
 static int send_chunks(remote *r, nidus_filter *f, const char *path, const char *tmp, size_t tmp_len)
 {
     nidus_kind kind = nidus_filter_kind(f);
@@ -197,7 +192,7 @@ static int send_chunks(remote *r, nidus_filter *f, const char *path, const char 
     progress_begin(&p, "pushing", total);
     int pending = 0, rc = 0;
     bool failed = false;
-    char *server_error = NULL;
+    redisReply *refusal = NULL; /* the server's first error reply */
     for (;;) {
         size_t len = 0;
         nidus_status st = NIDUS_OK;
@@ -215,12 +210,12 @@ static int send_chunks(remote *r, nidus_filter *f, const char *path, const char 
         if (!failed && len) {
             char iter[24];
             snprintf(iter, sizeof iter, "%llu", (unsigned long long)next);
-            redisAppendCommandArgv(r->c, 4, (const char *[]){command, tmp, iter, (const char *)buf},
-                                   (size_t[]){strlen(command), tmp_len, strlen(iter), len});
+            remote_append(r, 4, (const char *[]){command, tmp, iter, (const char *)buf},
+                          (size_t[]){strlen(command), tmp_len, strlen(iter), len});
             pending++;
             if (cursor == 0) { /* the key exists from the header on: give it a TTL until the rename */
-                redisAppendCommandArgv(r->c, 3, (const char *[]){"PEXPIRE", tmp, TEMP_TTL_MS},
-                                       (size_t[]){7, tmp_len, strlen(TEMP_TTL_MS)});
+                remote_append(r, 3, (const char *[]){"PEXPIRE", tmp, TEMP_TTL_MS},
+                              (size_t[]){7, tmp_len, strlen(TEMP_TTL_MS)});
                 pending++;
             }
             sent += len;
@@ -229,59 +224,69 @@ static int send_chunks(remote *r, nidus_filter *f, const char *path, const char 
         bool more = !failed && len;
         /* read replies down to the window (all of them at the end) */
         while (pending > (more ? WINDOW : 0)) {
-            redisReply *reply;
-            if (redisGetReply(r->c, (void **)&reply) != REDIS_OK) {
-                fprintf(stderr, "nidus push: %s: %s\n", r->shown,
-                        r->c->err == REDIS_ERR_EOF ? "the server closed the connection" : r->c->errstr);
+            redisReply *reply = remote_reply(r);
+            if (!reply) {
                 free(buf);
-                free(server_error);
+                freeReplyObject(refusal);
                 return EXIT_ERROR;
             }
             pending--;
-            if (reply->type == REDIS_REPLY_ERROR && !server_error && !rc) {
-                server_error = strdup(reply->str);
+            if (reply->type == REDIS_REPLY_ERROR && !refusal && !rc) {
+                refusal = reply;
                 failed = true;
                 more = false;
+            } else {
+                freeReplyObject(reply);
             }
-            freeReplyObject(reply);
         }
         progress_update(&p, sent, total ? (uint64_t)((double)stats.items * (double)sent / (double)total) : 0);
         if (!more)
             break;
     }
     free(buf);
-    if (server_error) {
-        fprintf(stderr, "nidus push: %s: the server refused it: %s\n", path, server_error);
-        free(server_error);
-        return EXIT_ERROR;
+    if (refusal) {
+        if (remote_redirected(r, refusal))
+            rc = REDIRECTED;
+        else if (!strncmp(refusal->str, "NOPERM", 6))
+            rc = remote_refused(r, command, refusal);
+        else {
+            fprintf(stderr, "nidus push: %s: the server refused it: %s\n", path, refusal->str);
+            rc = EXIT_ERROR;
+        }
+        freeReplyObject(refusal);
+        return rc;
     }
     if (!rc)
         progress_end(&p, stats.items);
     return rc;
 }
 
-/* MULTI, PERSIST tmp, RENAME[NX] tmp key, EXEC; 0, or 2 after a line. */
+/* MULTI, PERSIST tmp, RENAME[NX] tmp key, EXEC; 0, REDIRECTED, or 2 after a line. */
 static int rename_into(remote *r, const char *tmp, size_t tmp_len, const char *key, bool force)
 {
     const char *rename = force ? "RENAME" : "RENAMENX";
+    if (r->asking) /* one ASKING covers the transaction: the flag lasts until EXEC */
+        redisAppendCommand(r->c, "ASKING");
     redisAppendCommand(r->c, "MULTI");
     redisAppendCommandArgv(r->c, 2, (const char *[]){"PERSIST", tmp}, (size_t[]){7, tmp_len});
     redisAppendCommandArgv(r->c, 3, (const char *[]){rename, tmp, key}, (size_t[]){strlen(rename), tmp_len, strlen(key)});
     redisAppendCommand(r->c, "EXEC");
     int rc = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = r->asking ? -1 : 0; i < 4; i++) {
         redisReply *reply;
         if (redisGetReply(r->c, (void **)&reply) != REDIS_OK) {
             fprintf(stderr, "nidus push: %s: %s\n", r->shown,
                     r->c->err == REDIS_ERR_EOF ? "the server closed the connection" : r->c->errstr);
             return EXIT_ERROR;
         }
-        if (!rc && reply->type == REDIS_REPLY_ERROR)
-            rc = reply_error("push", r, rename, reply);
+        if (!rc && remote_redirected(r, reply))
+            rc = REDIRECTED;
+        else if (!rc && reply->type == REDIS_REPLY_ERROR)
+            rc = remote_refused(r, rename, reply);
         if (!rc && i == 3) {
             redisReply *renamed = reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 ? reply->element[1] : NULL;
             if (!renamed || renamed->type == REDIS_REPLY_ERROR)
-                rc = reply_error("push", r, rename, renamed ? renamed : reply);
+                rc = remote_refused(r, rename, renamed ? renamed : reply);
             else if (renamed->type == REDIS_REPLY_INTEGER && renamed->integer == 0) {
                 fprintf(stderr, "nidus push: %s: %s: already exists (--force replaces it)\n", r->shown, key);
                 rc = EXIT_ERROR;
@@ -289,6 +294,41 @@ static int rename_into(remote *r, const char *tmp, size_t tmp_len, const char *k
         }
         freeReplyObject(reply);
     }
+    return rc;
+}
+
+/* KEY's slot is migrating to host:port and KEY is not there: the rename cannot happen on either node (the source
+ * sends the new temporary key to the target, where a rename onto a missing key is TRYAGAIN until the slot has
+ * moved). 2 after a line. */
+static int migrating(const remote *r, const char *key, const char *host, int port)
+{
+    fprintf(stderr, "nidus push: %s: %s: its slot is migrating to %s:%d, where the push's rename cannot run until "
+                    "the migration is done; try again then\n", r->shown, key, host, port);
+    return EXIT_ERROR;
+}
+
+/* One push of f into key through the temporary key tmp on the node connected to: 0, REDIRECTED (tmp deleted if
+ * it was there), or 2 after a line. */
+static int push_once(remote *r, nidus_filter *f, const char *path, const char *key, const char *tmp, size_t tmp_len,
+                     bool force)
+{
+    char type[64];
+    int rc = key_type(r, key, type, sizeof type);
+    if (rc)
+        return rc;
+    if (strcmp(type, "none") && !force) {
+        fprintf(stderr, "nidus push: %s: %s: already exists (--force replaces it)\n", r->shown, key);
+        return EXIT_ERROR;
+    }
+    if (r->asking && !strcmp(type, "none"))
+        return migrating(r, key, r->host, r->port);
+    rc = send_chunks(r, f, path, tmp, tmp_len);
+    if (!rc)
+        rc = rename_into(r, tmp, tmp_len, key, force);
+    if (rc)
+        delete_key(r, tmp, tmp_len);
+    if (rc == REDIRECTED && r->next_ask && !r->asking && strcmp(type, "none"))
+        return migrating(r, key, r->next_host, r->next_port);
     return rc;
 }
 
@@ -315,14 +355,6 @@ int cmd_push(int argc, char **argv)
         nidus_filter_free(f);
         return rc;
     }
-    char type[64];
-    if ((rc = key_type(&r, "push", key, type, sizeof type)))
-        goto done;
-    if (strcmp(type, "none") && !force) {
-        fprintf(stderr, "nidus push: %s: %s: already exists (--force replaces it)\n", r.shown, key);
-        rc = EXIT_ERROR;
-        goto done;
-    }
     size_t key_len = strlen(key), tmp_len, cap = key_len + 96;
     char *tmp = malloc(cap);
     struct timespec ts;
@@ -332,16 +364,24 @@ int cmd_push(int argc, char **argv)
     if (!tmp || !move_temp_key(key, key_len, unique, tmp, cap, &tmp_len)) {
         fprintf(stderr, "nidus push: out of memory\n");
         free(tmp);
-        rc = EXIT_ERROR;
-        goto done;
+        remote_close(&r);
+        nidus_filter_free(f);
+        return EXIT_ERROR;
     }
-    rc = send_chunks(&r, f, path, tmp, tmp_len);
-    if (!rc)
-        rc = rename_into(&r, tmp, tmp_len, key, force);
-    if (rc)
+    /* TYPE follows redirects itself; a slot that moves during the chunks or the rename starts the push again
+     * on the node it moved to, where the temporary key may have moved with the slot */
+    for (int attempt = 0; (rc = push_once(&r, f, path, key, tmp, tmp_len, force)) == REDIRECTED; attempt++) {
+        if (attempt == REMOTE_REDIRECTS) {
+            fprintf(stderr, "nidus push: %s: still redirected after %d redirects (to %s:%d): the cluster's slot "
+                            "keeps moving; try again\n", r.shown, REMOTE_REDIRECTS, r.next_host, r.next_port);
+            rc = EXIT_ERROR;
+            break;
+        }
+        if ((rc = remote_follow(&r)))
+            break;
         delete_key(&r, tmp, tmp_len);
+    }
     free(tmp);
-done:
     remote_close(&r);
     nidus_filter_free(f);
     return rc;
@@ -373,12 +413,12 @@ static int scan_key(remote *r, const char *key, pulled *out, progress *p)
     for (;;) {
         char iter[24];
         snprintf(iter, sizeof iter, "%llu", cursor);
-        redisReply *reply = remote_call(r, "pull", 3, (const char *[]){command, key, iter}, NULL);
+        redisReply *reply = remote_call(r, 3, (const char *[]){command, key, iter}, NULL);
         if (!reply)
             return EXIT_ERROR;
         if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
             reply->element[0]->type != REDIS_REPLY_INTEGER) {
-            int rc = reply_error("pull", r, command, reply);
+            int rc = remote_refused(r, command, reply);
             freeReplyObject(reply);
             return rc;
         }
@@ -434,7 +474,7 @@ int cmd_pull(int argc, char **argv)
         return rc;
     char type[64];
     pulled out = {0};
-    if ((rc = key_type(&r, "pull", key, type, sizeof type)))
+    if ((rc = key_type(&r, key, type, sizeof type)))
         goto done;
     if (!strcmp(type, "nidus--CF")) {
         out.kind = NIDUS_KIND_CUCKOO;
@@ -445,8 +485,10 @@ int cmd_pull(int argc, char **argv)
         if (!strcmp(type, "none"))
             fprintf(stderr, "nidus pull: %s: %s: no such key\n", r.shown, key);
         else if (!strcmp(type, "MBbloomCF") || !strcmp(type, "MBbloom--"))
-            fprintf(stderr, "nidus pull: %s: %s: a filter in RedisBloom's format (loaded from RedisBloom data); "
-                            "pull takes the module's own cuckoo and Bloom filters\n", r.shown, key);
+            /* its tables keep RedisBloom's hashing (MurmurHash) and placement, which no nidus file holds */
+            fprintf(stderr, "nidus pull: %s: %s: a %s loaded from RedisBloom's data: a nidus file cannot hold it "
+                            "(RedisBloom's hashing); build the file from the items instead\n", r.shown, key,
+                    type[7] == 'C' ? "cuckoo filter" : "Bloom filter");
         else
             fprintf(stderr, "nidus pull: %s: %s: holds a %s, not a cuckoo or Bloom filter\n", r.shown, key, type);
         goto done;

@@ -141,50 +141,190 @@ static void show_url(const url_parts *p, char *out, size_t cap)
     }
 }
 
-redisReply *remote_call(remote *r, const char *cmd, int argc, const char **argv, const size_t *lens)
+/* One line for a connection that failed (hiredis's reason); NULL for the caller to return. */
+static redisReply *lost(const remote *r)
 {
-    redisReply *reply = redisCommandArgv(r->c, argc, argv, lens);
-    if (!reply)
-        fprintf(stderr, "nidus %s: %s: %s\n", cmd, r->shown,
-                r->c->err == REDIS_ERR_EOF ? "the server closed the connection" : r->c->errstr);
+    fprintf(stderr, "nidus %s: %s: %s\n", r->cmd, r->shown,
+            r->c->err == REDIS_ERR_EOF ? "the server closed the connection" : r->c->errstr);
+    return NULL;
+}
+
+void remote_append(remote *r, int argc, const char **argv, const size_t *lens)
+{
+    if (r->asking)
+        redisAppendCommand(r->c, "ASKING");
+    redisAppendCommandArgv(r->c, argc, argv, lens);
+}
+
+redisReply *remote_reply(remote *r)
+{
+    redisReply *reply;
+    if (r->asking) { /* ASKING's +OK */
+        if (redisGetReply(r->c, (void **)&reply) != REDIS_OK)
+            return lost(r);
+        freeReplyObject(reply);
+    }
+    if (redisGetReply(r->c, (void **)&reply) != REDIS_OK)
+        return lost(r);
     return reply;
 }
 
-/* 0 if the server has the nidus module: MODULE LIST names it (or, where MODULE LIST is not allowed,
- * CF.LOADCHUNK exists); else 2 after one line saying what it lacks. */
-static int check_module(remote *r, const char *cmd)
+bool remote_redirected(remote *r, const redisReply *reply)
 {
-    const char *argv[] = {"MODULE", "LIST"};
-    redisReply *reply = remote_call(r, cmd, 2, argv, NULL);
+    if (!reply || reply->type != REDIS_REPLY_ERROR)
+        return false;
+    bool ask = !strncmp(reply->str, "ASK ", 4);
+    if (!ask && strncmp(reply->str, "MOVED ", 6))
+        return false;
+    /* MOVED <slot> <host>:<port>; the port after the last ':' (an IPv6 host has more); an empty host is the
+     * node's own host */
+    const char *endpoint = strchr(reply->str + (ask ? 4 : 6), ' ');
+    const char *colon = endpoint ? strrchr(endpoint, ':') : NULL;
+    if (!colon)
+        return false;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    size_t n = (size_t)(colon - endpoint - 1);
+    if (*end || port <= 0 || port > 65535 || n >= sizeof r->next_host)
+        return false;
+    memcpy(r->next_host, endpoint + 1, n);
+    r->next_host[n] = '\0';
+    if (!n)
+        snprintf(r->next_host, sizeof r->next_host, "%s", r->host);
+    r->next_port = (int)port;
+    r->next_ask = ask;
+    return true;
+}
+
+redisReply *remote_call(remote *r, int argc, const char **argv, const size_t *lens)
+{
+    for (int redirects = 0;; redirects++) {
+        remote_append(r, argc, argv, lens);
+        redisReply *reply = remote_reply(r);
+        if (!reply || !remote_redirected(r, reply))
+            return reply;
+        if (redirects == REMOTE_REDIRECTS) {
+            fprintf(stderr, "nidus %s: %s: still redirected after %d redirects (%s): the cluster's nodes disagree "
+                            "about the slot; try again\n", r->cmd, r->shown, REMOTE_REDIRECTS, reply->str);
+            freeReplyObject(reply);
+            return NULL;
+        }
+        freeReplyObject(reply);
+        if (remote_follow(r))
+            return NULL;
+    }
+}
+
+int remote_refused(const remote *r, const char *what, const redisReply *reply)
+{
+    if (reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "NOPERM", 6))
+        fprintf(stderr, "nidus %s: %s: the server's ACL does not let this user run %s (%s)\n", r->cmd, r->shown, what,
+                reply->str);
+    else
+        fprintf(stderr, "nidus %s: %s: %s: %s\n", r->cmd, r->shown, what,
+                reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
+    return EXIT_ERROR;
+}
+
+/* True if the reply says the command does not exist on the server. */
+static bool unknown_command(const redisReply *reply)
+{
+    return reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "ERR unknown command", 19);
+}
+
+/* 0 if the server has the nidus module: MODULE LIST names it; where an ACL refuses MODULE LIST, COMMAND INFO
+ * knows CF.LOADCHUNK; where it refuses that too, CF.LOADCHUNK without arguments is not an unknown command (the
+ * server checks the name and arity before the ACL). Else 2 after one line saying what it lacks. */
+static int check_module(remote *r)
+{
+    redisReply *reply = remote_call(r, 2, (const char *[]){"MODULE", "LIST"}, NULL);
     if (!reply)
         return EXIT_ERROR;
-    bool found = false, checked = reply->type == REDIS_REPLY_ARRAY;
-    for (size_t i = 0; checked && i < reply->elements; i++) {
+    if (reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "NOAUTH", 6)) {
+        fprintf(stderr, "nidus %s: %s: the server needs a password (redis://[USER]:PASSWORD@HOST...)\n", r->cmd,
+                r->shown);
+        freeReplyObject(reply);
+        return EXIT_ERROR;
+    }
+    bool found = false, known = reply->type == REDIS_REPLY_ARRAY;
+    for (size_t i = 0; known && i < reply->elements; i++) {
         redisReply *m = reply->element[i];
         for (size_t j = 0; m->type == REDIS_REPLY_ARRAY && j + 1 < m->elements; j += 2)
             if (m->element[j]->type == REDIS_REPLY_STRING && !strcmp(m->element[j]->str, "name") &&
                 m->element[j + 1]->type == REDIS_REPLY_STRING && !strcmp(m->element[j + 1]->str, "nidus"))
                 found = true;
     }
-    if (reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "NOAUTH", 6)) {
-        fprintf(stderr, "nidus %s: %s: the server needs a password (redis://[USER]:PASSWORD@HOST...)\n", cmd,
-                r->shown);
-        freeReplyObject(reply);
-        return EXIT_ERROR;
-    }
     freeReplyObject(reply);
-    if (!checked) { /* MODULE LIST refused (an ACL, say): look for the command instead */
-        const char *info[] = {"COMMAND", "INFO", "CF.LOADCHUNK"};
-        if (!(reply = remote_call(r, cmd, 3, info, NULL)))
+    if (!known) { /* MODULE LIST refused (an ACL, say): ask about the command instead */
+        if (!(reply = remote_call(r, 3, (const char *[]){"COMMAND", "INFO", "CF.LOADCHUNK"}, NULL)))
             return EXIT_ERROR;
-        found = reply->type == REDIS_REPLY_ARRAY && reply->elements == 1 &&
-                reply->element[0]->type == REDIS_REPLY_ARRAY;
+        if ((known = reply->type == REDIS_REPLY_ARRAY && reply->elements == 1))
+            found = reply->element[0]->type == REDIS_REPLY_ARRAY;
+        freeReplyObject(reply);
+    }
+    if (!known) { /* COMMAND refused as well: the command itself, without its arguments */
+        if (!(reply = remote_call(r, 1, (const char *[]){"CF.LOADCHUNK"}, NULL)))
+            return EXIT_ERROR;
+        found = !unknown_command(reply);
         freeReplyObject(reply);
     }
     if (!found) {
         fprintf(stderr, "nidus %s: %s: the server does not have the nidus module loaded (loadmodule nidus.so)\n",
-                cmd, r->shown);
+                r->cmd, r->shown);
         return EXIT_ERROR;
+    }
+    return 0;
+}
+
+/* Connects to host:port (host empty: the unix socket at path), authenticates and selects the database; 0, or 2
+ * after a line. r->shown names the node. */
+static int connect_node(remote *r, bool unix_socket, const char *path, const char *host, int port)
+{
+    url_parts p = {.unix_socket = unix_socket, .port = port, .db = r->db};
+    snprintf(p.path, sizeof p.path, "%s", unix_socket ? path : "");
+    snprintf(p.host, sizeof p.host, "%s", unix_socket ? "" : host);
+    memcpy(p.user, r->user, sizeof p.user);
+    memcpy(p.password, r->password, sizeof p.password);
+    show_url(&p, r->shown, sizeof r->shown);
+    memcpy(r->host, p.host, sizeof r->host);
+    r->port = port;
+    struct timeval timeout = {10, 0};
+    r->c = unix_socket ? redisConnectUnixWithTimeout(path, timeout) : redisConnectWithTimeout(host, port, timeout);
+    if (!r->c || r->c->err) {
+        fprintf(stderr, "nidus %s: %s: cannot connect: %s\n", r->cmd, r->shown, r->c ? r->c->errstr : "out of memory");
+        remote_close(r);
+        return EXIT_ERROR;
+    }
+    if (r->password[0]) {
+        /* AUTH USER PASSWORD, or AUTH PASSWORD (the default user; servers before ACLs) */
+        const char *argv[] = {"AUTH", r->user[0] ? r->user : r->password, r->password};
+        redisReply *reply = remote_call(r, r->user[0] ? 3 : 2, argv, NULL);
+        if (!reply || reply->type == REDIS_REPLY_ERROR) {
+            if (reply)
+                fprintf(stderr, "nidus %s: %s: the server refused the password (%s)\n", r->cmd, r->shown,
+                        reply->str);
+            freeReplyObject(reply);
+            remote_close(r);
+            return EXIT_ERROR;
+        }
+        freeReplyObject(reply);
+    }
+    if (check_module(r)) {
+        remote_close(r);
+        return EXIT_ERROR;
+    }
+    if (r->db >= 0) {
+        char db[32];
+        snprintf(db, sizeof db, "%ld", r->db);
+        redisReply *reply = remote_call(r, 2, (const char *[]){"SELECT", db}, NULL);
+        if (!reply || reply->type == REDIS_REPLY_ERROR) {
+            if (reply)
+                fprintf(stderr, "nidus %s: %s: cannot select database %s: %s\n", r->cmd, r->shown, db, reply->str);
+            freeReplyObject(reply);
+            remote_close(r);
+            return EXIT_ERROR;
+        }
+        freeReplyObject(reply);
     }
     return 0;
 }
@@ -193,6 +333,7 @@ int remote_open(remote *r, const char *cmd, const char *url)
 {
     url_parts p;
     memset(r, 0, sizeof *r);
+    r->cmd = cmd;
     if (!url)
         url = getenv("REDIS_URL");
     if (!url || !*url)
@@ -203,46 +344,26 @@ int remote_open(remote *r, const char *cmd, const char *url)
                         "unix://PATH[?db=N] (see 'nidus help %s')\n", cmd, cmd);
         return EXIT_ERROR;
     }
-    show_url(&p, r->shown, sizeof r->shown);
-    struct timeval timeout = {10, 0};
-    r->c = p.unix_socket ? redisConnectUnixWithTimeout(p.path, timeout)
-                         : redisConnectWithTimeout(p.host, p.port, timeout);
-    if (!r->c || r->c->err) {
-        fprintf(stderr, "nidus %s: %s: cannot connect: %s\n", cmd, r->shown,
-                r->c ? r->c->errstr : "out of memory");
-        remote_close(r);
+    memcpy(r->user, p.user, sizeof r->user);
+    memcpy(r->password, p.password, sizeof r->password);
+    r->db = p.db;
+    return connect_node(r, p.unix_socket, p.path, p.host, p.port);
+}
+
+int remote_follow(remote *r)
+{
+    if (!strcmp(r->next_host, "?") || !r->next_host[0]) {
+        fprintf(stderr, "nidus %s: %s: redirected to a node whose address the server does not know\n", r->cmd,
+                r->shown);
         return EXIT_ERROR;
     }
-    if (p.password[0]) {
-        /* AUTH USER PASSWORD, or AUTH PASSWORD (the default user; servers before ACLs) */
-        const char *argv[] = {"AUTH", p.user[0] ? p.user : p.password, p.password};
-        redisReply *reply = remote_call(r, cmd, p.user[0] ? 3 : 2, argv, NULL);
-        if (!reply || reply->type == REDIS_REPLY_ERROR) {
-            if (reply)
-                fprintf(stderr, "nidus %s: %s: the server refused the password (%s)\n", cmd, r->shown, reply->str);
-            freeReplyObject(reply);
-            remote_close(r);
-            return EXIT_ERROR;
-        }
-        freeReplyObject(reply);
-    }
-    if (check_module(r, cmd)) {
-        remote_close(r);
+    char host[sizeof r->next_host];
+    memcpy(host, r->next_host, sizeof host);
+    remote_close(r);
+    r->asking = false; /* not before the node's own checks (AUTH, MODULE LIST): they have no key */
+    if (connect_node(r, false, NULL, host, r->next_port))
         return EXIT_ERROR;
-    }
-    if (p.db >= 0) {
-        char db[32];
-        snprintf(db, sizeof db, "%ld", p.db);
-        redisReply *reply = remote_call(r, cmd, 2, (const char *[]){"SELECT", db}, NULL);
-        if (!reply || reply->type == REDIS_REPLY_ERROR) {
-            if (reply)
-                fprintf(stderr, "nidus %s: %s: cannot select database %s: %s\n", cmd, r->shown, db, reply->str);
-            freeReplyObject(reply);
-            remote_close(r);
-            return EXIT_ERROR;
-        }
-        freeReplyObject(reply);
-    }
+    r->asking = r->next_ask;
     return 0;
 }
 
