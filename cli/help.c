@@ -75,9 +75,12 @@ static const help_entry entries[] = {
      "a CF key, a Bloom filter as a BF key (a counting Bloom filter has no key type there: exit 2). Readers of\n"
      "KEY see the old filter or the whole new one: the file's chunks load into a temporary key in KEY's hash\n"
      "slot, which is then renamed over KEY (and deleted if anything fails). KEY answers every item as FILE does.\n"
+     "In a cluster, MOVED and ASK replies are followed (at most 5 a command); a push while KEY's slot migrates\n"
+     "and KEY has not reached the target node is refused.\n"
      URL_TEXT "  --force               replace KEY if it exists (whatever it holds)\n"},
     {"pull", "nidus pull KEY FILE [--url URL] [--force]",
      "Writes the CF or BF key KEY into FILE, atomically, as a filter file that answers every item as KEY does.\n"
+     "A key loaded from RedisBloom's data is refused (exit 2): no nidus file holds RedisBloom's hashing.\n"
      URL_TEXT "  --force               replace FILE if it exists (only a regular file)\n"},
     {"merge", "nidus merge DEST SRC [SRC ...]",
      "Adds every item of each SRC to DEST: a cuckoo filter's counts add (each copy deletes again), a bloom\n"
