@@ -49,50 +49,62 @@ static bool has_hash_tag(const char *key, size_t len)
     return close && close > open + 1;
 }
 
+/* A short tag whose slot is key's, found by trying (16384 slots: ~16k tries); its length. */
+static int slot_tag(const char *key, size_t key_len, char tag[32])
+{
+    unsigned slot = crc16(key, key_len) & 16383u;
+    for (unsigned long i = 0;; i++) {
+        int t = snprintf(tag, 32, "nidus-slot-%lu", i);
+        if ((crc16(tag, (size_t)t) & 16383u) == slot)
+            return t;
+    }
+}
+
+/* Appends n bytes of s at out[*o] if they fit in cap (with the final '\0'); false if not. */
+static bool put(char *out, size_t cap, size_t *o, const char *s, size_t n)
+{
+    if (n >= cap - *o)
+        return false;
+    memcpy(out + *o, s, n);
+    *o += n;
+    out[*o] = '\0';
+    return true;
+}
+
 int move_temp_key(const char *key, size_t key_len, unsigned long long unique, char *out, size_t cap,
                   size_t *out_len)
 {
-    char suffix[48];
-    int n = snprintf(suffix, sizeof suffix, ".nidus-push-%llx", unique);
-    if (has_hash_tag(key, key_len)) { /* the tag stays the first one: the suffix has no braces */
-        if (key_len + (size_t)n + 1 > cap)
-            return 0;
-        memcpy(out, key, key_len);
-        memcpy(out + key_len, suffix, (size_t)n + 1);
-        *out_len = key_len + (size_t)n;
-        return 1;
-    }
-    if (key_len && !memchr(key, '}', key_len)) { /* {KEY}: the tag is the whole key */
-        if (key_len + (size_t)n + 3 > cap)
-            return 0;
-        out[0] = '{';
-        memcpy(out + 1, key, key_len);
-        out[key_len + 1] = '}';
-        memcpy(out + key_len + 2, suffix, (size_t)n + 1);
-        *out_len = key_len + 2 + (size_t)n;
-        return 1;
-    }
-    /* a '}' in the key (or no key): a short tag of the same slot, found by trying (16384 slots: ~16k tries) */
-    unsigned slot = crc16(key, key_len) & 16383u;
-    char tag[32];
-    int t = 0;
-    for (unsigned long i = 0;; i++) {
-        t = snprintf(tag, sizeof tag, "nidus-slot-%lu", i);
-        if ((crc16(tag, (size_t)t) & 16383u) == slot)
-            break;
-    }
-    if (key_len + (size_t)t + (size_t)n + 3 > cap)
+    char suffix[48], tag[32];
+    size_t n = (size_t)snprintf(suffix, sizeof suffix, ".nidus-push-%llx", unique), o = 0;
+    if (!cap)
         return 0;
-    size_t o = 0;
-    out[o++] = '{';
-    memcpy(out + o, tag, (size_t)t);
-    o += (size_t)t;
-    out[o++] = '}';
-    memcpy(out + o, key, key_len);
-    o += key_len;
-    memcpy(out + o, suffix, (size_t)n + 1);
-    *out_len = o + (size_t)n;
-    return 1;
+    out[0] = '\0';
+    bool ok;
+    if (has_hash_tag(key, key_len)) { /* KEY.suffix: the tag stays the first one (the suffix has no braces) */
+        ok = put(out, cap, &o, key, key_len) && put(out, cap, &o, suffix, n);
+    } else if (!memchr(key, '{', key_len)) {
+        /* KEY.suffix{T}, the first '{' the tag's: T is KEY itself, or a tag of its slot when KEY has a '}' (or
+         * is empty). KEY comes first so that an ACL key pattern allowing KEY (~app:*) allows this key too. */
+        size_t t = key_len;
+        const char *tag_of = key;
+        if (!key_len || memchr(key, '}', key_len)) {
+            t = (size_t)slot_tag(key, key_len, tag);
+            tag_of = tag;
+        }
+        ok = put(out, cap, &o, key, key_len) && put(out, cap, &o, suffix, n) && put(out, cap, &o, "{", 1) &&
+             put(out, cap, &o, tag_of, t) && put(out, cap, &o, "}", 1);
+    } else { /* a '{' without a tag in KEY would take a tag put after it: {T}KEY.suffix */
+        size_t t = key_len;
+        const char *tag_of = key;
+        if (memchr(key, '}', key_len)) { /* KEY cannot be its own tag */
+            t = (size_t)slot_tag(key, key_len, tag);
+            tag_of = tag;
+        }
+        ok = put(out, cap, &o, "{", 1) && put(out, cap, &o, tag_of, t) && put(out, cap, &o, "}", 1) &&
+             put(out, cap, &o, key, key_len) && put(out, cap, &o, suffix, n);
+    }
+    *out_len = o;
+    return ok;
 }
 
 /* ---- options ---- */
@@ -355,7 +367,7 @@ int cmd_push(int argc, char **argv)
         nidus_filter_free(f);
         return rc;
     }
-    size_t key_len = strlen(key), tmp_len, cap = key_len + 96;
+    size_t key_len = strlen(key), tmp_len, cap = 2 * key_len + 96;
     char *tmp = malloc(cap);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

@@ -10,8 +10,9 @@
 int cmd_push(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 
-/* The name of a temporary key in `key`'s hash slot (Redis Cluster's rule) into out (cap bytes, at least the
- * key's length + 96); `unique` tells concurrent pushes apart. 0 if it does not fit, else 1. */
+/* The name of a temporary key in `key`'s hash slot (Redis Cluster's rule), starting with `key` unless `key` has a
+ * '{' without a tag, into out (cap bytes, at least twice the key's length + 96); `unique` tells concurrent
+ * pushes apart. 0 if it does not fit, else 1. */
 int move_temp_key(const char *key, size_t key_len, unsigned long long unique, char *out, size_t cap,
                   size_t *out_len);
 

@@ -3,7 +3,7 @@
 redis-server): keys loaded from RedisBloom's data (refused by pull: no nidus file holds RedisBloom's hashing),
 a three-master Redis Cluster (MOVED and ASK followed, with the same credentials, a bounded number of times),
 and ACL users (one without MODULE LIST or COMMAND still finds the module; one without the filter commands is
-told the ACL refuses them)."""
+told the ACL refuses them; one limited to a key pattern pushes under it)."""
 import json
 import os
 import subprocess
@@ -240,6 +240,23 @@ def test_acl_user_without_module_list_pushes_and_pulls(server, tmp_path, rules):
         run("pull", kind, out, "--url", user, check_rc=0)
         assert answers_file(out, keys(1000) + keys(1000, "x")) == answers_file(path, keys(1000) + keys(1000, "x"))
     assert server.client().dbsize() == 2
+
+
+def test_acl_user_with_a_key_pattern_pushes_and_pulls(server, tmp_path):
+    """The temporary key starts with KEY, so the pattern that allows KEY allows it too."""
+    user = acl_user(server.port, "app", "resetkeys", "~app:*", "+@all")
+    path = build(tmp_path, "a.nf", keys(300), "--capacity", "1000")
+    for key in ("app:plain", "app:{user1}:seen", "app:a}b", "app:"):
+        run("push", path, key, "--url", user, check_rc=0)
+        run("push", path, key, "--url", user, "--force", check_rc=0)
+        out = str(tmp_path / "back.nf")
+        run("pull", key, out, "--url", user, "--force", check_rc=0)
+        assert answers_file(out, keys(300)) == [1] * 300
+    assert sorted(server.client().keys("*")) == [b"app:", b"app:a}b", b"app:plain", b"app:{user1}:seen"]
+    p = run("push", path, "other", "--url", user, check_rc=2)
+    line = p.stderr.decode()
+    assert line.startswith("nidus push: redis://app:***@127.0.0.1:%d: the server's ACL does not let this user run "
+                           "TYPE (NOPERM " % server.port) and line.count("\n") == 1, line
 
 
 @pytest.mark.parametrize("rules", [("+@all",), ("+@all", "-module", "-command")])
