@@ -12,7 +12,7 @@ import time
 import pytest
 import redis
 
-from cli_util import run
+from cli_util import NIDUS, run
 from server_util import REDISBLOOM_FIXTURES, answers_file, answers_key, build, keys, servers, url
 
 
@@ -102,10 +102,11 @@ def slot_of(node, key):
     return node.client().execute_command("CLUSTER", "KEYSLOT", key)
 
 
-def owner(nodes, key):
-    """The node serving key's slot."""
-    slot = slot_of(nodes[0], key)
-    for first, last, master, *_ in nodes[0].client().execute_command("CLUSTER", "SLOTS"):
+def owner(nodes, key, view=None):
+    """The node serving key's slot, as view (else the first node) sees it."""
+    view = view or nodes[0]
+    slot = slot_of(view, key)
+    for first, last, master, *_ in view.client().execute_command("CLUSTER", "SLOTS"):
         if first <= slot <= last:
             return next(n for n in nodes if n.port == master[1])
     raise AssertionError("slot %d not served" % slot)
@@ -161,6 +162,36 @@ def test_cluster_redirects_keep_the_credentials(cluster, tmp_path):
     assert p.stderr.startswith(("nidus pull: redis://solo:***@127.0.0.1:%d: the server refused the password ("
                                 % cluster[1].port).encode())
     assert b"only-here" not in p.stderr and p.stderr.count(b"\n") == 1
+
+
+def test_cluster_slot_moved_during_a_push_starts_it_again_on_the_new_node(cluster, tmp_path):
+    """src (the URL's node) answers TYPE, then holds the chunks (CLIENT PAUSE WRITE) while the empty slot is given
+    to dst: the chunks are answered MOVED when the pause ends, and the push starts again on dst."""
+    src, dst = cluster[1], cluster[2]
+    key = key_on(cluster, src, "moving")
+    slot = slot_of(src, key)
+    items = keys(20000)
+    path = build(tmp_path, "a.nf", items, "--capacity", "20000")
+    src.client().execute_command("CLIENT", "PAUSE", 10000, "WRITE")
+    push = subprocess.Popen([NIDUS, "push", path, key, "--url", url(src)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: any(b"cmd=cf.loadchunk" in line or b"cmd=pexpire" in line
+                                    for line in src.client().execute_command("CLIENT", "LIST").split(b"\n")), 10)
+        # dst takes the slot with a new config epoch (it was importing it), which src learns over the cluster
+        # bus (a SETSLOT sent to src could wait for the pause: Valkey replicates it)
+        dst.client().execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src.client().cluster("myid"))
+        dst.client().execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst.client().cluster("myid"))
+        assert wait_for(lambda: owner([src, dst], key, view=src) is dst)
+        src.client().execute_command("CLIENT", "UNPAUSE")
+        out, err = push.communicate(timeout=60)
+    finally:
+        if push.poll() is None:
+            push.kill()
+    assert push.returncode == 0, err
+    assert owner(cluster, key) is dst
+    assert answers_key(dst.client(), "cuckoo", key, items) == [1] * len(items)
+    assert total_keys(cluster) == 1  # no temporary key on either node
 
 
 def migrate(src, dst, slot):
