@@ -97,9 +97,10 @@ NIDUS_API nidus_status nidus_bloom_add_many_hash(nidus_bloom *filter, const uint
 /* Removes every item and every layer but the first. NIDUS_ERR_READ_ONLY on a view. */
 NIDUS_API nidus_status nidus_bloom_clear(nidus_bloom *filter);
 
-/* ORs `src` into `dst` layer by layer (items add, at most a layer's capacity), dst copying the layers only src has.
+/* ORs `src` into `dst` layer by layer (items add, past a layer's capacity if so), dst copying the layers only src has.
  * Both need the same seed, error rate, expansion, layout and sizes of the layers both have, else
- * NIDUS_ERR_INCOMPATIBLE; on any failure (also LIMIT_TABLES, LIMIT_MEMORY, NO_MEMORY) dst is unchanged. */
+ * NIDUS_ERR_INCOMPATIBLE; on any failure (also TOO_LARGE for counts past 2^64, LIMIT_TABLES, LIMIT_MEMORY,
+ * NO_MEMORY) dst is unchanged. */
 NIDUS_API nidus_status nidus_bloom_merge(nidus_bloom *dst, const nidus_bloom *src);
 
 NIDUS_API void nidus_bloom_get_stats(const nidus_bloom *filter, nidus_bloom_stats *stats);

@@ -175,15 +175,16 @@ static nidus_status bloom_from_meta(nidus_reader *r, const nidus_allocator *hook
         (expansion == 0 && nlayers != 1) || r->left != (size_t)nlayers * LAYER_META)
         return NIDUS_ERR_CORRUPT;
     nidus_bloom_layer layers[NIDUS_BLOOM_MAX_LAYERS];
-    uint64_t bytes = NIDUS_CODEC_CHECKSUM_BYTES, memory = 0;
+    uint64_t bytes = NIDUS_CODEC_CHECKSUM_BYTES, memory = 0, items = 0;
     for (unsigned i = 0; i < nlayers; i++) {
         nidus_bloom_layer *l = &layers[i];
         double e;
         if (get_layer(r, l, &e, false, version) || e != nidus_bloom_layer_error(error, expansion, i) ||
             (i > 0 && (layers[i - 1].capacity > UINT64_MAX / expansion ||
                        l->capacity != layers[i - 1].capacity * expansion || layers[i - 1].items < layers[i - 1].capacity)) ||
-            l->items > l->capacity)
+            l->items > UINT64_MAX - items) /* a merged layer counts past its capacity; the sum never wraps */
             return NIDUS_ERR_CORRUPT;
+        items += l->items;
         bytes += layer_bytes(l);
         memory += nidus_bloom_layer_budget(l); /* what growth would have admitted under max_memory */
     }

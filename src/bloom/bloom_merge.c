@@ -40,6 +40,15 @@ nidus_status nidus_bloom_merge(nidus_bloom *dst, const nidus_bloom *src)
     for (unsigned i = 0; i < shared; i++)
         if (!same_layer(nidus_bloom_layer_at(dst, i), nidus_bloom_layer_at(src, i)))
             return NIDUS_ERR_INCOMPATIBLE;
+    uint64_t items = 0; /* every layer's count and their sum stay in 64 bits (decoders refuse a sum that wraps) */
+    for (unsigned i = 0; i < dst->nlayers; i++)
+        items += nidus_bloom_layer_at(dst, i)->items;
+    for (unsigned i = 0; i < src->nlayers; i++) {
+        uint64_t n = nidus_bloom_layer_at(src, i)->items;
+        if (n > UINT64_MAX - items)
+            return NIDUS_ERR_TOO_LARGE;
+        items += n;
+    }
     unsigned extra = src->nlayers - shared;
     if (src->nlayers > dst->max_layers)
         return NIDUS_ERR_LIMIT_TABLES;
@@ -76,10 +85,10 @@ nidus_status nidus_bloom_merge(nidus_bloom *dst, const nidus_bloom *src)
     for (unsigned i = 0; i < shared; i++) {
         nidus_bloom_layer *d = nidus_bloom_layer_at(dst, i);
         const nidus_bloom_layer *s = nidus_bloom_layer_at(src, i);
-        /* the sum bounds the union's keys from above, but a layer records at most its capacity (a full one makes
-         * the next add grow; decoders refuse more) */
-        uint64_t items = add_saturating(d->items, s->items);
-        d->items = items < d->capacity ? items : d->capacity;
+        /* the sum bounds the union's keys from above (BF.CARD of a merge is the sum of the cards); it may pass
+         * the layer's capacity: a count of adds, not a bound, and a layer at or past its capacity makes the next
+         * add grow as a full one does */
+        d->items += s->items;
         or_bits(d->data, s->data, nidus_bloom_layer_bytes(d));
     }
     if (extra) {
