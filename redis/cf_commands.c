@@ -58,8 +58,7 @@ static void *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *opt
     return cf;
 }
 
-/* The error string of a failed add, as RedisBloom words it where it has one. */
-static const char *add_error(nidus_status st)
+const char *nidus_cf_add_error(nidus_status st)
 {
     switch (st) {
     case NIDUS_ERR_FULL: return "Filter is full";
@@ -82,7 +81,7 @@ void nidus_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool n
     else if (multi && no_room)
         integers || !nidus_resp3(ctx) ? RedisModule_ReplyWithLongLong(ctx, -1) : RedisModule_ReplyWithBool(ctx, 0);
     else
-        RedisModule_ReplyWithError(ctx, add_error(st));
+        RedisModule_ReplyWithError(ctx, nidus_cf_add_error(st));
 }
 
 /* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e] [ERROR rate | FINGERPRINT bits]
@@ -257,7 +256,7 @@ int nidus_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         nidus_status st = nidus_cuckoo_remove(value, s, len);
         if (st == NIDUS_OK)
             RedisModule_ReplicateVerbatim(ctx);
-        rc = st == NIDUS_ERR_READ_ONLY ? RedisModule_ReplyWithError(ctx, add_error(st))
+        rc = st == NIDUS_ERR_READ_ONLY ? RedisModule_ReplyWithError(ctx, nidus_cf_add_error(st))
                                        : nidus_reply_bool(ctx, st == NIDUS_OK);
     }
     RedisModule_CloseKey(key);
@@ -275,7 +274,7 @@ int nidus_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (!nidus_open_existing(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type,
                              "Cuckoo filter was not found", &key, &value)) {
     } else if (nidus_cuckoo_compact(value, NULL) != NIDUS_OK) {
-        rc = RedisModule_ReplyWithError(ctx, add_error(NIDUS_ERR_READ_ONLY));
+        rc = RedisModule_ReplyWithError(ctx, nidus_cf_add_error(NIDUS_ERR_READ_ONLY));
     } else {
         RedisModule_ReplicateVerbatim(ctx);
         rc = RedisModule_ReplyWithSimpleString(ctx, "OK");

@@ -48,6 +48,14 @@ static const doc_arg key_iterator[] = {KEY, INTEGER("iterator"), END};
 static const doc_arg key_iterator_data[] = {
     KEY, INTEGER("iterator"), {"data", REDISMODULE_ARG_TYPE_STRING, 0, NULL, NULL}, END};
 
+/* CF.MERGE and BF.MERGE: the form of RedisBloom's CMS.MERGE and TDIGEST.MERGE, PFMERGE's names. */
+static const doc_arg merge_args[] = {
+    {"destkey", REDISMODULE_ARG_TYPE_KEY, 0, NULL, NULL},
+    INTEGER("numkeys"),
+    {"sourcekey", REDISMODULE_ARG_TYPE_KEY, MANY, NULL, NULL},
+    END,
+};
+
 /* CF.INSERT and CF.INSERTNX: RedisBloom writes CAPACITY as a block of the token and the value. */
 static const doc_arg cf_insert[] = {
     KEY,
@@ -108,6 +116,7 @@ static const doc_arg bf_info[] = {
 #define SCANDUMP_SUMMARY "Begins an incremental save of the bloom filter"
 #define LOADCHUNK_SUMMARY "Restores a filter previously saved using SCANDUMP"
 #define CAPACITY_COST "O(n), where n is the capacity"
+#define MERGE_COST "O(n), where n is the total size of the filters"
 
 /* SCANDUMP only reads its key: its key spec is read-only (RedisBloom declares read-write, yet flags the
  * command readonly). CF.COMPACT rewrites the filter and replicates: a write, where RedisBloom registers it
@@ -136,6 +145,9 @@ static const command_doc docs[] = {
      "O(n), where n is the number of items", "1.0.0", NULL, key_only},
     {"cf.scandump", READ, "read", 3, SCANDUMP_SUMMARY, CAPACITY_COST, "1.0.0", "dont_cache", key_iterator},
     {"cf.loadchunk", WRITE, "write", 4, LOADCHUNK_SUMMARY, CAPACITY_COST, "1.0.0", NULL, key_iterator_data},
+    {"cf.merge", WRITE " getkeys-api", "write", -4,
+     "Merges Cuckoo Filters into the destination, which is created like the first source if it does not exist",
+     MERGE_COST, "1.0.0", NULL, merge_args},
     {"cf.info", READ, "read fast", 2, "Returns information about a Cuckoo Filter", "O(1)", "1.0.0", "dont_cache",
      key_only},
     {"cf.debug", READ, "read", 2, "Returns internal debug information about a Cuckoo Filter", "O(1)", "1.0.0",
@@ -148,6 +160,9 @@ static const command_doc docs[] = {
      key_item},
     {"bf.mexists", READ, "read", -3, "Checks whether one or more items exist in a Bloom Filter", BF_MANY_COST,
      "1.0.0", NULL, key_items},
+    {"bf.merge", WRITE " getkeys-api", "write", -4,
+     "Merges Bloom Filters into the destination, which is created like the first source if it does not exist",
+     MERGE_COST, "1.0.0", NULL, merge_args},
     {"bf.info", READ, "read fast", -2, "Returns information about a Bloom Filter", "O(1)", "1.0.0", "dont_cache",
      bf_info},
     {"bf.card", READ, "read fast", 2, "Returns the cardinality of a Bloom filter", "O(1)", "2.4.4", NULL, key_only},
@@ -171,6 +186,7 @@ static const command_doc *find_doc(const char *name)
 typedef struct arg_pool {
     RedisModuleCommandArg slot[ARG_POOL];
     size_t used;
+    int keys; /* key arguments laid out so far: the next one's key spec */
 } arg_pool;
 
 /* Lays `args` out as the server's argument array (zero-terminated), members of blocks after; NULL when the
@@ -190,7 +206,7 @@ static RedisModuleCommandArg *lay_out(arg_pool *pool, const doc_arg *args)
         out[i].type = args[i].type;
         out[i].flags = args[i].flags;
         out[i].token = args[i].token;
-        out[i].key_spec_index = args[i].type == REDISMODULE_ARG_TYPE_KEY ? 0 : -1;
+        out[i].key_spec_index = args[i].type == REDISMODULE_ARG_TYPE_KEY ? pool->keys++ : -1;
         if (args[i].sub && !(out[i].subargs = lay_out(pool, args[i].sub)))
             return NULL;
     }
@@ -229,14 +245,23 @@ static int set_info(RedisModuleCtx *ctx, const command_doc *d)
     static const RedisModuleCommandInfoVersion version = {1, sizeof(RedisModuleCommandHistoryEntry),
                                                           sizeof(RedisModuleCommandKeySpec),
                                                           sizeof(RedisModuleCommandArg)};
-    RedisModuleCommandKeySpec specs[2] = {{
+    /* the key at position 1; a merge's sourcekeys after it, read-only, as many as numkeys (position 2) says */
+    RedisModuleCommandKeySpec specs[3] = {{
         .flags = strncmp(d->acl, "write", 5) == 0 ? REDISMODULE_CMD_KEY_RW : REDISMODULE_CMD_KEY_RO,
         .begin_search_type = REDISMODULE_KSPEC_BS_INDEX,
         .bs.index.pos = 1,
         .find_keys_type = REDISMODULE_KSPEC_FK_RANGE,
         .fk.range = {.lastkey = 0, .keystep = 1, .limit = 0},
     }};
-    arg_pool pool = {.used = 0};
+    if (d->args == merge_args)
+        specs[1] = (RedisModuleCommandKeySpec){
+            .flags = REDISMODULE_CMD_KEY_RO,
+            .begin_search_type = REDISMODULE_KSPEC_BS_INDEX,
+            .bs.index.pos = 2,
+            .find_keys_type = REDISMODULE_KSPEC_FK_KEYNUM,
+            .fk.keynum = {.keynumidx = 0, .firstkey = 1, .keystep = 1},
+        };
+    arg_pool pool = {.used = 0, .keys = 0};
     RedisModuleCommandInfo info = {
         .version = &version,
         .summary = d->summary,

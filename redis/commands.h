@@ -22,6 +22,9 @@ int nidus_cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
+int nidus_cf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int nidus_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
 int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int nidus_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
@@ -40,6 +43,9 @@ int nidus_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const lon
 /* One add's reply in CF.ADD / ADDNX / INSERT / INSERTNX (`nx`, `multi` say which), RedisBloom's in either
  * protocol: 1/0 (booleans in RESP3), -1 or false for no room in the INSERTs, else the error. */
 void nidus_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx, bool multi);
+
+/* The error text of a failed cuckoo add, as RedisBloom words it where it has one. */
+const char *nidus_cf_add_error(nidus_status st);
 
 /* The error text of a failed Bloom add. */
 const char *nidus_bf_add_error(nidus_status st);

@@ -2,7 +2,8 @@
 /* nidus.so: registration.
  *
  * Load arguments (NAME VALUE pairs) and module configs: see config.h. Command flags and documentation: see
- * command_info.c. Every command declares its key (first = last = 1, step 1), so Redis Cluster routes it. */
+ * command_info.c. Every command declares its key (first = last = 1, step 1), so Redis Cluster routes it; the
+ * merges' sourcekeys are declared by their key specs (Redis >= 7.0). */
 #include "command_info.h"
 #include "commands.h"
 #include "common.h"
@@ -27,7 +28,7 @@ static const nidus_command commands[] = {
     {"bf.madd", nidus_bf_madd},           {"bf.insert", nidus_bf_insert},   {"bf.exists", nidus_bf_exists},
     {"bf.mexists", nidus_bf_mexists},     {"bf.info", nidus_bf_info},       {"bf.card", nidus_bf_card},
     {"bf.scandump", nidus_bf_scandump},   {"bf.loadchunk", nidus_bf_loadchunk}, {"cf.debug", nidus_cf_debug},
-    {"bf.debug", nidus_bf_debug},
+    {"bf.debug", nidus_bf_debug},         {"cf.merge", nidus_cf_merge},     {"bf.merge", nidus_bf_merge},
 };
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,

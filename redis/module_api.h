@@ -24,6 +24,7 @@
 #define REDISMODULE_POSTPONED_LEN (-1L)
 
 /* RedisModule_GetContextFlags */
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* the command came from the master */
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13) /* the server is loading its RDB or AOF, or a full sync */
 #define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
 
@@ -74,6 +75,7 @@ typedef enum {
     REDISMODULE_KSPEC_FK_OMITTED,
     REDISMODULE_KSPEC_FK_UNKNOWN,
     REDISMODULE_KSPEC_FK_RANGE,
+    REDISMODULE_KSPEC_FK_KEYNUM,
 } RedisModuleKeySpecFindKeysType;
 
 #define REDISMODULE_CMD_KEY_RO (1ULL << 0)
@@ -198,7 +200,10 @@ typedef struct RedisModuleTypeMethods {
     X(const char *, StringPtrLen, (const RedisModuleString *, size_t *))                                      \
     X(int, StringToLongLong, (const RedisModuleString *, long long *))                                        \
     X(int, StringToDouble, (const RedisModuleString *, double *))                                             \
+    X(int, StringCompare, (const RedisModuleString *, const RedisModuleString *))                             \
     X(int, ReplicateVerbatim, (RedisModuleCtx *))                                                             \
+    X(int, IsKeysPositionRequest, (RedisModuleCtx *))                                                         \
+    X(void, KeyAtPos, (RedisModuleCtx *, int))                                                                \
     X(void *, Alloc, (size_t))                                                                                \
     X(void *, Calloc, (size_t, size_t))                                                                       \
     X(void *, Realloc, (void *, size_t))                                                                      \

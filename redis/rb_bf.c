@@ -67,6 +67,31 @@ bool rb_bf_layer_valid(const rb_bf_layer *l)
            l->bpe > 0 && (double)l->hashes == ceil(RB_LN2 * l->bpe);
 }
 
+nidus_status rb_bf_merge(rb_bf *dst, const rb_bf *src)
+{
+    uint32_t shared = dst->nlayers < src->nlayers ? dst->nlayers : src->nlayers;
+    if (src->items > UINT64_MAX - dst->items) /* the layers' counts sum to the filter's: neither can wrap */
+        return NIDUS_ERR_TOO_LARGE;
+    if (src->nlayers > dst->nlayers) { /* dst takes copies of the layers only src has */
+        dst->layers = RedisModule_Realloc(dst->layers, src->nlayers * sizeof *dst->layers);
+        for (uint32_t i = dst->nlayers; i < src->nlayers; i++) {
+            dst->layers[i] = src->layers[i];
+            dst->layers[i].data = RedisModule_Alloc((size_t)src->layers[i].bytes);
+            memcpy(dst->layers[i].data, src->layers[i].data, (size_t)src->layers[i].bytes);
+        }
+        dst->nlayers = src->nlayers;
+    }
+    for (uint32_t i = 0; i < shared; i++) {
+        rb_bf_layer *d = &dst->layers[i];
+        const rb_bf_layer *s = &src->layers[i];
+        for (uint64_t j = 0; j < d->bytes; j++)
+            d->data[j] |= s->data[j];
+        d->items += s->items; /* may pass the layer's capacity: a count of adds, an upper bound on its keys */
+    }
+    dst->items += src->items;
+    return NIDUS_OK;
+}
+
 rb_bf *rb_bf_shell(uint32_t nlayers)
 {
     rb_bf *bf = RedisModule_Calloc(1, sizeof *bf);

@@ -55,6 +55,11 @@ bool rb_bf_add(rb_bf *bf, rb_bf_hash h);
  * real filter reaches; false when they fail. */
 bool rb_bf_layer_valid(const rb_bf_layer *l);
 
+/* ORs src's layers into dst's of the same index (dst takes copies of the layers only src has); the counts add,
+ * past a layer's capacity if so (then the next add grows). The caller checks that both have the same options
+ * and shared layers of the same shape. NIDUS_ERR_TOO_LARGE, dst unchanged, when the count would wrap. */
+nidus_status rb_bf_merge(rb_bf *dst, const rb_bf *src);
+
 rb_bf *rb_bf_shell(uint32_t nlayers);
 void rb_bf_free(rb_bf *bf);
 uint64_t rb_bf_memory(const rb_bf *bf);

@@ -132,15 +132,12 @@ bool rb_cf_remove(rb_cf *cf, uint64_t hash)
     return false;
 }
 
-/* Relocations in the newest sub-filter, the way RedisBloom walks them: swap with the slot `victim` of the
- * bucket, move to the evicted fingerprint's other bucket, take a free slot there or go on with the next victim
- * slot. When max_iterations pass without room, the same walk backwards restores every slot. */
-static bool kick_add(rb_cf *cf, probe p)
+/* Relocations in sub-filter `t`, from bucket i, the way RedisBloom walks them: swap with the slot `victim` of
+ * the bucket, move to the evicted fingerprint's other bucket, take a free slot there or go on with the next
+ * victim slot. When max_iterations pass without room, the same walk backwards restores every slot. */
+static bool kick_in(const rb_cf *cf, rb_cf_table *t, uint64_t i, uint8_t fp)
 {
-    rb_cf_table *t = &cf->tables[cf->ntables - 1];
     unsigned b = cf->bucket_size, victim = 0;
-    uint8_t fp = p.fp;
-    uint64_t i = p.h1 % t->buckets;
     for (unsigned n = 0; n < cf->max_iterations; n++) {
         uint8_t *slot = t->slots + i * b + victim, evicted = *slot;
         *slot = fp;
@@ -163,6 +160,12 @@ static bool kick_add(rb_cf *cf, probe p)
     return false;
 }
 
+static bool kick_add(rb_cf *cf, probe p)
+{
+    rb_cf_table *t = &cf->tables[cf->ntables - 1];
+    return kick_in(cf, t, p.h1 % t->buckets, p.fp);
+}
+
 bool rb_cf_add(rb_cf *cf, uint64_t hash, bool kick)
 {
     probe p = probe_of(hash);
@@ -178,6 +181,48 @@ bool rb_cf_add(rb_cf *cf, uint64_t hash, bool kick)
         return false;
     cf->items++;
     return true;
+}
+
+/* Puts fingerprint fp, found in bucket i of a sub-filter as large as dst's sub-filter t, into dst: a free slot
+ * of its bucket pair in sub-filter t, else in an older one whose bucket count divides t's (the bucket index
+ * stands in for the hash, as in compaction: bucket counts are powers of two), else by relocations in t. */
+static bool place(rb_cf *cf, unsigned t, uint64_t i, uint8_t fp)
+{
+    probe p = {i, i ^ (uint64_t)fp * RB_CF_ALT_MIX, fp};
+    for (unsigned u = t + 1; u-- > 0;) {
+        uint8_t *slot = cf->tables[t].buckets % cf->tables[u].buckets ? NULL : free_slot(cf, &cf->tables[u], p);
+        if (slot) {
+            *slot = fp;
+            return true;
+        }
+    }
+    return kick_in(cf, &cf->tables[t], i, fp);
+}
+
+nidus_status rb_cf_merge(rb_cf *dst, const rb_cf *src)
+{
+    unsigned shared = dst->ntables < src->ntables ? dst->ntables : src->ntables;
+    if (src->ntables > dst->ntables) { /* dst takes copies of the sub-filters only src has */
+        dst->tables = RedisModule_Realloc(dst->tables, src->ntables * sizeof *dst->tables);
+        for (unsigned t = dst->ntables; t < src->ntables; t++) {
+            uint64_t bytes = src->tables[t].buckets * src->bucket_size;
+            dst->tables[t] = (rb_cf_table){src->tables[t].buckets, RedisModule_Alloc((size_t)bytes)};
+            memcpy(dst->tables[t].slots, src->tables[t].slots, (size_t)bytes);
+        }
+        dst->ntables = src->ntables;
+    }
+    for (unsigned t = 0; t < shared; t++) {
+        const rb_cf_table *from = &src->tables[t];
+        for (uint64_t i = 0; i < from->buckets; i++)
+            for (unsigned s = 0; s < src->bucket_size; s++) {
+                uint8_t fp = from->slots[i * src->bucket_size + s];
+                if (fp && !place(dst, t, i, fp))
+                    return NIDUS_ERR_FULL;
+            }
+    }
+    dst->items = dst->items > UINT64_MAX - src->items ? UINT64_MAX : dst->items + src->items;
+    dst->deletes = dst->deletes > UINT64_MAX - src->deletes ? UINT64_MAX : dst->deletes + src->deletes;
+    return NIDUS_OK;
 }
 
 rb_cf *rb_cf_shell(uint16_t ntables)

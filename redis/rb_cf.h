@@ -62,6 +62,13 @@ void rb_cf_compact(rb_cf *cf, bool all);
  * (nothing changed). */
 bool rb_cf_add(rb_cf *cf, uint64_t hash, bool kick);
 
+/* Adds src's fingerprints to dst sub-filter by sub-filter (dst takes copies of the sub-filters only src has):
+ * each into a free slot of its bucket pair in the same sub-filter or an older one its bucket index still
+ * places, else by relocations in the same one; the counters add. The caller checks
+ * that both have the same bucket size, first sub-filter and expansion. NIDUS_ERR_FULL when a sub-filter has no
+ * room: dst is then partly merged, so merge into a copy. */
+nidus_status rb_cf_merge(rb_cf *dst, const rb_cf *src);
+
 /* The header chunk of the filter (RB_CF_HEADER_SIZE bytes into `out`), and a filter from one. */
 void rb_cf_header(const rb_cf *cf, uint8_t out[RB_CF_HEADER_SIZE]);
 nidus_status rb_cf_from_header(const void *buf, size_t len, uint64_t max_bytes, rb_cf **out);

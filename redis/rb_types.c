@@ -377,17 +377,17 @@ nidus_status rb_value_load_chunk(const rb_kind *k, rb_value **v, uint64_t pos, c
     return k->ops->load(&(*v)->grown, data, len, max_bytes ? (max_bytes > used ? max_bytes - used : 1) : 0);
 }
 
-static void value_free(const rb_kind *k, void *v)
+void rb_value_free(const rb_kind *k, void *v)
 {
     (k == &rb_cf_kind ? rb_cf_value_free : rb_bf_value_free)(v);
 }
 
-static void *copy(const rb_kind *k, const void *value)
+rb_value *rb_value_copy(const rb_kind *k, const rb_value *value)
 {
     copy_arg c = {k, NULL, false};
     each_chunk(k, value, copy_chunk, &c);
     if (c.failed && c.to) {
-        value_free(k, c.to);
+        rb_value_free(k, c.to);
         return NULL;
     }
     return c.to;
@@ -411,12 +411,12 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
         each_chunk(&kind, v, digest_chunk, md);                                                                \
         RedisModule_DigestEndSequence(md);                                                                     \
     }                                                                                                          \
-    static void prefix##_free(void *v) { value_free(&kind, v); }                                              \
+    static void prefix##_free(void *v) { rb_value_free(&kind, v); }                                              \
     static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
     {                                                                                                          \
         (void)from;                                                                                            \
         (void)to;                                                                                              \
-        return copy(&kind, v);                                                                                 \
+        return rb_value_copy(&kind, v);                                                                        \
     }                                                                                                          \
     static RedisModuleTypeMethods prefix##_methods = {                                                         \
         .version = NIDUS_TYPE_METHOD_VERSION,                                                                  \

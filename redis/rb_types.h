@@ -42,6 +42,12 @@ void rb_bf_value_free(void *v);
 typedef struct rb_kind rb_kind;
 extern const rb_kind rb_cf_kind, rb_bf_kind;
 
+/* A copy of the value (its chunk stream replayed, as COPY makes it); NULL without memory. */
+rb_value *rb_value_copy(const rb_kind *k, const rb_value *v);
+
+/* Frees a value of either kind (rb_cf_value_free or rb_bf_value_free). */
+void rb_value_free(const rb_kind *k, void *v);
+
 /* Bytes held by the value (both parts). */
 uint64_t rb_value_memory(const rb_kind *k, const rb_value *v);
 

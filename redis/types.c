@@ -117,7 +117,7 @@ static void copy_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t nex
         c->failed = true;
 }
 
-static void *copy(const nidus_filter_ops *t, const void *value)
+void *nidus_filter_copy(const nidus_filter_ops *t, const void *value)
 {
     copy_arg c = {t, NULL, false};
     each_chunk(t, value, copy_chunk, &c);
@@ -154,7 +154,7 @@ static size_t mem_usage(const nidus_filter_ops *t, const void *value)
     {                                                                                                          \
         (void)from;                                                                                            \
         (void)to;                                                                                              \
-        return copy(&ops, v);                                                                                  \
+        return nidus_filter_copy(&ops, v);                                                                     \
     }                                                                                                          \
     static RedisModuleTypeMethods prefix##_methods = {                                                         \
         .version = NIDUS_TYPE_METHOD_VERSION,                                                                  \

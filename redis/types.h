@@ -15,4 +15,7 @@ int nidus_register_types(RedisModuleCtx *ctx);
 void nidus_rdb_save_filter(const nidus_filter_ops *t, RedisModuleIO *io, void *value);
 void *nidus_rdb_load_filter(const nidus_filter_ops *t, RedisModuleIO *io);
 
+/* A copy of a filter of type `t` (its chunks replayed into a new one, as COPY makes it); NULL without memory. */
+void *nidus_filter_copy(const nidus_filter_ops *t, const void *value);
+
 #endif

@@ -38,6 +38,9 @@ SCANDUMP = ("Begins an incremental save of the bloom filter", "O(n), where n is 
 LOADCHUNK = ("Restores a filter previously saved using SCANDUMP", "O(n), where n is the capacity", "1.0.0", 4, [],
              WRITE, "RW", [KEY, arg("iterator", "integer"), arg("data", "string")])
 
+MERGE_ARGS = [arg("destkey", "key"), arg("numkeys", "integer"), arg("sourcekey", "key", flags=["multiple"])]
+MERGE_COST = "O(n), where n is the total size of the filters"
+
 # name: summary, complexity, since, arity, tips, command flags, key-spec access, arguments
 EXPECTED = {
     "cf.reserve": ("Creates a new Cuckoo Filter", "O(1)", "1.0.0", -3, [], WRITE, "RW",
@@ -64,6 +67,8 @@ EXPECTED = {
     # RedisBloom leaves CF.COMPACT undocumented and flags it readonly; ours writes and replicates
     "cf.compact": ("Moves items of newer sub-filters into older ones and frees the emptied ones",
                    "O(n), where n is the number of items", "1.0.0", 2, [], {"write", "module"}, "RW", [KEY]),
+    "cf.merge": ("Merges Cuckoo Filters into the destination, which is created like the first source if it does "
+                 "not exist", MERGE_COST, "1.0.0", -4, [], WRITE | {"movablekeys"}, "RW", MERGE_ARGS),
     "cf.scandump": SCANDUMP,
     "cf.loadchunk": LOADCHUNK,
     "cf.info": ("Returns information about a Cuckoo Filter", "O(1)", "1.0.0", 2, ["dont_cache"], READ, "RO",
@@ -91,6 +96,8 @@ EXPECTED = {
                           sub=[arg(n.lower(), "pure-token", n)
                                for n in ("CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION")])]),
     "bf.card": ("Returns the cardinality of a Bloom filter", "O(1)", "2.4.4", 2, [], READ, "RO", [KEY]),
+    "bf.merge": ("Merges Bloom Filters into the destination, which is created like the first source if it does "
+                 "not exist", MERGE_COST, "1.0.0", -4, [], WRITE | {"movablekeys"}, "RW", MERGE_ARGS),
     "bf.scandump": SCANDUMP,
     "bf.loadchunk": LOADCHUNK,
     "bf.debug": ("Returns internal debug information about a Bloom Filter",
@@ -108,13 +115,15 @@ def pairs(flat):
 
 def parse_args(reply):
     out = []
+    keys = 0
     for a in reply:
         d = pairs(a)
         sub = d.get("arguments")
         out.append(arg(text(d["name"]), text(d["type"]), text(d.get("token")),
                        [text(f) for f in d.get("flags", [])], parse_args(sub) if sub is not None else None))
-        if out[-1]["type"] == "key":
-            assert d["key_spec_index"] == 0
+        if out[-1]["type"] == "key":  # the merges' sourcekey is the second key spec's
+            assert d["key_spec_index"] == keys
+            keys += 1
     return out
 
 
@@ -158,12 +167,20 @@ def test_command_info(conn, name):
     assert {text(f) for f in info[2]} == flags
     assert info[3:6] == [1, 1, 1]
     assert [text(t) for t in info[7]] == tips
-    (spec,) = info[8]
-    spec = pairs(spec)
+    spec = pairs(info[8][0])
     assert [text(f) for f in spec["flags"]] == [access]
     assert pairs(spec["begin_search"])["type"] == b"index"
     assert pairs(pairs(spec["begin_search"])["spec"]) == {"index": 1}
     assert pairs(pairs(spec["find_keys"])["spec"]) == {"lastkey": 0, "keystep": 1, "limit": 0}
+    if not name.endswith(".merge"):
+        assert len(info[8]) == 1
+        return
+    # the sourcekeys: read-only, as many as numkeys (the argument after destkey) says, from the one after it
+    spec = pairs(info[8][1])
+    assert [text(f) for f in spec["flags"]] == ["RO"]
+    assert pairs(pairs(spec["begin_search"])["spec"]) == {"index": 2}
+    assert text(pairs(spec["find_keys"])["type"]) == "keynum"
+    assert pairs(pairs(spec["find_keys"])["spec"]) == {"keynumidx": 0, "firstkey": 1, "keystep": 1}
 
 
 def test_arity_is_checked_by_the_server(conn):
@@ -174,6 +191,9 @@ def test_arity_is_checked_by_the_server(conn):
             assert conn(name, *(["k"] * arity)) == Error("ERR wrong number of arguments for '%s' command" % name)
     assert conn("COMMAND", "GETKEYS", "CF.ADD", "k1", "x") == [b"k1"]
     assert conn("COMMAND", "GETKEYS", "BF.INSERT", "k2", "ITEMS", "x", "y") == [b"k2"]
+    # the merges: destkey and every sourcekey, not numkeys
+    assert conn("COMMAND", "GETKEYS", "CF.MERGE", "d", 3, "s1", "s2", "s3") == [b"d", b"s1", b"s2", b"s3"]
+    assert conn("COMMAND", "GETKEYS", "BF.MERGE", "d", 1, "d") == [b"d", b"d"]
 
 
 def test_key_specs_route_acl_key_patterns(conn):
@@ -188,13 +208,17 @@ def test_key_specs_route_acl_key_patterns(conn):
         assert c("CF.EXISTS", "mine-cf", "a") == 1
         assert c("BF.ADD", "mine-bf", "a") == 1
         assert c("BF.EXISTS", "mine-bf", "a") == 1
+        assert c("CF.MERGE", "mine-cf2", 1, "mine-cf") == "OK"
+        assert c("BF.MERGE", "mine-bf2", 2, "mine-bf", "mine-bf") == "OK"
         for cmd in (["CF.ADD", "other", "b"], ["CF.EXISTS", "other", "a"], ["CF.SCANDUMP", "other", 0],
-                    ["BF.RESERVE", "other", "0.01", 10], ["BF.INFO", "other"], ["CF.COMPACT", "other"]):
+                    ["BF.RESERVE", "other", "0.01", 10], ["BF.INFO", "other"], ["CF.COMPACT", "other"],
+                    ["CF.MERGE", "other", 1, "mine-cf"], ["CF.MERGE", "mine-cf3", 2, "mine-cf", "other"],
+                    ["BF.MERGE", "mine-bf3", 1, "other"]):
             reply = c(*cmd)
             assert isinstance(reply, Error) and reply.startswith("NOPERM"), (cmd, reply)
     finally:
         c.close()
-    assert conn("EXISTS", "other") == 0
+    assert conn("EXISTS", "other", "mine-cf3", "mine-bf3") == 0
 
 
 def test_acl_categories_where_the_server_has_them(conn):

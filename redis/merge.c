@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* CF.MERGE and BF.MERGE destkey numkeys sourcekey [sourcekey ...]: the union of filters, into destkey.
+ *
+ * An existing destkey is one of the sources (as PFMERGE treats it): naming it among the sourcekeys too adds
+ * nothing more. A missing destkey is created as a copy of the first source. All or nothing: every key is
+ * checked (type, format, parameters, max_filter_memory) before anything changes; one merge into an existing
+ * destkey runs in place (the library leaves its destination as it was on failure), more build the union on a
+ * copy that replaces destkey only when all succeeded. Replicated verbatim: the merge is deterministic, so a
+ * replica and the AOF compute the same bytes from the same keys. */
+#include <stdio.h>
+
+#include "commands.h"
+#include "common.h"
+#include "merge_differ.h"
+#include "rb_merge.h"
+#include "rb_types.h"
+#include "types.h"
+
+/* What differs between the two commands. */
+typedef struct merge_kind {
+    const nidus_filter_ops *ops;
+    RedisModuleType **rb_type;
+    const rb_kind *rb;
+    nidus_status (*merge)(void *dst, const void *src);
+    bool (*difference)(const void *dst, const void *src, char *buf, size_t cap);
+    const char *other_shapes;       /* the difference when the library refuses filters the above calls alike */
+    const char *(*error)(nidus_status st); /* the type's add errors: LIMIT_TABLES and READ_ONLY as adds say them */
+} merge_kind;
+
+static nidus_status cf_merge(void *dst, const void *src) { return nidus_cuckoo_merge(dst, src); }
+static nidus_status bf_merge(void *dst, const void *src) { return nidus_bloom_merge(dst, src); }
+static bool cf_differ(const void *d, const void *s, char *b, size_t n) { return nidus_cf_difference(d, s, b, n); }
+static bool bf_differ(const void *d, const void *s, char *b, size_t n) { return nidus_bf_difference(d, s, b, n); }
+
+static const merge_kind cf_kind = {&nidus_cf_ops, &rb_cf_type, &rb_cf_kind, cf_merge, cf_differ,
+                                   NIDUS_CF_OTHER_SHAPES, nidus_cf_add_error};
+static const merge_kind bf_kind = {&nidus_bf_ops, &rb_bf_type, &rb_bf_kind, bf_merge, bf_differ,
+                                   NIDUS_BF_OTHER_SHAPES, nidus_bf_add_error};
+
+/* One filter taking part: destkey's value (position 0) or a sourcekey's (its position, from 1). */
+typedef struct merge_input {
+    void *value;
+    bool rb; /* a key loaded from RedisBloom (an rb_value) */
+    int position;
+} merge_input;
+
+typedef enum { INPUT_MISSING, INPUT_OK, INPUT_WRONGTYPE, INPUT_LOADING } input_state;
+
+/* Classifies an open key for the command's filter type. */
+static input_state classify(RedisModuleKey *key, const merge_kind *m, merge_input *in)
+{
+    int kt = RedisModule_KeyType(key);
+    if (kt == REDISMODULE_KEYTYPE_EMPTY)
+        return INPUT_MISSING;
+    RedisModuleType *type = kt == REDISMODULE_KEYTYPE_MODULE ? RedisModule_ModuleTypeGetType(key) : NULL;
+    if (!type || (type != *m->ops->type && type != *m->rb_type))
+        return INPUT_WRONGTYPE;
+    in->value = RedisModule_ModuleTypeGetValue(key);
+    in->rb = type == *m->rb_type;
+    const void *nidus_part = in->rb ? ((rb_value *)in->value)->grown : in->value;
+    return nidus_part && m->ops->loading(nidus_part) ? INPUT_LOADING : INPUT_OK;
+}
+
+static uint64_t input_memory(const merge_kind *m, const merge_input *in)
+{
+    return in->rb ? rb_value_memory(m->rb, in->value) : m->ops->memory(in->value);
+}
+
+/* The limit a merge is held to: max_filter_memory, but none for what the master or the AOF replays (the master
+ * checked it; a replica or a restart must come to the same keys whatever its own configuration). */
+static uint64_t merge_limit(RedisModuleCtx *ctx)
+{
+    int flags = RedisModule_GetContextFlags(ctx);
+    return flags & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING) ? UINT64_MAX
+                                                                                    : nidus_config.max_memory;
+}
+
+/* The error of a merge that failed for a limit or for memory. */
+static const char *merge_error(const merge_kind *m, nidus_status st)
+{
+    switch (st) {
+    case NIDUS_ERR_LIMIT_MEMORY:
+    case NIDUS_ERR_TOO_LARGE: return NIDUS_MSG_TOO_BIG;
+    case NIDUS_ERR_LIMIT_TABLES:
+    case NIDUS_ERR_READ_ONLY: return m->error(st);
+    default: return "ERR out of memory";
+    }
+}
+
+/* Replies the error of `in` not merging into `base` (NIDUS_ERR_INCOMPATIBLE: what differs). */
+static int reply_merge_error(RedisModuleCtx *ctx, const merge_kind *m, nidus_status st, const merge_input *base,
+                             const merge_input *in)
+{
+    if (st == NIDUS_ERR_INCOMPATIBLE) {
+        char why[200];
+        bool known = in->rb ? rb_value_difference(m->rb, base->value, in->value, why, sizeof why)
+                            : m->difference(base->value, in->value, why, sizeof why);
+        return nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in->position,
+                                  known ? why : m->other_shapes);
+    }
+    if (st == NIDUS_ERR_FULL && m == &cf_kind)
+        return nidus_reply_errorf(ctx,
+                                  "ERR filter is full: a sub-filter of destkey has no room for the items of sourcekey "
+                                  "%d in the same sub-filter",
+                                  in->position);
+    return RedisModule_ReplyWithError(ctx, merge_error(m, st));
+}
+
+/* Checks every input against the first (format and parameters); replies the first difference. */
+static bool all_compatible(RedisModuleCtx *ctx, const merge_kind *m, const merge_input *in, int n)
+{
+    for (int i = 1; i < n; i++) {
+        if (in[i].rb != in[0].rb)
+            return nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s format, not %s", in[i].position,
+                                      in[i].rb ? "RedisBloom" : "nidus", in[0].rb ? "RedisBloom" : "nidus"),
+                   false;
+        char why[200];
+        bool differs = in[i].rb ? rb_value_difference(m->rb, in[0].value, in[i].value, why, sizeof why)
+                                : m->difference(in[0].value, in[i].value, why, sizeof why);
+        if (differs)
+            return nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in[i].position, why), false;
+    }
+    return true;
+}
+
+static void *copy_input(const merge_kind *m, const merge_input *in)
+{
+    return in->rb ? (void *)rb_value_copy(m->rb, in->value) : nidus_filter_copy(m->ops, in->value);
+}
+
+static void free_value(const merge_kind *m, bool rb, void *value)
+{
+    if (rb)
+        rb_value_free(m->rb, value);
+    else
+        m->ops->destroy(value);
+}
+
+/* Merges in[1..n) into in[0]'s value, in place, or into a copy of it set into `dest` at the end; replies. */
+static int merge_inputs(RedisModuleCtx *ctx, const merge_kind *m, RedisModuleKey *dest, bool dest_exists,
+                        merge_input *in, int n, uint64_t limit)
+{
+    bool in_place = dest_exists && n == 2 && !in[0].rb;
+    void *work = in_place ? in[0].value : copy_input(m, &in[0]);
+    if (!work)
+        return RedisModule_ReplyWithError(ctx, merge_error(m, NIDUS_ERR_NO_MEMORY));
+    merge_input target = {work, in[0].rb, 0};
+    for (int i = 1; i < n; i++) {
+        nidus_status st = in[i].rb ? rb_value_merge(m->rb, work, in[i].value) : m->merge(work, in[i].value);
+        if (st) {
+            if (!in_place)
+                free_value(m, in[0].rb, work);
+            return reply_merge_error(ctx, m, st, &in[0], &in[i]);
+        }
+    }
+    if (!in_place && input_memory(m, &target) > limit) {
+        free_value(m, in[0].rb, work);
+        return RedisModule_ReplyWithError(ctx, NIDUS_MSG_TOO_BIG);
+    }
+    if (!in_place)
+        RedisModule_ModuleTypeSetValue(dest, in[0].rb ? *m->rb_type : *m->ops->type, work);
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const merge_kind *m)
+{
+    /* "getkeys-api": Redis Cluster (Redis 7.0-7.4, Valkey 8) routes a module command by the keys the command
+     * reports, or by its first-last-step range, not by its key specs (which serve COMMAND GETKEYS and ACLs):
+     * destkey and every sourcekey */
+    if (RedisModule_IsKeysPositionRequest(ctx)) {
+        for (int i = 1; i < argc; i++)
+            if (i != 2)
+                RedisModule_KeyAtPos(ctx, i);
+        return REDISMODULE_OK;
+    }
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    long long numkeys;
+    if (RedisModule_StringToLongLong(argv[2], &numkeys) != REDISMODULE_OK || numkeys < 1)
+        return RedisModule_ReplyWithError(ctx, "ERR numkeys must be a positive integer");
+    if (numkeys != argc - 3)
+        return nidus_reply_errorf(ctx, "ERR numkeys (%lld) does not match the number of sourcekeys (%d)", numkeys,
+                                  argc - 3);
+    RedisModuleKey *dest = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    merge_input *in = RedisModule_Calloc((size_t)argc, sizeof *in);
+    int n = 0, rc = REDISMODULE_OK;
+    input_state ds = classify(dest, m, &in[0]);
+    bool dest_exists = ds != INPUT_MISSING;
+    const char *error = ds == INPUT_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
+                        : ds == INPUT_LOADING ? m->ops->still_loading
+                                              : NULL;
+    if (dest_exists)
+        n = 1;
+    for (int i = 3; i < argc && !error; i++) {
+        if (dest_exists && RedisModule_StringCompare(argv[i], argv[1]) == 0)
+            continue; /* destkey is a source already */
+        RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[i], REDISMODULE_READ);
+        in[n].position = i - 2;
+        input_state s = classify(key, m, &in[n]);
+        RedisModule_CloseKey(key);
+        error = s == INPUT_MISSING ? "ERR not found"
+                : s == INPUT_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
+                : s == INPUT_LOADING   ? m->ops->still_loading
+                                       : NULL;
+        n++;
+    }
+    if (error) {
+        rc = RedisModule_ReplyWithError(ctx, error);
+    } else if (n == 1 && dest_exists) { /* destkey merged with itself alone: already the union */
+        RedisModule_ReplyWithSimpleString(ctx, "OK");
+    } else if (all_compatible(ctx, m, in, n)) {
+        /* the union holds every table or layer of the input that has the most: held to the limit before
+         * anything is built (the result is checked again before it replaces destkey) */
+        uint64_t limit = merge_limit(ctx), largest = 0;
+        for (int i = 0; i < n; i++) {
+            uint64_t bytes = input_memory(m, &in[i]);
+            largest = bytes > largest ? bytes : largest;
+        }
+        rc = largest > limit ? RedisModule_ReplyWithError(ctx, NIDUS_MSG_TOO_BIG)
+                             : merge_inputs(ctx, m, dest, dest_exists, in, n, limit);
+    }
+    RedisModule_Free(in);
+    RedisModule_CloseKey(dest);
+    return rc;
+}
+
+/* CF.MERGE destkey numkeys sourcekey [sourcekey ...] */
+int nidus_cf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return merge_command(ctx, argv, argc, &cf_kind);
+}
+
+/* BF.MERGE destkey numkeys sourcekey [sourcekey ...] */
+int nidus_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    return merge_command(ctx, argv, argc, &bf_kind);
+}
