@@ -10,7 +10,7 @@
  * Keys left half-loaded by a LOADCHUNK stream cut off are checked like any other (issue 14 section 1).
  *
  * Input: byte 0 picks the module's limits; then records: an opcode byte and its operand bytes (missing bytes
- * read as 0). See run_op for the opcodes. */
+ * read as 0). See run_op for the opcodes (the last one: a RESP3 switch, or with its operand's top bit a merge). */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -397,9 +397,22 @@ static void run_op(reader *r)
         drop((int)(byte(r) % NKEYS));
         return;
     }
-    default: { /* RESP3 on or off */
-        ctx.flags = byte(r) & 1 ? REDISMODULE_CTX_FLAGS_RESP3 : 0;
-        return;
+    default: {
+        unsigned v = byte(r);
+        if (!(v & 0x80)) { /* RESP3 on or off */
+            ctx.flags = v & 1 ? REDISMODULE_CTX_FLAGS_RESP3 : 0;
+            return;
+        }
+        /* CF.MERGE / BF.MERGE destkey numkeys sourcekey...: numkeys sometimes not the count given */
+        bool bloom = v & 1;
+        push_str(&b, bloom ? "BF.MERGE" : "CF.MERGE");
+        push_key(&b, r);
+        unsigned n = 1 + byte(r) % 3, say = byte(r);
+        push_num(&b, say >= 240 ? (long long)(say % 5) - 1 : (long long)n);
+        for (unsigned k = 0; k < n; k++)
+            push_key(&b, r);
+        fn = bloom ? nidus_bf_merge : nidus_cf_merge;
+        break;
     }
     }
     /* sometimes a wrong number of arguments */

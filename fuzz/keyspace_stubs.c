@@ -195,6 +195,16 @@ static int s_reply_null(RedisModuleCtx *c)
 }
 static int s_wrong_arity(RedisModuleCtx *c) { return s_reply_error(c, "ERR wrong number of arguments"); }
 static int s_context_flags(RedisModuleCtx *c) { return c ? c->flags : 0; } /* NULL: RDB loading, not a command */
+static int s_keys_position_request(RedisModuleCtx *c)
+{
+    (void)c;
+    return 0; /* commands run; the server's key-position requests are not modelled */
+}
+static void s_key_at_pos(RedisModuleCtx *c, int pos)
+{
+    (void)c, (void)pos;
+    stub_die("KeyAtPos outside a key-position request");
+}
 static int s_replicate(RedisModuleCtx *c)
 {
     (void)c;
@@ -208,6 +218,11 @@ static const char *s_ptr_len(const RedisModuleString *s, size_t *len)
     if (len)
         *len = s->len;
     return s->p;
+}
+static int s_compare(const RedisModuleString *a, const RedisModuleString *b)
+{
+    int c = memcmp(a->p, b->p, a->len < b->len ? a->len : b->len);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
 }
 static int s_to_ll(const RedisModuleString *s, long long *out)
 {
@@ -397,6 +412,9 @@ void stubs_install(void)
     RedisModule_ReplicateVerbatim = s_replicate;
     RedisModule_StringPtrLen = s_ptr_len;
     RedisModule_StringToLongLong = s_to_ll;
+    RedisModule_StringCompare = s_compare;
+    RedisModule_IsKeysPositionRequest = s_keys_position_request;
+    RedisModule_KeyAtPos = s_key_at_pos;
     RedisModule_StringToDouble = s_to_double;
     RedisModule_Alloc = s_alloc;
     RedisModule_Calloc = s_calloc;
