@@ -4,8 +4,8 @@
  * An existing destkey is one of the sources (as PFMERGE treats it): naming it among the sourcekeys too adds
  * nothing more. A missing destkey is created as a copy of the first source. All or nothing: every key is
  * checked (type, format, parameters, max_filter_memory) before anything changes; one merge into an existing
- * destkey runs in place (the library leaves its destination as it was on failure), more build the union on a
- * copy that replaces destkey only when all succeeded. Replicated verbatim: the merge is deterministic, so a
+ * nidus destkey runs in place (the library leaves its destination as it was on failure); more, or a key loaded
+ * from RedisBloom, build the union on a copy that replaces destkey only when all succeeded. Replicated verbatim: the merge is deterministic, so a
  * replica and the AOF compute the same bytes from the same keys. */
 #include <stdio.h>
 
@@ -75,7 +75,7 @@ static uint64_t merge_limit(RedisModuleCtx *ctx)
                                                                                     : nidus_config.max_memory;
 }
 
-/* The error of a merge that failed for a limit or for memory. */
+/* The error of a merge that failed for a limit or for memory (NULL: another status, said by nidus_strerror). */
 static const char *merge_error(const merge_kind *m, nidus_status st)
 {
     switch (st) {
@@ -83,7 +83,8 @@ static const char *merge_error(const merge_kind *m, nidus_status st)
     case NIDUS_ERR_TOO_LARGE: return NIDUS_MSG_TOO_BIG;
     case NIDUS_ERR_LIMIT_TABLES:
     case NIDUS_ERR_READ_ONLY: return m->error(st);
-    default: return "ERR out of memory";
+    case NIDUS_ERR_NO_MEMORY: return "ERR out of memory";
+    default: return NULL;
     }
 }
 
@@ -103,29 +104,36 @@ static int reply_merge_error(RedisModuleCtx *ctx, const merge_kind *m, nidus_sta
                                   "ERR filter is full: a sub-filter of destkey has no room for the items of sourcekey "
                                   "%d in the same sub-filter",
                                   in->position);
-    return RedisModule_ReplyWithError(ctx, merge_error(m, st));
+    const char *error = merge_error(m, st);
+    return error ? RedisModule_ReplyWithError(ctx, error) : nidus_reply_errorf(ctx, "ERR %s", nidus_strerror(st));
 }
 
 /* Checks every input against the first (format and parameters); replies the first difference. */
 static bool all_compatible(RedisModuleCtx *ctx, const merge_kind *m, const merge_input *in, int n)
 {
     for (int i = 1; i < n; i++) {
-        if (in[i].rb != in[0].rb)
-            return nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s format, not %s", in[i].position,
-                                      in[i].rb ? "RedisBloom" : "nidus", in[0].rb ? "RedisBloom" : "nidus"),
-                   false;
         char why[200];
-        bool differs = in[i].rb ? rb_value_difference(m->rb, in[0].value, in[i].value, why, sizeof why)
-                                : m->difference(in[0].value, in[i].value, why, sizeof why);
-        if (differs)
-            return nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in[i].position, why), false;
+        bool differs = true;
+        if (in[i].rb != in[0].rb)
+            snprintf(why, sizeof why, "%s format, not %s", in[i].rb ? "RedisBloom" : "nidus",
+                     in[0].rb ? "RedisBloom" : "nidus");
+        else if (in[i].rb)
+            differs = rb_value_difference(m->rb, in[0].value, in[i].value, why, sizeof why);
+        else
+            differs = m->difference(in[0].value, in[i].value, why, sizeof why);
+        if (differs) {
+            nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in[i].position, why);
+            return false;
+        }
     }
     return true;
 }
 
 static void *copy_input(const merge_kind *m, const merge_input *in)
 {
-    return in->rb ? (void *)rb_value_copy(m->rb, in->value) : nidus_filter_copy(m->ops, in->value);
+    if (in->rb)
+        return rb_value_copy(m->rb, in->value);
+    return nidus_filter_copy(m->ops, in->value);
 }
 
 static void free_value(const merge_kind *m, bool rb, void *value)
