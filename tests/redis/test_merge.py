@@ -329,7 +329,18 @@ def build_merges(m, before_merging=lambda: None):
     insert(m, "BF", "bb", items("b", 300))
     for key in ("be", "bf", "bg", "bh"):
         insert(m, "BF", key, items(key, 200))
+    # keys loaded from RedisBloom
+    for key in ("rc1", "rc2"):
+        m("RESTORE", key, 0, payload("cf_empty"))
+    insert(m, "CF", "rc1", items("x", 12))
+    insert(m, "CF", "rc2", items("y", 12))
+    for key in ("rb1", "rb2"):
+        m("RESTORE", key, 0, payload("bf_scale"))
+    insert(m, "BF", "rb1", items("x", 900))
+    insert(m, "BF", "rb2", items("y", 300))
     before_merging()
+    assert m("CF.MERGE", "rcd", 2, "rc1", "rc2") == "OK"
+    assert m("BF.MERGE", "rb1", 1, "rb2") == "OK"
     for kind in ("c", "b"):
         cmd = "CF.MERGE" if kind == "c" else "BF.MERGE"
         assert m(cmd, kind + "d", 2, kind + "a", kind + "b") == "OK"  # created
@@ -337,7 +348,7 @@ def build_merges(m, before_merging=lambda: None):
         assert m(cmd, kind + "f", 3, kind + "f", kind + "g", kind + "h") == "OK"  # on a copy
 
 
-MERGED = ["cb", "cd", "cf", "bb", "bd", "bf"]
+MERGED = ["cb", "cd", "cf", "bb", "bd", "bf", "rcd", "rb1"]
 
 
 def test_replica_rdb_and_aof_end_byte_identical(make_server):
