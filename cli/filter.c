@@ -14,6 +14,7 @@ const char *cli_kind_name(nidus_kind kind)
     case NIDUS_KIND_CUCKOO: return "cuckoo";
     case NIDUS_KIND_BLOOM: return "bloom";
     case NIDUS_KIND_COUNTING_BLOOM: return "counting-bloom";
+    case NIDUS_KIND_FUSE: return "fuse";
     }
     return "unknown";
 }

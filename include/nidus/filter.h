@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus — one handle for a filter of any kind.
  *
- * A nidus_filter holds a cuckoo, Bloom or counting Bloom filter and forwards each call to that kind's own
- * function, so a tool that works on "a filter file" (the CLI: create, add, check, del, info) needs no switch over
+ * A nidus_filter holds a cuckoo, Bloom, counting Bloom or binary fuse filter and forwards each call to that
+ * kind's own function, so a tool that works on "a filter file" (the CLI: create, add, check, del, info) needs no switch over
  * the kinds. It adds no format: files and encodings are the kinds' own, and the typed handle underneath
  * (nidus_filter_cuckoo() and friends) stays available for what only one kind has (compaction, per-table
  * stats). A call a kind cannot do returns NIDUS_ERR_UNSUPPORTED (remove on a Bloom filter; and, for a kind
@@ -27,6 +27,7 @@
 #include "bloom.h"
 #include "codec.h"
 #include "cuckoo.h"
+#include "fuse.h"
 #include "status.h"
 
 #include "api.h"
@@ -69,6 +70,7 @@ NIDUS_API nidus_kind nidus_filter_kind(const nidus_filter *filter);
 NIDUS_API nidus_cuckoo *nidus_filter_cuckoo(nidus_filter *filter);
 NIDUS_API nidus_bloom *nidus_filter_bloom(nidus_filter *filter);
 NIDUS_API nidus_counting_bloom *nidus_filter_counting_bloom(nidus_filter *filter);
+NIDUS_API nidus_fuse *nidus_filter_fuse(nidus_filter *filter);
 
 /* True for a read-only view (nidus_filter_view, a file mapped with NIDUS_FILTER_MAP): writes fail with
  * NIDUS_ERR_READ_ONLY. */

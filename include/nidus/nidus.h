@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* nidus — cuckoo and Bloom filters. Include this header; it includes the rest. */
+/* nidus — cuckoo, Bloom and binary fuse filters. Include this header; it includes the rest. */
 #ifndef NIDUS_H
 #define NIDUS_H
 
@@ -14,6 +14,7 @@
 #include "hash.h"
 #include "cuckoo.h"
 #include "bloom.h"
+#include "fuse.h"
 #include "verify.h"
 #include "filter.h"
 

@@ -4,6 +4,7 @@
 #include "filter.h"
 
 #include "alloc.h"
+#include "nidus/hash.h"
 
 /* The default error of nidus_filter_params (RedisBloom's and the CLI's). */
 #define DEFAULT_ERROR 0.01
@@ -24,6 +25,8 @@ nidus_status nidus_filter_new(const nidus_filter_params *p, nidus_filter **out)
 {
     if (!p || !out)
         return NIDUS_ERR_INVALID_ARGUMENT;
+    if (p->kind == NIDUS_KIND_FUSE)
+        return NIDUS_ERR_UNSUPPORTED; /* built from its keys (nidus_fuse_build), never empty and filled */
     if (p->kind != NIDUS_KIND_CUCKOO && p->kind != NIDUS_KIND_BLOOM && p->kind != NIDUS_KIND_COUNTING_BLOOM)
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (p->kind == NIDUS_KIND_COUNTING_BLOOM && !p->kind_params && p->expansion)
@@ -51,6 +54,7 @@ nidus_status nidus_filter_new(const nidus_filter_params *p, nidus_filter **out)
         st = nidus_counting_bloom_new(p->kind_params ? p->kind_params : &c, &f->f.counting);
         break;
     }
+    case NIDUS_KIND_FUSE: break;
     }
     if (st) {
         nidus_free(f->alloc, f);
@@ -69,6 +73,7 @@ void nidus_filter_free(nidus_filter *f)
     case NIDUS_KIND_CUCKOO: nidus_cuckoo_free(f->f.cuckoo); break;
     case NIDUS_KIND_BLOOM: nidus_bloom_free(f->f.bloom); break;
     case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_free(f->f.counting); break;
+    case NIDUS_KIND_FUSE: nidus_fuse_free(f->f.fuse); break;
     }
     nidus_filter_release_map(f); /* after the filter: its tables were borrowed from the mapping */
     nidus_free(f->alloc, f);
@@ -82,6 +87,7 @@ nidus_counting_bloom *nidus_filter_counting_bloom(nidus_filter *f)
 {
     return f && f->kind == NIDUS_KIND_COUNTING_BLOOM ? f->f.counting : NULL;
 }
+nidus_fuse *nidus_filter_fuse(nidus_filter *f) { return f && f->kind == NIDUS_KIND_FUSE ? f->f.fuse : NULL; }
 
 bool nidus_filter_is_read_only(const nidus_filter *f)
 {
@@ -89,6 +95,11 @@ bool nidus_filter_is_read_only(const nidus_filter *f)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_is_read_only(f->f.cuckoo);
     case NIDUS_KIND_BLOOM: return nidus_bloom_is_read_only(f->f.bloom);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_is_read_only(f->f.counting);
+    case NIDUS_KIND_FUSE: {
+        nidus_fuse_stats s;
+        nidus_fuse_get_stats(f->f.fuse, &s);
+        return s.read_only;
+    }
     }
     return true;
 }
@@ -99,6 +110,11 @@ uint64_t nidus_filter_hash(const nidus_filter *f, const void *key, size_t len)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_hash(f->f.cuckoo, key, len);
     case NIDUS_KIND_BLOOM: return nidus_bloom_hash(f->f.bloom, key, len);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_hash(f->f.counting, key, len);
+    case NIDUS_KIND_FUSE: {
+        nidus_fuse_stats s;
+        nidus_fuse_get_stats(f->f.fuse, &s);
+        return nidus_hash(key, len, s.seed);
+    }
     }
     return 0;
 }
@@ -113,6 +129,7 @@ nidus_status nidus_filter_merge(nidus_filter *dst, const nidus_filter *src)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_merge(dst->f.cuckoo, src->f.cuckoo);
     case NIDUS_KIND_BLOOM: return nidus_bloom_merge(dst->f.bloom, src->f.bloom);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_merge(dst->f.counting, src->f.counting);
+    case NIDUS_KIND_FUSE: break; /* static: built once from its keys */
     }
     return NIDUS_ERR_UNSUPPORTED;
 }
@@ -125,6 +142,7 @@ nidus_status nidus_filter_add_hash(nidus_filter *f, uint64_t hash)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_add_hash(f->f.cuckoo, hash);
     case NIDUS_KIND_BLOOM: return nidus_bloom_add_hash(f->f.bloom, hash, NULL);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_add_hash(f->f.counting, hash);
+    case NIDUS_KIND_FUSE: break;
     }
     return NIDUS_ERR_UNSUPPORTED;
 }
@@ -137,6 +155,7 @@ nidus_status nidus_filter_add(nidus_filter *f, const void *key, size_t len)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_add(f->f.cuckoo, key, len);
     case NIDUS_KIND_BLOOM: return nidus_bloom_add(f->f.bloom, key, len, NULL);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_add(f->f.counting, key, len);
+    case NIDUS_KIND_FUSE: break;
     }
     return NIDUS_ERR_UNSUPPORTED;
 }
@@ -149,6 +168,7 @@ nidus_status nidus_filter_remove_hash(nidus_filter *f, uint64_t hash)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_remove_hash(f->f.cuckoo, hash);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_remove_hash(f->f.counting, hash);
     case NIDUS_KIND_BLOOM: break; /* bits shared between keys cannot be cleared */
+    case NIDUS_KIND_FUSE: break;
     }
     return NIDUS_ERR_UNSUPPORTED;
 }
@@ -161,6 +181,7 @@ nidus_status nidus_filter_remove(nidus_filter *f, const void *key, size_t len)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_remove(f->f.cuckoo, key, len);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_remove(f->f.counting, key, len);
     case NIDUS_KIND_BLOOM: break;
+    case NIDUS_KIND_FUSE: break;
     }
     return NIDUS_ERR_UNSUPPORTED;
 }
@@ -171,6 +192,7 @@ bool nidus_filter_contains_hash(const nidus_filter *f, uint64_t hash)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_contains_hash(f->f.cuckoo, hash);
     case NIDUS_KIND_BLOOM: return nidus_bloom_contains_hash(f->f.bloom, hash);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_contains_hash(f->f.counting, hash);
+    case NIDUS_KIND_FUSE: return nidus_fuse_contains_hash(f->f.fuse, hash);
     }
     return false;
 }
@@ -181,6 +203,7 @@ bool nidus_filter_contains(const nidus_filter *f, const void *key, size_t len)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_contains(f->f.cuckoo, key, len);
     case NIDUS_KIND_BLOOM: return nidus_bloom_contains(f->f.bloom, key, len);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_contains(f->f.counting, key, len);
+    case NIDUS_KIND_FUSE: return nidus_fuse_contains(f->f.fuse, key, len);
     }
     return false;
 }
@@ -191,6 +214,7 @@ void nidus_filter_contains_many_hash(const nidus_filter *f, const uint64_t *hash
     case NIDUS_KIND_CUCKOO: nidus_cuckoo_contains_many_hash(f->f.cuckoo, hashes, n, out); return;
     case NIDUS_KIND_BLOOM: nidus_bloom_contains_many_hash(f->f.bloom, hashes, n, out); return;
     case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_contains_many_hash(f->f.counting, hashes, n, out); return;
+    case NIDUS_KIND_FUSE: nidus_fuse_contains_many_hash(f->f.fuse, hashes, n, out); return;
     }
     for (size_t i = 0; i < n; i++)
         out[i] = false;
@@ -202,6 +226,7 @@ uint64_t nidus_filter_count_hash(const nidus_filter *f, uint64_t hash)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_count_hash(f->f.cuckoo, hash);
     case NIDUS_KIND_BLOOM: return nidus_bloom_contains_hash(f->f.bloom, hash);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_count_hash(f->f.counting, hash);
+    case NIDUS_KIND_FUSE: return nidus_fuse_contains_hash(f->f.fuse, hash);
     }
     return 0;
 }
@@ -236,6 +261,13 @@ void nidus_filter_get_stats(const nidus_filter *f, nidus_filter_stats *s)
         s->bits_per_item = c.bits_per_item, s->error_bound = c.error_rate, s->sub_filters = 1;
         break;
     }
+    case NIDUS_KIND_FUSE: {
+        nidus_fuse_stats u;
+        nidus_fuse_get_stats(f->f.fuse, &u);
+        s->items = u.keys, s->capacity = u.keys, s->memory_bytes = u.memory_bytes;
+        s->bits_per_item = u.bits_per_item, s->error_bound = u.error_bound, s->sub_filters = 1;
+        break;
+    }
     }
 }
 
@@ -245,6 +277,7 @@ uint64_t nidus_filter_encoded_size(const nidus_filter *f)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_encoded_size(f->f.cuckoo);
     case NIDUS_KIND_BLOOM: return nidus_bloom_encoded_size(f->f.bloom);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_encoded_size(f->f.counting);
+    case NIDUS_KIND_FUSE: return nidus_fuse_encoded_size(f->f.fuse);
     }
     return 0;
 }
@@ -257,6 +290,7 @@ nidus_status nidus_filter_encode(const nidus_filter *f, void *buf, size_t cap, s
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_encode(f->f.cuckoo, buf, cap, written);
     case NIDUS_KIND_BLOOM: return nidus_bloom_encode(f->f.bloom, buf, cap, written);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_encode(f->f.counting, buf, cap, written);
+    case NIDUS_KIND_FUSE: return nidus_fuse_encode(f->f.fuse, buf, cap, written);
     }
     return NIDUS_ERR_UNSUPPORTED;
 }
@@ -270,7 +304,8 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
     nidus_status st = nidus_codec_peek(buf, len, &kind);
     if (st)
         return st;
-    if (kind != NIDUS_KIND_CUCKOO && kind != NIDUS_KIND_BLOOM && kind != NIDUS_KIND_COUNTING_BLOOM)
+    if (kind != NIDUS_KIND_CUCKOO && kind != NIDUS_KIND_BLOOM && kind != NIDUS_KIND_COUNTING_BLOOM &&
+        kind != NIDUS_KIND_FUSE)
         return NIDUS_ERR_CORRUPT; /* no decoder of this build takes it */
     nidus_filter *f = nidus_filter_wrap(hook, kind);
     if (!f)
@@ -285,6 +320,9 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
     case NIDUS_KIND_COUNTING_BLOOM:
         st = view ? nidus_counting_bloom_view(buf, len, hook, &f->f.counting)
                   : nidus_counting_bloom_decode(buf, len, hook, &f->f.counting);
+        break;
+    case NIDUS_KIND_FUSE:
+        st = view ? nidus_fuse_view(buf, len, hook, &f->f.fuse) : nidus_fuse_decode(buf, len, hook, &f->f.fuse);
         break;
     }
     if (st) {

@@ -14,6 +14,7 @@ struct nidus_filter {
         nidus_cuckoo *cuckoo;
         nidus_bloom *bloom;
         nidus_counting_bloom *counting;
+        nidus_fuse *fuse;
     } f;
     /* NIDUS_FILTER_MAP_WRITABLE: the private mapping, the opened file's descriptor and layout, the guard */
     uint8_t *map;

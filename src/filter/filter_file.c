@@ -13,6 +13,7 @@
 #include "cuckoo_filter.h"
 #include "file_io.h"
 #include "filter.h"
+#include "fuse_filter.h"
 
 void nidus_filter_release_map(nidus_filter *f)
 {
@@ -42,6 +43,7 @@ static nidus_status decode_kind(nidus_filter *f, const nidus_allocator *hook, ni
     case NIDUS_KIND_BLOOM: return nidus_bloom_decode_mode(body, n, hook, target, mode, &f->f.bloom);
     case NIDUS_KIND_COUNTING_BLOOM:
         return nidus_counting_bloom_decode_mode(body, n, hook, target, mode, &f->f.counting);
+    case NIDUS_KIND_FUSE: return nidus_fuse_decode_mode(body, n, hook, target, mode, &f->f.fuse);
     }
     return NIDUS_ERR_CORRUPT;
 }
@@ -82,7 +84,7 @@ nidus_status nidus_filter_open(const char *path, nidus_filter_open_mode mode, co
                                : nidus_file_map(path, &map, &f->map_bytes);
     f->map = map;
     if (!st && !(st = nidus_codec_peek(f->map, f->map_bytes, &f->kind)) && f->kind != NIDUS_KIND_CUCKOO &&
-        f->kind != NIDUS_KIND_BLOOM && f->kind != NIDUS_KIND_COUNTING_BLOOM)
+        f->kind != NIDUS_KIND_BLOOM && f->kind != NIDUS_KIND_COUNTING_BLOOM && f->kind != NIDUS_KIND_FUSE)
         st = NIDUS_ERR_CORRUPT; /* no decoder of this build takes it */
     if (!st)
         st = nidus_file_parse(f->map, f->map_bytes, &f->layout);
@@ -157,6 +159,7 @@ static nidus_status save_in_place(const nidus_filter *f, const char *path)
     case NIDUS_KIND_CUCKOO: st = nidus_cuckoo_rewrite_body(f->f.cuckoo, body, n); break;
     case NIDUS_KIND_BLOOM: st = nidus_bloom_rewrite_body(f->f.bloom, body, n); break;
     case NIDUS_KIND_COUNTING_BLOOM: st = nidus_counting_bloom_rewrite_body(f->f.counting, body, n); break;
+    case NIDUS_KIND_FUSE: break; /* never written: saved whole */
     }
     if (st)
         return st;
@@ -185,6 +188,7 @@ nidus_status nidus_filter_save_file(const nidus_filter *f, const char *path)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_save_file(f->f.cuckoo, path);
     case NIDUS_KIND_BLOOM: return nidus_bloom_save_file(f->f.bloom, path);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_save_file(f->f.counting, path);
+    case NIDUS_KIND_FUSE: return nidus_fuse_save_file(f->f.fuse, path);
     }
     return NIDUS_ERR_UNSUPPORTED;
 }

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Binary fuse filter lookups (one at a time and batched with prefetching), stats and freeing. Building is in
+ * fuse_build.c, encodings and files in fuse_codec.c. */
+#include "alloc.h"
+#include "fuse_filter.h"
+
+/* Batched lookups: the slots of the key this far ahead are prefetched. */
+#define FUSE_AHEAD 16u
+
+uint64_t nidus_fuse_hash(const nidus_fuse_params *params, const void *key, size_t len)
+{
+    return nidus_hash_bytes(key, len, params ? params->seed : 0);
+}
+
+void nidus_fuse_free(nidus_fuse *f)
+{
+    if (!f)
+        return;
+    const nidus_allocator *a = f->alloc;
+    if (!f->read_only)
+        nidus_free(a, (void *)(uintptr_t)f->slots);
+    nidus_mapping_release(f->mapping, a);
+    nidus_free(a, f);
+}
+
+bool nidus_fuse_contains_hash(const nidus_fuse *f, uint64_t hash)
+{
+    if (f->keys == 0)
+        return false;
+    uint64_t h = nidus_fuse_mix(hash, f->construction_seed);
+    return f->bits == 8 ? nidus_fuse_match(f, h, 8) : nidus_fuse_match(f, h, 16);
+}
+
+bool nidus_fuse_contains(const nidus_fuse *f, const void *key, size_t len)
+{
+    return nidus_fuse_contains_hash(f, nidus_hash_bytes(key, len, f->seed));
+}
+
+/* The batched lookup for one width: the three slots of key k + FUSE_AHEAD are computed and prefetched while
+ * key k is answered from the slots computed FUSE_AHEAD keys before. */
+static inline void many(const nidus_fuse *f, const uint64_t *hashes, size_t n, bool *out, unsigned bits)
+{
+    uint64_t ring[FUSE_AHEAD][3];
+    uint32_t fps[FUSE_AHEAD];
+    const uint8_t *s = f->slots;
+    unsigned width = bits / 8;
+    size_t lead = n < FUSE_AHEAD ? n : FUSE_AHEAD;
+    for (size_t k = 0; k < lead; k++) {
+        uint64_t h = nidus_fuse_mix(hashes[k], f->construction_seed);
+        nidus_fuse_slots(&f->shape, f->segment_mask, h, ring[k]);
+        fps[k] = nidus_fuse_fingerprint(h);
+        for (unsigned j = 0; j < 3; j++)
+            __builtin_prefetch(s + ring[k][j] * width);
+    }
+    for (size_t k = 0; k < n; k++) {
+        size_t r = k % FUSE_AHEAD;
+        uint32_t x = fps[r];
+        if (bits == 8)
+            out[k] = (uint8_t)(x ^ s[ring[r][0]] ^ s[ring[r][1]] ^ s[ring[r][2]]) == 0;
+        else
+            out[k] = (uint16_t)(x ^ nidus_fuse_load16(s, ring[r][0]) ^ nidus_fuse_load16(s, ring[r][1]) ^
+                                nidus_fuse_load16(s, ring[r][2])) == 0;
+        if (k + FUSE_AHEAD < n) {
+            uint64_t h = nidus_fuse_mix(hashes[k + FUSE_AHEAD], f->construction_seed);
+            nidus_fuse_slots(&f->shape, f->segment_mask, h, ring[r]);
+            fps[r] = nidus_fuse_fingerprint(h);
+            for (unsigned j = 0; j < 3; j++)
+                __builtin_prefetch(s + ring[r][j] * width);
+        }
+    }
+}
+
+void nidus_fuse_contains_many_hash(const nidus_fuse *f, const uint64_t *hashes, size_t n, bool *out)
+{
+    if (f->keys == 0) {
+        for (size_t k = 0; k < n; k++)
+            out[k] = false;
+        return;
+    }
+    if (f->bits == 8)
+        many(f, hashes, n, out, 8);
+    else
+        many(f, hashes, n, out, 16);
+}
+
+void nidus_fuse_contains_many(const nidus_fuse *f, const void *const *keys, const size_t *lens, size_t n,
+                              bool *out)
+{
+    /* hashed in runs, so the batched lookup prefetches over each run */
+    uint64_t run[256];
+    for (size_t k = 0; k < n; k += 256) {
+        size_t m = n - k < 256 ? n - k : 256;
+        for (size_t i = 0; i < m; i++)
+            run[i] = nidus_hash_bytes(keys[k + i], lens[k + i], f->seed);
+        nidus_fuse_contains_many_hash(f, run, m, out + k);
+    }
+}
+
+void nidus_fuse_get_stats(const nidus_fuse *f, nidus_fuse_stats *s)
+{
+    uint64_t bytes = nidus_fuse_slot_bytes(f);
+    *s = (nidus_fuse_stats){
+        .keys = f->keys,
+        .slots = f->shape.slots,
+        .memory_bytes = bytes + sizeof *f + (f->mapping ? sizeof *f->mapping : 0),
+        .bits_per_item = f->keys ? (double)bytes * 8.0 / (double)f->keys : 0.0,
+        .error_bound = f->keys ? 1.0 / (double)(UINT32_C(1) << f->bits) : 0.0,
+        .seed = f->seed,
+        .construction_seed = f->construction_seed,
+        .fingerprint_bits = f->bits,
+        .read_only = f->read_only,
+    };
+}
