@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Fuzz target: the whole-filter decoders of every kind, copying and in place, and the kind-generic ones
- * (nidus_filter_decode, _view: the kind read from the prefix). Whatever the bytes, decoding returns a status;
- * what it accepts must re-encode to the same bytes and answer lookups. */
+ * (nidus_filter_decode, _view: the kind read from the prefix), the binary fuse filter's among them. Whatever
+ * the bytes, decoding returns a status; what it accepts must re-encode to the same bytes and answer lookups. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +80,31 @@ static void bloom_kinds(const uint8_t *data, size_t size)
     }
 }
 
+/* The binary fuse filter: what is accepted re-encodes to the same bytes, and its batched lookups answer as its
+ * single ones, copied or viewed, whatever the slots hold (a forged shape would read outside them). */
+static void fuse_kind(const uint8_t *data, size_t size)
+{
+    for (int view = 0; view < 2; view++) {
+        nidus_fuse *f = NULL;
+        if ((view ? nidus_fuse_view : nidus_fuse_decode)(data, size, NULL, &f) != NIDUS_OK)
+            continue;
+        SAME_ENCODING(nidus_fuse, f, data, size);
+        uint64_t h[64];
+        bool out[64];
+        for (uint64_t k = 0; k < 64; k++)
+            h[k] = k * UINT64_C(0x9E3779B97F4A7C15);
+        nidus_fuse_contains_many_hash(f, h, 64, out);
+        for (uint64_t k = 0; k < 64; k++)
+            if (out[k] != nidus_fuse_contains_hash(f, h[k]))
+                abort();
+        nidus_fuse_stats s;
+        nidus_fuse_get_stats(f, &s);
+        if (s.read_only != (view == 1))
+            abort();
+        nidus_fuse_free(f);
+    }
+}
+
 /* The generic handle takes what the kind's decoder takes, no more: the same status, the same bytes again. */
 static void generic(const uint8_t *data, size_t size)
 {
@@ -95,6 +120,8 @@ static void generic(const uint8_t *data, size_t size)
         else if (kind == NIDUS_KIND_COUNTING_BLOOM &&
                  !(typed = nidus_counting_bloom_decode(data, size, NULL, (nidus_counting_bloom **)&t)))
             nidus_counting_bloom_free(t);
+        else if (kind == NIDUS_KIND_FUSE && !(typed = nidus_fuse_decode(data, size, NULL, (nidus_fuse **)&t)))
+            nidus_fuse_free(t);
     }
     if ((st == NIDUS_OK) != (typed == NIDUS_OK))
         abort();
@@ -115,7 +142,9 @@ static void generic(const uint8_t *data, size_t size)
     }
     f = NULL;
     if (nidus_filter_view(data, size, NULL, &f) == NIDUS_OK) {
-        if (!nidus_filter_is_read_only(f) || nidus_filter_add_hash(f, 1) != NIDUS_ERR_READ_ONLY)
+        /* a static kind refuses every write, viewed or not */
+        nidus_status want = nidus_filter_kind(f) == NIDUS_KIND_FUSE ? NIDUS_ERR_UNSUPPORTED : NIDUS_ERR_READ_ONLY;
+        if (!nidus_filter_is_read_only(f) || nidus_filter_add_hash(f, 1) != want)
             abort();
         (void)nidus_filter_count_hash(f, 1);
         nidus_filter_free(f);
@@ -125,6 +154,7 @@ static void generic(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     bloom_kinds(data, size);
+    fuse_kind(data, size);
     generic(data, size);
     nidus_kind kind;
     (void)nidus_codec_peek(data, size, &kind);

@@ -12,6 +12,7 @@
 #include "bloom_filter.h"
 #include "cuckoo_filter.h"
 #include "file_format.h"
+#include "fuse_filter.h"
 #include "nidus/filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -53,6 +54,19 @@ static void probe(nidus_kind kind, const nidus_file_layout *l, nidus_decode_mode
             for (uint64_t k = 0; k < 64; k++)
                 (void)nidus_counting_bloom_count_hash(cb, k * UINT64_C(0x9E3779B97F4A7C15));
             nidus_counting_bloom_free(cb);
+        } else if (kind == NIDUS_KIND_FUSE) {
+            nidus_fuse *ff;
+            if (nidus_fuse_decode_mode(l->body, l->body_bytes, NULL, to, mode, &ff))
+                continue;
+            uint64_t h[64];
+            bool out[64];
+            for (uint64_t k = 0; k < 64; k++)
+                h[k] = k * UINT64_C(0x9E3779B97F4A7C15);
+            nidus_fuse_contains_many_hash(ff, h, 64, out);
+            for (uint64_t k = 0; k < 64; k++)
+                if (out[k] != nidus_fuse_contains_hash(ff, h[k]))
+                    abort();
+            nidus_fuse_free(ff);
         }
     }
 }

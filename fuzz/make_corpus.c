@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Writes seed corpora for the fuzz targets from real encodings: cuckoo filters of several shapes, grown, with
  * duplicates and removes, and Bloom and counting Bloom filters, whole (decode/) and as length-prefixed chunk
- * streams (chunks/).
+ * streams (chunks/), and binary fuse filters whole and as files (file/).
  * usage: nidus_fuzz_corpus DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,10 +97,42 @@ static void bloom_seeds(const char *dir)
     nidus_counting_bloom_free(cb);
 }
 
+/* Binary fuse filters: 8 and 16 bits, empty, one key, with duplicates, past the segment sort's threshold;
+ * whole encodings (decode/) and files (file/). */
+static void fuse_seeds(const char *dir)
+{
+    static const struct { unsigned bits; size_t n, distinct; } shapes[] = {
+        {8, 100, 100}, {16, 100, 100}, {8, 0, 0}, {16, 1, 1}, {8, 300, 120}, {8, 70000, 70000}};
+    for (unsigned s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t n = shapes[s].n;
+        uint64_t *h = malloc((n ? n : 1) * sizeof *h);
+        if (!h)
+            exit(2);
+        for (size_t k = 0; k < n; k++)
+            h[k] = (k % shapes[s].distinct) * UINT64_C(0x9E3779B97F4A7C15) + s;
+        nidus_fuse_params p = {.fingerprint_bits = shapes[s].bits, .seed = s};
+        nidus_fuse *f;
+        if (nidus_fuse_build_hash(&p, h, n, &f))
+            exit(2);
+        size_t len = (size_t)nidus_fuse_encoded_size(f);
+        uint8_t *buf = malloc(len);
+        if (!buf || nidus_fuse_encode(f, buf, len, &len))
+            exit(2);
+        write_file(dir, "decode", 60 + s, buf, len);
+        char path[512];
+        snprintf(path, sizeof path, "%s/file/seed-fuse-%02u", dir, s);
+        if (nidus_fuse_save_file(f, path))
+            exit(2);
+        free(buf);
+        free(h);
+        nidus_fuse_free(f);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR (with DIR/decode, DIR/chunks and DIR/rdb existing)\n", argv[0]);
+        fprintf(stderr, "usage: %s DIR (with DIR/decode, DIR/chunks, DIR/rdb and DIR/file existing)\n", argv[0]);
         return 2;
     }
     static const unsigned shapes[][5] = {{2, 8, 0, 1, 40}, {4, 12, 0, 2, 30}, {4, 9, 1, 1, 30}, {4, 21, 1, 0, 60},
@@ -127,5 +159,6 @@ int main(int argc, char **argv)
         nidus_cuckoo_free(cf);
     }
     bloom_seeds(argv[1]);
+    fuse_seeds(argv[1]);
     return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus_property: random operation sequences on random filters, checked after every step against an exact
  * model (see docs/RELIABILITY.md for the properties).
- *   usage: nidus_property [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|all]
+ *   usage: nidus_property [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|fuse|all]
  * --ops is the total budget (default 2,000,000). Episodes draw their seeds from (S, index); a failure prints
  * the command line that replays just the failing episode (--seed S --episode E). */
 #include "property.h"
@@ -127,13 +127,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[k], "--family") && k + 1 < argc)
             family = argv[++k];
         else {
-            fprintf(stderr, "usage: %s [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|all]\n",
+            fprintf(stderr, "usage: %s [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|fuse|all]\n",
                     argv[0]);
             return 2;
         }
     }
     bool all = !strcmp(family, "all");
-    if (!all && strcmp(family, "cuckoo") && strcmp(family, "bloom") && strcmp(family, "counting")) {
+    if (!all && strcmp(family, "cuckoo") && strcmp(family, "bloom") && strcmp(family, "counting") &&
+        strcmp(family, "fuse")) {
         fprintf(stderr, "nidus_property: unknown family %s\n", family);
         return 2;
     }
@@ -142,17 +143,19 @@ int main(int argc, char **argv)
     prop_at.seed = seed;
     struct timespec t0, t1;
     timespec_get(&t0, TIME_UTC);
-    uint64_t done = 0, episodes = 0, per_family[3] = {0};
+    uint64_t done = 0, episodes = 0, per_family[4] = {0};
     for (uint64_t e = only == UINT64_MAX ? 0 : only; done < ops; e++) {
         uint64_t es = episode_seed(seed, e);
-        /* in "all", 14 of 16 episodes are cuckoo filters, 1 a scalable Bloom, 1 a counting Bloom */
-        unsigned pick = all ? (unsigned)(es % 16) : 0;
-        int fam = all ? (pick < 14 ? 0 : pick == 14 ? 1 : 2)
-                      : (!strcmp(family, "cuckoo") ? 0 : !strcmp(family, "bloom") ? 1 : 2);
+        /* in "all", 28 of 32 episodes are cuckoo filters, 2 scalable Bloom, 1 counting Bloom, 1 binary fuse (a
+         * failure's reproduction names its family, so this mix can change without breaking one) */
+        unsigned pick = all ? (unsigned)(es % 32) : 0;
+        int named = !strcmp(family, "cuckoo") ? 0 : !strcmp(family, "bloom") ? 1 : !strcmp(family, "counting") ? 2 : 3;
+        int fam = all ? (pick < 28 ? 0 : pick < 30 ? 1 : pick == 30 ? 2 : 3) : named;
         prop_at.episode = e;
         uint64_t n = fam == 0   ? prop_cuckoo_episode(es, ops - done)
                      : fam == 1 ? prop_bloom_episode(es, ops - done)
-                                : prop_counting_episode(es, ops - done);
+                     : fam == 2 ? prop_counting_episode(es, ops - done)
+                                : prop_fuse_episode(es, ops - done);
         done += n;
         per_family[fam] += n;
         episodes++;
@@ -168,9 +171,9 @@ int main(int argc, char **argv)
     prop_release_buffers();
     timespec_get(&t1, TIME_UTC);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    printf("ok: %" PRIu64 " operations (cuckoo %" PRIu64 ", bloom %" PRIu64 ", counting %" PRIu64 ") in %" PRIu64
-           " episodes, %.1f s, seed %" PRIu64 "\n",
-           done, per_family[0], per_family[1], per_family[2], episodes, s, seed);
+    printf("ok: %" PRIu64 " operations (cuckoo %" PRIu64 ", bloom %" PRIu64 ", counting %" PRIu64 ", fuse %" PRIu64
+           ") in %" PRIu64 " episodes, %.1f s, seed %" PRIu64 "\n",
+           done, per_family[0], per_family[1], per_family[2], per_family[3], episodes, s, seed);
     printf("   cuckoo states with stash entries: %" PRIu64 " (%" PRIu64 " with a full stash)\n",
            prop_cuckoo_stash_states(false), prop_cuckoo_stash_states(true));
     return 0;
