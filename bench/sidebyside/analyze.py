@@ -15,6 +15,7 @@ import sys
 PAIRS = [  # (nidus config, peer name)
     ("c12", "paper-c12"), ("c12", "ff-c12"), ("c12", "ff-bfuse8"), ("c12", "ff-bbloom"),
     ("ss13", "paper-ss13"), ("c8", "paper-c8"), ("bbloom", "ff-bbloom"), ("bloom-compact", "ff-bbloom"),
+    ("fuse8", "ff-bfuse8"), ("fuse16", "ff-bfuse16"),
 ]
 NIDUS_NAME = {"bbloom": "bloom-blocked"}  # nidus rows are named nidus-<config or this>-<mode>
 MODES = ["key", "hash", "bhash", "bkey", "key-base", "bkey-base"]

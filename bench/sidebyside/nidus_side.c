@@ -5,6 +5,7 @@
  *         the same mixer as fastfilter's SimpleMixSplit), computed inside the timed loop
  *   bhash nidus_cuckoo_add_many_hash / _contains_many_hash, blocks of BLOCK keys, mixer as above (timed)
  *   bkey  nidus_cuckoo_add_many / _contains_many on key pointers and lengths, blocks of BLOCK keys
+ * five for the binary fuse filter (nidus_fuse, 8 and 16 bits: hash, bhash, and key for 8 bits; see below),
  * and three for the Bloom filter (nidus_bloom, non-scaling): key, hash, bhash (add_many_hash / contains_many_hash,
  * blocks of BLOCK, mixer as above), in each of its two layouts: `nidus-bloom-blocked-*`
  * (NIDUS_BLOOM_LAYOUT_BLOCKED: one block a key, what fastfilter's blocked Bloom is) and `nidus-bloom-compact-*`
@@ -356,7 +357,102 @@ static uint64_t bf_bytes(const void *f)
 
 static void bf_destroy(void *f) { nidus_bloom_free(f); }
 
+/* ---- binary fuse (static: built once from every key) ----
+ * hash: nidus_fuse_build_hash / _contains_hash with the key itself as the 64-bit hash, as fastfilter's
+ * binary_fuse8_populate / _contain take it (both then mix it with the construction seed); bhash: the same
+ * lookups through _contains_many_hash in blocks of BLOCK; key: nidus_fuse_build / _contains on the 8 key bytes
+ * (XXH3 inside). */
+
+static void *fuse_build(const uint64_t *keys, size_t n, unsigned bits, int by_key, uint64_t *failed)
+{
+    nidus_fuse_params p = {0};
+    p.fingerprint_bits = bits;
+    p.seed = 42;
+    nidus_fuse *f = NULL;
+    nidus_status st;
+    if (by_key) {
+        const void **ptrs = malloc((n ? n : 1) * sizeof *ptrs);
+        size_t *lens = malloc((n ? n : 1) * sizeof *lens);
+        if (!ptrs || !lens)
+            exit(1);
+        for (size_t i = 0; i < n; i++) {
+            ptrs[i] = &keys[i];
+            lens[i] = sizeof keys[i];
+        }
+        st = nidus_fuse_build(&p, ptrs, lens, n, &f);
+        free(ptrs);
+        free(lens);
+    } else {
+        st = nidus_fuse_build_hash(&p, keys, n, &f);
+    }
+    if (st) {
+        fprintf(stderr, "nidus_fuse_build: %s\n", nidus_strerror(st));
+        exit(1);
+    }
+    *failed = 0;
+    return f;
+}
+
+static void *b_fuse8_hash(const uint64_t *k, size_t n, const sbs_opts *o, uint64_t *fl)
+{
+    (void)o;
+    return fuse_build(k, n, 8, 0, fl);
+}
+static void *b_fuse8_key(const uint64_t *k, size_t n, const sbs_opts *o, uint64_t *fl)
+{
+    (void)o;
+    return fuse_build(k, n, 8, 1, fl);
+}
+static void *b_fuse16_hash(const uint64_t *k, size_t n, const sbs_opts *o, uint64_t *fl)
+{
+    (void)o;
+    return fuse_build(k, n, 16, 0, fl);
+}
+
+static uint64_t fuse_lookup_hash(const void *f, const uint64_t *keys, size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += nidus_fuse_contains_hash(f, keys[i]);
+    return hits;
+}
+
+static uint64_t fuse_lookup_bhash(const void *f, const uint64_t *keys, size_t n)
+{
+    bool out[BLOCK];
+    uint64_t hits = 0;
+    for (size_t base = 0; base < n; base += BLOCK) {
+        size_t m = n - base < BLOCK ? n - base : BLOCK;
+        nidus_fuse_contains_many_hash(f, keys + base, m, out);
+        for (size_t k = 0; k < m; k++)
+            hits += out[k];
+    }
+    return hits;
+}
+
+static uint64_t fuse_lookup_key(const void *f, const uint64_t *keys, size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += nidus_fuse_contains(f, &keys[i], sizeof keys[i]);
+    return hits;
+}
+
+static uint64_t fuse_bytes(const void *f)
+{
+    nidus_fuse_stats s;
+    nidus_fuse_get_stats(f, &s);
+    return s.memory_bytes;
+}
+
+static void fuse_destroy(void *f) { nidus_fuse_free(f); }
+
 static const sbs_impl impls[] = {
+    {"nidus-fuse8-hash", "fuse8", "hash", 0, 2, b_fuse8_hash, fuse_lookup_hash, fuse_bytes, fuse_destroy},
+    {"nidus-fuse8-bhash", "fuse8", "bhash", 0, 2, b_fuse8_hash, fuse_lookup_bhash, fuse_bytes, fuse_destroy},
+    {"nidus-fuse8-key", "fuse8", "key", 0, 2, b_fuse8_key, fuse_lookup_key, fuse_bytes, fuse_destroy},
+    {"nidus-fuse16-hash", "fuse16", "hash", 0, 2, b_fuse16_hash, fuse_lookup_hash, fuse_bytes, fuse_destroy},
+    {"nidus-fuse16-bhash", "fuse16", "bhash", 0, 2, b_fuse16_hash, fuse_lookup_bhash, fuse_bytes, fuse_destroy},
     {"nidus-c12-key", "c12", "key", 1, 0, b_key_120, cf_lookup_key, cf_bytes, cf_destroy},
     {"nidus-c12-hash", "c12", "hash", 1, 0, b_hash_120, cf_lookup_hash, cf_bytes, cf_destroy},
     {"nidus-c12-bhash", "c12", "bhash", 1, 1, b_bhash_120, cf_lookup_bhash, cf_bytes, cf_destroy},

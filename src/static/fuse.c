@@ -4,8 +4,8 @@
 #include "alloc.h"
 #include "fuse_filter.h"
 
-/* Batched lookups: the slots of the key this far ahead are prefetched. */
-#define FUSE_AHEAD 16u
+/* Batched lookups: keys a run, whose slots are all prefetched before the first is read. */
+#define FUSE_RUN 32u
 
 uint64_t nidus_fuse_hash(const nidus_fuse_params *params, const void *key, size_t len)
 {
@@ -36,36 +36,35 @@ bool nidus_fuse_contains(const nidus_fuse *f, const void *key, size_t len)
     return nidus_fuse_contains_hash(f, nidus_hash_bytes(key, len, f->seed));
 }
 
-/* The batched lookup for one width: the three slots of key k + FUSE_AHEAD are computed and prefetched while
- * key k is answered from the slots computed FUSE_AHEAD keys before. */
+/* The batched lookup for one width, in runs of FUSE_RUN keys: the three slots of every key of a run are computed
+ * and prefetched first, then the run is answered, by which time the first of its slots have arrived. */
 static inline void many(const nidus_fuse *f, const uint64_t *hashes, size_t n, bool *out, unsigned bits)
 {
-    uint64_t ring[FUSE_AHEAD][3];
-    uint32_t fps[FUSE_AHEAD];
+    uint64_t p0[FUSE_RUN], p1[FUSE_RUN], p2[FUSE_RUN];
+    uint32_t fps[FUSE_RUN];
     const uint8_t *s = f->slots;
-    unsigned width = bits / 8;
-    size_t lead = n < FUSE_AHEAD ? n : FUSE_AHEAD;
-    for (size_t k = 0; k < lead; k++) {
-        uint64_t h = nidus_fuse_mix(hashes[k], f->construction_seed);
-        nidus_fuse_slots(&f->shape, f->segment_mask, h, ring[k]);
-        fps[k] = nidus_fuse_fingerprint(h);
-        for (unsigned j = 0; j < 3; j++)
-            __builtin_prefetch(s + ring[k][j] * width);
-    }
-    for (size_t k = 0; k < n; k++) {
-        size_t r = k % FUSE_AHEAD;
-        uint32_t x = fps[r];
-        if (bits == 8)
-            out[k] = (uint8_t)(x ^ s[ring[r][0]] ^ s[ring[r][1]] ^ s[ring[r][2]]) == 0;
-        else
-            out[k] = (uint16_t)(x ^ nidus_fuse_load16(s, ring[r][0]) ^ nidus_fuse_load16(s, ring[r][1]) ^
-                                nidus_fuse_load16(s, ring[r][2])) == 0;
-        if (k + FUSE_AHEAD < n) {
-            uint64_t h = nidus_fuse_mix(hashes[k + FUSE_AHEAD], f->construction_seed);
-            nidus_fuse_slots(&f->shape, f->segment_mask, h, ring[r]);
-            fps[r] = nidus_fuse_fingerprint(h);
-            for (unsigned j = 0; j < 3; j++)
-                __builtin_prefetch(s + ring[r][j] * width);
+    const unsigned width = bits / 8;
+    const uint64_t cseed = f->construction_seed, mask = f->segment_mask, length = f->shape.segment_length;
+    const uint64_t span = f->shape.segment_count_length;
+    for (size_t base = 0; base < n; base += FUSE_RUN) {
+        size_t m = n - base < FUSE_RUN ? n - base : FUSE_RUN;
+        for (size_t k = 0; k < m; k++) {
+            uint64_t h = nidus_fuse_mix(hashes[base + k], cseed);
+            uint64_t a = nidus_fuse_mulhi(h, span);
+            p0[k] = a;
+            p1[k] = (a + length) ^ ((h >> 18) & mask);
+            p2[k] = (a + 2 * length) ^ (h & mask);
+            fps[k] = nidus_fuse_fingerprint(h);
+            __builtin_prefetch(s + p0[k] * width);
+            __builtin_prefetch(s + p1[k] * width);
+            __builtin_prefetch(s + p2[k] * width);
+        }
+        for (size_t k = 0; k < m; k++) {
+            if (bits == 8)
+                out[base + k] = (uint8_t)(fps[k] ^ s[p0[k]] ^ s[p1[k]] ^ s[p2[k]]) == 0;
+            else
+                out[base + k] = (uint16_t)(fps[k] ^ nidus_fuse_load16(s, p0[k]) ^ nidus_fuse_load16(s, p1[k]) ^
+                                           nidus_fuse_load16(s, p2[k])) == 0;
         }
     }
 }

@@ -19,8 +19,6 @@
 #define NIDUS_FUSE_TRIES 100u
 /* Below this many keys the counters fit in the cache: no segment sort. */
 #define SORT_MIN_KEYS (1u << 16)
-/* A slot's counter: (keys << 2) | xor of slot numbers; keys above this would wrap the byte. */
-#define COUNT_FULL 0xFCu
 
 void nidus_fuse_shape_for(uint64_t n, nidus_fuse_shape *s)
 {
@@ -103,8 +101,8 @@ static nidus_status work_alloc(const nidus_allocator *a, const nidus_fuse_shape 
     size_t slots = (size_t)s->slots;
     w->order = nidus_malloc(a, n * sizeof *w->order);
     w->which = nidus_malloc(a, n);
-    w->count = nidus_malloc(a, slots);
-    w->xhash = nidus_malloc(a, slots * sizeof *w->xhash);
+    w->count = nidus_calloc(a, slots, 1); /* zeroed: the first attempt needs no clearing pass */
+    w->xhash = nidus_calloc(a, slots, sizeof *w->xhash);
     w->queue = nidus_malloc(a, slots * sizeof *w->queue);
     if (!w->order || !w->which || !w->count || !w->xhash || !w->queue || (n >= SORT_MIN_KEYS && !w->starts)) {
         work_free(a, w);
@@ -113,28 +111,32 @@ static nidus_status work_alloc(const nidus_allocator *a, const nidus_fuse_shape 
     return NIDUS_OK;
 }
 
-/* Adds mixed hash h to its three slots; false when a counter would wrap (a hash given 63 times). */
+/* Adds mixed hash h to its three slots; false when a counter wrapped (a hash given 64 times). */
 static inline bool add_key(fuse_work *w, const nidus_fuse_shape *s, uint64_t mask, uint64_t h)
 {
     uint64_t p[3];
     nidus_fuse_slots(s, mask, h, p);
-    bool ok = true;
-    for (unsigned j = 0; j < 3; j++) {
-        ok &= w->count[p[j]] < COUNT_FULL;
-        w->count[p[j]] = (uint8_t)((w->count[p[j]] + 4) ^ j);
-        w->xhash[p[j]] ^= h;
-    }
-    return ok;
+    uint8_t *c = w->count;
+    uint64_t *x = w->xhash;
+    c[p[0]] = (uint8_t)(c[p[0]] + 4);
+    x[p[0]] ^= h;
+    c[p[1]] = (uint8_t)((c[p[1]] + 4) ^ 1);
+    x[p[1]] ^= h;
+    c[p[2]] = (uint8_t)((c[p[2]] + 4) ^ 2);
+    x[p[2]] ^= h;
+    return (c[p[0]] >= 4) & (c[p[1]] >= 4) & (c[p[2]] >= 4);
 }
 
-/* One construction with `cseed` over the n raw hashes: fills `slots` and returns true when every key peeled. */
+/* The slot after and the one after that, for a key's own slot number 0, 1 or 2. */
+static const uint8_t NEXT1[3] = {1, 2, 0}, NEXT2[3] = {2, 0, 1};
+
+/* One construction with `cseed` over the n raw hashes: fills `slots` and returns true when every key peeled.
+ * The counters, hashes and slots are zero on entry (freshly zeroed allocations, or cleared after a failure). */
 static bool attempt(const uint64_t *raw, size_t n, const nidus_fuse_shape *s, uint64_t cseed, fuse_work *w,
                     uint8_t *slots, unsigned bits)
 {
     size_t nslots = (size_t)s->slots;
     uint64_t mask = s->segment_length - 1;
-    memset(w->count, 0, nslots);
-    memset(w->xhash, 0, nslots * sizeof *w->xhash);
     bool ok = true;
     if (w->starts) {
         /* counting sort by the top block_bits bits of the mixed hash, which order the first slots */
@@ -155,39 +157,54 @@ static bool attempt(const uint64_t *raw, size_t n, const nidus_fuse_shape *s, ui
         for (size_t i = 0; i < n; i++)
             ok &= add_key(w, s, mask, nidus_fuse_mix(raw[i], cseed));
     }
-    if (!ok)
+    if (!ok) {
+        memset(w->count, 0, nslots);
+        memset(w->xhash, 0, nslots * sizeof *w->xhash);
         return false;
+    }
 
+    /* branch-free queue writes: the slot is always stored, the count moves only when it has one key */
+    uint8_t *c = w->count;
+    uint64_t *x = w->xhash;
+    uint32_t *q = w->queue;
     size_t queued = 0, peeled = 0;
-    for (size_t i = 0; i < nslots; i++)
-        if ((w->count[i] >> 2) == 1)
-            w->queue[queued++] = (uint32_t)i;
+    for (size_t i = 0; i < nslots; i++) {
+        q[queued] = (uint32_t)i;
+        queued += (c[i] >> 2) == 1;
+    }
     while (queued > 0) {
-        size_t i = w->queue[--queued];
-        if ((w->count[i] >> 2) != 1)
+        size_t i = q[--queued];
+        if ((c[i] >> 2) != 1)
             continue; /* taken since it was queued */
-        uint64_t h = w->xhash[i], p[3];
-        unsigned own = w->count[i] & 3;
+        uint64_t h = x[i], p[3];
+        unsigned own = c[i] & 3;
+        c[i] = 0;
+        x[i] = 0;
         w->order[peeled] = h;
         w->which[peeled++] = (uint8_t)own;
         nidus_fuse_slots(s, mask, h, p);
-        for (unsigned j = 0; j < 3; j++) {
-            size_t q = (size_t)p[j];
-            w->count[q] = (uint8_t)((w->count[q] - 4) ^ j);
-            w->xhash[q] ^= h;
-            if (j != own && (w->count[q] >> 2) == 1)
-                w->queue[queued++] = (uint32_t)q;
-        }
+        unsigned j1 = NEXT1[own], j2 = NEXT2[own];
+        size_t o1 = (size_t)p[j1], o2 = (size_t)p[j2];
+        q[queued] = (uint32_t)o1; /* queued when this takes it from two keys to one */
+        queued += (c[o1] >> 2) == 2;
+        c[o1] = (uint8_t)((c[o1] - 4) ^ j1);
+        x[o1] ^= h;
+        q[queued] = (uint32_t)o2;
+        queued += (c[o2] >> 2) == 2;
+        c[o2] = (uint8_t)((c[o2] - 4) ^ j2);
+        x[o2] ^= h;
     }
-    if (peeled != n)
+    if (peeled != n) {
+        memset(c, 0, nslots);
+        memset(x, 0, nslots * sizeof *x);
         return false;
+    }
 
-    memset(slots, 0, nslots * (bits / 8));
     for (size_t k = n; k-- > 0;) {
         uint64_t h = w->order[k], p[3];
         unsigned own = w->which[k];
         nidus_fuse_slots(s, mask, h, p);
-        uint64_t a = p[own == 0 ? 1 : 0], b = p[own == 2 ? 1 : 2];
+        uint64_t a = p[NEXT1[own]], b = p[NEXT2[own]];
         uint32_t fp = nidus_fuse_fingerprint(h);
         if (bits == 8)
             slots[p[own]] = (uint8_t)(fp ^ slots[a] ^ slots[b]);
@@ -239,7 +256,7 @@ static nidus_status shape_filter(nidus_fuse *f, size_t n)
     f->slots = NULL;
     if (n == 0)
         return NIDUS_OK;
-    f->slots = nidus_malloc(f->alloc, (size_t)nidus_fuse_slot_bytes(f));
+    f->slots = nidus_calloc(f->alloc, (size_t)f->shape.slots, f->bits / 8);
     return f->slots ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
 }
 
