@@ -5,6 +5,7 @@
 #   NIDUS_BUILD  nidus Release build dir holding libnidus.a           default: $NIDUS_SRC/build-release
 #   PAPER_DIR    efficient/cuckoofilter export (its src/)             default: peers/cuckoofilter
 #   FF_DIR       FastFilter/fastfilter_cpp export (its src/)          default: peers/fastfilter_cpp
+#   NIDUS_SIDE_CFLAGS  more flags for the nidus side only, e.g. -DNIDUS_INLINE (the inline lookups)
 # Each translation unit gets the flags of the code it measures:
 #   nidus side:  nidus's CMake Release flags, -O3 -DNDEBUG (no -march)
 #   paper side:  its benchmarks/Makefile, -O3 -DNDEBUG -march=core-avx2 -fno-strict-aliasing -std=c++11
@@ -32,7 +33,7 @@ if [ -f "$NIDUS_SRC/src/common/isa_impl.h" ]; then # the library's folders by co
 elif [ -f "$NIDUS_SRC/src/isa_impl.h" ]; then # older checkouts: one flat src/
   internal="-DSBS_NIDUS_INTERNAL -I$NIDUS_SRC/src"
 fi
-$CC -O3 -DNDEBUG -std=c11 -Wall -Wextra -I"$NIDUS_SRC/include" $internal -I"$here" -c "$here/nidus_side.c" -o "$OBJ/nidus_side.o"
+$CC -O3 -DNDEBUG -std=c11 -Wall -Wextra ${NIDUS_SIDE_CFLAGS:-} -I"$NIDUS_SRC/include" $internal -I"$here" -c "$here/nidus_side.c" -o "$OBJ/nidus_side.o"
 $CXX -O3 -DNDEBUG -march=core-avx2 -fno-strict-aliasing -std=c++11 -w -I"$PAPER_DIR/src" -I"$here" \
   -c "$here/peer_paper.cc" -o "$OBJ/peer_paper.o"
 $CXX -O3 -DNDEBUG -std=c++17 -march=native -fno-strict-aliasing -w -I"$FF_DIR/src" -I"$FF_DIR/src/cuckoo" \

@@ -18,6 +18,9 @@
 #if __has_include("inline_cuckoo.h")
 #include "inline_cuckoo.h"
 #endif
+#if __has_include("inline_fuse.h")
+#include "inline_fuse.h"
+#endif
 #endif
 
 #endif

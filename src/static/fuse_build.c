@@ -320,6 +320,7 @@ nidus_status nidus_fuse_build_hash(const nidus_fuse_params *params, const uint64
         return st;
     }
     f->keys = n;
+    nidus_fuse_publish(f);
     *out = f;
     return NIDUS_OK;
 }

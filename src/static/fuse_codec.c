@@ -103,6 +103,7 @@ nidus_status nidus_fuse_decode_mode(const void *buf, size_t len, const nidus_all
         f->slots = p;
         f->read_only = true;
     }
+    nidus_fuse_publish(f);
     *out = f;
     return NIDUS_OK;
 }

@@ -19,6 +19,7 @@
 #include "file_io.h"
 #include "hash_impl.h"
 #include "nidus/fuse.h"
+#include "nidus/inline_fuse.h"
 
 #define NIDUS_FUSE_MAX_SEGMENT_BITS 18u /* L at most 2^18 */
 
@@ -32,6 +33,7 @@ typedef struct nidus_fuse_shape {
 } nidus_fuse_shape;
 
 struct nidus_fuse {
+    nidus_inline_fuse_view view; /* first: what NIDUS_INLINE callers read (nidus_fuse_publish) */
     const nidus_allocator *alloc;
     nidus_mapping *mapping; /* map_file: the file the slots are in */
     const uint8_t *slots;   /* fingerprints, 1 or 2 bytes each (little-endian); owned unless read_only */
@@ -100,6 +102,19 @@ void nidus_fuse_shape_for(uint64_t n, nidus_fuse_shape *out);
 
 /* Whether a shape read from a file is one whose lookups stay inside `slots` (any n of keys it claims). */
 bool nidus_fuse_shape_ok(const nidus_fuse_shape *s, uint64_t keys);
+
+/* Writes the published view from the filter's fields, once they are final (built, decoded). */
+static inline void nidus_fuse_publish(nidus_fuse *f)
+{
+    f->view = (nidus_inline_fuse_view){
+        .tag = f->keys == 0 ? 0 : f->bits == 8 ? NIDUS_INLINE_FUSE_TAG_8 : NIDUS_INLINE_FUSE_TAG_16,
+        .seed = f->seed,
+        .construction_seed = f->construction_seed,
+        .segment_length = f->shape.segment_length,
+        .segment_count_length = f->shape.segment_count_length,
+        .slots = f->slots,
+    };
+}
 
 /* A filter struct around no slots yet; NULL when out of memory. */
 nidus_fuse *nidus_fuse_alloc_struct(const nidus_allocator *alloc);

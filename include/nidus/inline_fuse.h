@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* nidus — the inline path of the binary fuse filter (nidus/inline.h; opt in with NIDUS_INLINE).
+ *
+ * A nidus_fuse begins with a published view, nidus_inline_fuse_view, written once when the filter is built or
+ * decoded (a fuse filter never changes afterwards). Tag version 1 (NIDUS_INLINE_FUSE_TAG_8 / _16) promises: the
+ * filter holds at least one key in slots of 8 / 16 bits (16-bit ones little-endian) at `slots`; a key's hash is
+ * XXH3-64 with `seed`; h = fmix64(hash + construction_seed) (murmur3's finaliser) picks the slots
+ *     p0 = mulhi(h, segment_count_length), p1 = (p0 + L) ^ ((h >> 18) & (L - 1)), p2 = (p0 + 2L) ^ (h & (L - 1))
+ * with L = segment_length, and the key may be present when the xor of the three slots equals the low bits of
+ * h ^ (h >> 32). Any other tag (an empty filter, a later version) is served by the library's call. nidus.h
+ * includes this header only under NIDUS_INLINE, which also turns the two lookups at the end into the inline
+ * ones; the library includes it for the view. */
+#ifndef NIDUS_INLINE_FUSE_H
+#define NIDUS_INLINE_FUSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fuse.h"
+#include "inline_hash.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NIDUS_INLINE_FUSE_TAG_8 UINT32_C(0x4E460108)  /* version 1, 8-bit slots */
+#define NIDUS_INLINE_FUSE_TAG_16 UINT32_C(0x4E460110) /* version 1, 16-bit slots */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define NIDUS_INLINE_FUSE_MAY_ALIAS __attribute__((may_alias))
+#define NIDUS_INLINE_FUSE_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define NIDUS_INLINE_FUSE_MAY_ALIAS
+#define NIDUS_INLINE_FUSE_LIKELY(x) (x)
+#endif
+
+/* The first 56 bytes of every nidus_fuse (version 1); the fields mean something only under a version 1 tag. */
+typedef struct NIDUS_INLINE_FUSE_MAY_ALIAS nidus_inline_fuse_view {
+    uint32_t tag;
+    uint32_t reserved;
+    uint64_t seed;                 /* the key hash's seed */
+    uint64_t construction_seed;
+    uint64_t segment_length;       /* L */
+    uint64_t segment_count_length; /* segments a first slot may fall in, times L */
+    const uint8_t *slots;
+} nidus_inline_fuse_view;
+
+static inline uint64_t nidus_inline_fuse_mulhi64(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__)
+    __extension__ typedef unsigned __int128 nidus_inline_fuse_u128;
+    return (uint64_t)(((nidus_inline_fuse_u128)a * b) >> 64);
+#else
+    uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+    uint64_t cross = ((al * bl) >> 32) + (uint32_t)(ah * bl) + al * bh;
+    return ah * bh + ((ah * bl) >> 32) + (cross >> 32);
+#endif
+}
+
+/* Whether hash passes the filter whose view (tag version 1) is v. */
+static inline bool nidus_inline_fuse_probe(const nidus_inline_fuse_view *v, uint64_t hash)
+{
+    uint64_t h = hash + v->construction_seed;
+    h ^= h >> 33;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 33;
+    h *= UINT64_C(0xc4ceb9fe1a85ec53);
+    h ^= h >> 33;
+    uint64_t L = v->segment_length, mask = L - 1;
+    uint64_t p0 = nidus_inline_fuse_mulhi64(h, v->segment_count_length);
+    uint64_t p1 = (p0 + L) ^ ((h >> 18) & mask), p2 = (p0 + 2 * L) ^ (h & mask);
+    uint32_t fp = (uint32_t)(h ^ (h >> 32));
+    const uint8_t *s = v->slots;
+    if (v->tag == NIDUS_INLINE_FUSE_TAG_8)
+        return (uint8_t)(fp ^ s[p0] ^ s[p1] ^ s[p2]) == 0;
+    uint16_t a, b, c;
+    memcpy(&a, s + 2 * p0, 2);
+    memcpy(&b, s + 2 * p1, 2);
+    memcpy(&c, s + 2 * p2, 2);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    a = (uint16_t)(a >> 8 | a << 8), b = (uint16_t)(b >> 8 | b << 8), c = (uint16_t)(c >> 8 | c << 8);
+#endif
+    return (uint16_t)(fp ^ a ^ b ^ c) == 0;
+}
+
+/* Whether inline code may look up in the filter: a version 1 tag, of either width. */
+static inline bool nidus_inline_fuse_can_look_up(const nidus_inline_fuse_view *v)
+{
+    return v->tag == NIDUS_INLINE_FUSE_TAG_8 || v->tag == NIDUS_INLINE_FUSE_TAG_16;
+}
+
+/* nidus_fuse_contains_hash and nidus_fuse_contains with the same answers: inline under a tag this header
+ * knows, else the library's call. */
+static inline bool nidus_inline_fuse_contains_hash(const nidus_fuse *filter, uint64_t hash)
+{
+    const nidus_inline_fuse_view *v = (const nidus_inline_fuse_view *)(const void *)filter;
+    if (NIDUS_INLINE_FUSE_LIKELY(nidus_inline_fuse_can_look_up(v)))
+        return nidus_inline_fuse_probe(v, hash);
+    return (nidus_fuse_contains_hash)(filter, hash);
+}
+
+static inline bool nidus_inline_fuse_contains(const nidus_fuse *filter, const void *key, size_t len)
+{
+    const nidus_inline_fuse_view *v = (const nidus_inline_fuse_view *)(const void *)filter;
+    if (NIDUS_INLINE_FUSE_LIKELY(nidus_inline_fuse_can_look_up(v)))
+        return nidus_inline_fuse_probe(v, nidus_inline_hash(key, len, v->seed));
+    return (nidus_fuse_contains)(filter, key, len);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+/* Under NIDUS_INLINE the two lookups are the inline ones (the library's stay reachable as
+ * (nidus_fuse_contains)(...) and through their addresses). */
+#ifdef NIDUS_INLINE
+#define nidus_fuse_contains_hash(filter, hash) nidus_inline_fuse_contains_hash(filter, hash)
+#define nidus_fuse_contains(filter, key, len) nidus_inline_fuse_contains(filter, key, len)
+#endif
+
+#endif
