@@ -56,7 +56,8 @@ typedef struct nidus_filter_params {
 } nidus_filter_params;
 
 /* Builds an empty filter; NIDUS_ERR_INVALID_ARGUMENT for a kind this build cannot create or a parameter out of
- * range (the kind's _new says which are), NIDUS_ERR_LIMIT_MEMORY or NIDUS_ERR_NO_MEMORY. */
+ * range (the kind's _new says which are), NIDUS_ERR_UNSUPPORTED for a static kind (NIDUS_KIND_FUSE: built from
+ * its keys by nidus_fuse_build), NIDUS_ERR_LIMIT_MEMORY or NIDUS_ERR_NO_MEMORY. */
 NIDUS_API nidus_status nidus_filter_new(const nidus_filter_params *params, nidus_filter **out);
 
 /* Frees the filter and, for a mapped one, unmaps its file (after nidus_file_guard.release); NULL does nothing. */
@@ -73,7 +74,7 @@ NIDUS_API nidus_counting_bloom *nidus_filter_counting_bloom(nidus_filter *filter
 NIDUS_API nidus_fuse *nidus_filter_fuse(nidus_filter *filter);
 
 /* True for a read-only view (nidus_filter_view, a file mapped with NIDUS_FILTER_MAP): writes fail with
- * NIDUS_ERR_READ_ONLY. */
+ * NIDUS_ERR_READ_ONLY (those of a static kind with NIDUS_ERR_UNSUPPORTED, whether it is a view or not). */
 NIDUS_API bool nidus_filter_is_read_only(const nidus_filter *filter);
 
 /* The 64-bit hash the filter's _hash calls take for `key`, as the kind computes it. */

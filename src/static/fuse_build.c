@@ -245,10 +245,13 @@ static bool sizes_fit(const nidus_fuse_shape *s, size_t n)
     return s->slots <= SIZE_MAX / 8 && n <= SIZE_MAX / 8;
 }
 
-/* Sets up f's shape and slot array for n keys. */
-static nidus_status shape_filter(nidus_fuse *f, size_t n)
+/* Sets up f's shape (the sizing's for n keys, or `forced`) and its slot array. */
+static nidus_status shape_filter(nidus_fuse *f, size_t n, const nidus_fuse_shape *forced)
 {
-    nidus_fuse_shape_for(n, &f->shape);
+    if (forced)
+        f->shape = *forced;
+    else
+        nidus_fuse_shape_for(n, &f->shape);
     if (!sizes_fit(&f->shape, n))
         return NIDUS_ERR_TOO_LARGE;
     f->segment_mask = f->shape.segment_length - 1;
@@ -260,9 +263,11 @@ static nidus_status shape_filter(nidus_fuse *f, size_t n)
     return f->slots ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
 }
 
-nidus_status nidus_fuse_build_hash(const nidus_fuse_params *params, const uint64_t *hashes, size_t n,
-                                   nidus_fuse **out)
+nidus_status nidus_fuse_build_shaped(const nidus_fuse_params *params, const uint64_t *hashes, size_t n,
+                                     const nidus_fuse_shape *forced, unsigned *tries, nidus_fuse **out)
 {
+    if (tries)
+        *tries = 0;
     if (!params || !out || (n > 0 && !hashes))
         return NIDUS_ERR_INVALID_ARGUMENT;
     unsigned bits = width_for(params);
@@ -280,11 +285,13 @@ nidus_status nidus_fuse_build_hash(const nidus_fuse_params *params, const uint64
     fuse_work w = {0};
     uint64_t *unique = NULL;
     const uint64_t *raw = hashes;
-    nidus_status st = shape_filter(f, n);
+    nidus_status st = shape_filter(f, n, forced);
     if (!st && n > 0)
         st = work_alloc(a, &f->shape, n, &w);
     bool built = n == 0;
     for (unsigned t = 0; !st && !built && t < NIDUS_FUSE_TRIES; t++) {
+        if (tries)
+            *tries = t + 1;
         if (attempt(raw, n, &f->shape, f->construction_seed, &w, (uint8_t *)(uintptr_t)f->slots, bits)) {
             built = true;
             break;
@@ -304,7 +311,7 @@ nidus_status nidus_fuse_build_hash(const nidus_fuse_params *params, const uint64
             if (m != n) {
                 n = m;
                 work_free(a, &w);
-                if (!(st = shape_filter(f, n)))
+                if (!(st = shape_filter(f, n, forced)))
                     st = work_alloc(a, &f->shape, n, &w);
                 continue; /* the same seed again, without the duplicates */
             }
@@ -323,6 +330,12 @@ nidus_status nidus_fuse_build_hash(const nidus_fuse_params *params, const uint64
     nidus_fuse_publish(f);
     *out = f;
     return NIDUS_OK;
+}
+
+nidus_status nidus_fuse_build_hash(const nidus_fuse_params *params, const uint64_t *hashes, size_t n,
+                                   nidus_fuse **out)
+{
+    return nidus_fuse_build_shaped(params, hashes, n, NULL, NULL, out);
 }
 
 nidus_status nidus_fuse_build(const nidus_fuse_params *params, const void *const *keys, const size_t *lens,

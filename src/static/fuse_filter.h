@@ -116,6 +116,11 @@ static inline void nidus_fuse_publish(nidus_fuse *f)
     };
 }
 
+/* nidus_fuse_build_hash, with the shape `forced` instead of the sizing's when not NULL (the unit tests force one
+ * too small to peel, to see the build give up); `*tries` (may be NULL) gets the construction seeds tried. */
+nidus_status nidus_fuse_build_shaped(const nidus_fuse_params *params, const uint64_t *hashes, size_t n,
+                                     const nidus_fuse_shape *forced, unsigned *tries, nidus_fuse **out);
+
 /* A filter struct around no slots yet; NULL when out of memory. */
 nidus_fuse *nidus_fuse_alloc_struct(const nidus_allocator *alloc);
 
