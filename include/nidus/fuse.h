@@ -4,7 +4,7 @@
  * A 3-wise binary fuse filter (Graf and Lemire, 2022) stores one 8- or 16-bit fingerprint a slot, about 1.13
  * slots a key for large sets: some 9 bits a key at an error of 2^-8, 18 at 2^-16, against 12.6 for a cuckoo
  * filter at 0.19 %. A lookup reads three slots. Keys cannot be added or removed: a changed set is built anew.
- * Handles are not thread-safe to free; every other call only reads and may run concurrently. */
+ * Every call but nidus_fuse_free only reads the filter, and may run concurrently with the others. */
 #ifndef NIDUS_FUSE_H
 #define NIDUS_FUSE_H
 
@@ -80,6 +80,7 @@ NIDUS_API void nidus_fuse_contains_many(const nidus_fuse *filter, const void *co
 NIDUS_API void nidus_fuse_contains_many_hash(const nidus_fuse *filter, const uint64_t *hashes, size_t n,
                                              bool *out);
 
+/* Fills `*stats` (constant over the filter's life). */
 NIDUS_API void nidus_fuse_get_stats(const nidus_fuse *filter, nidus_fuse_stats *stats);
 
 /* Encoding and files: as the nidus_cuckoo_ functions of the same names (nidus/cuckoo.h); the decoders check
@@ -93,8 +94,9 @@ NIDUS_API nidus_status nidus_fuse_view(const void *buf, size_t len, const nidus_
                                        nidus_fuse **out);
 NIDUS_API nidus_status nidus_fuse_save_file(const nidus_fuse *filter, const char *path);
 NIDUS_API nidus_status nidus_fuse_load_file(const char *path, const nidus_allocator *allocator, nidus_fuse **out);
-/* Maps the file read-only in O(1) of its size; every block is checked at open (nidus_filter_open with a
- * nidus_file_guard checks them on first use instead). nidus_fuse_free unmaps it. */
+/* Maps the file read-only and checks every block at open (nidus_filter_open with a nidus_file_guard opens it in
+ * O(1) and leaves each block to be checked on first use); the slots stay in the mapping, which
+ * nidus_fuse_free unmaps. */
 NIDUS_API nidus_status nidus_fuse_map_file(const char *path, const nidus_allocator *allocator, nidus_fuse **out);
 
 #ifdef __cplusplus
