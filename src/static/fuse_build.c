@@ -15,6 +15,7 @@
 
 #include "alloc.h"
 #include "fuse_filter.h"
+#include "hugepage.h"
 
 #define NIDUS_FUSE_TRIES 100u
 /* Below this many keys the counters fit in the cache: no segment sort. */
@@ -260,7 +261,11 @@ static nidus_status shape_filter(nidus_fuse *f, size_t n, const nidus_fuse_shape
     if (n == 0)
         return NIDUS_OK;
     f->slots = nidus_calloc(f->alloc, (size_t)f->shape.slots, f->bits / 8);
-    return f->slots ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
+    if (!f->slots)
+        return NIDUS_ERR_NO_MEMORY;
+    /* a lookup reads three random slots */
+    nidus_hugepage_advise((void *)(uintptr_t)f->slots, (size_t)nidus_fuse_slot_bytes(f));
+    return NIDUS_OK;
 }
 
 nidus_status nidus_fuse_build_shaped(const nidus_fuse_params *params, const uint64_t *hashes, size_t n,

@@ -8,6 +8,7 @@
 #include "alloc.h"
 #include "codec.h"
 #include "fuse_filter.h"
+#include "hugepage.h"
 
 #define FUSE_META 40u
 
@@ -96,8 +97,10 @@ nidus_status nidus_fuse_decode_mode(const void *buf, size_t len, const nidus_all
             nidus_fuse_free(f);
             return NIDUS_ERR_NO_MEMORY;
         }
-        if (bytes)
+        if (bytes) {
+            nidus_hugepage_advise(copy, (size_t)bytes); /* before the copy first touches the pages */
             memcpy(copy, p, (size_t)bytes);
+        }
         f->slots = copy;
     } else { /* a view, or a writable mapping: the filter never writes its slots either way */
         f->slots = p;
