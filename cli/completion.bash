@@ -16,7 +16,7 @@ _nidus()
         return
     fi
     case $prev in
-        --type) COMPREPLY=($(compgen -W "cuckoo bloom counting-bloom" -- "$cur")); return ;;
+        --type) COMPREPLY=($(compgen -W "cuckoo bloom counting-bloom fuse" -- "$cur")); return ;;
         --bucket-size) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
         --from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         --capacity|--error|--fingerprint-bits|--expansion|--max-kicks|--url) return ;;

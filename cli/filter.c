@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lazy_verify.h"
 
@@ -43,6 +44,15 @@ nidus_status cli_filter_open(const char *path, cli_open_mode mode, nidus_filter 
 /* A double for JSON: finite always (JSON has no inf/nan). */
 static double finite(double d) { return isfinite(d) ? d : 0.0; }
 
+/* A JSON number that reads back as a real, not an integer ("0.0", not "0"), in 6 significant digits. */
+static const char *real(char buf[32], double d)
+{
+    snprintf(buf, 32, "%.6g", finite(d));
+    if (!strpbrk(buf, ".e"))
+        strcat(buf, ".0");
+    return buf;
+}
+
 /* One sub-filter, as every kind reports it. */
 typedef struct sub_filter {
     uint64_t capacity, items, memory_bytes;
@@ -59,11 +69,12 @@ typedef struct summary {
 static void print_sub(FILE *out, bool json, unsigned k, const sub_filter *t, const char *extra)
 {
     double load = t->capacity ? (double)t->items / (double)t->capacity : 0.0;
+    char e[32];
     if (json)
         fprintf(out, "%s{\"capacity\": %llu, \"items\": %llu, \"memory_bytes\": %llu, \"load\": %.6f, "
-                     "\"error_bound\": %.6g}",
+                     "\"error_bound\": %s}",
                 k ? ", " : "", (unsigned long long)t->capacity, (unsigned long long)t->items,
-                (unsigned long long)t->memory_bytes, finite(load), finite(t->error_bound));
+                (unsigned long long)t->memory_bytes, finite(load), real(e, t->error_bound));
     else
         fprintf(out, "  #%u: capacity %llu, %llu items, load %.4f, error bound %.3g, %llu bytes%s\n", k,
                 (unsigned long long)t->capacity, (unsigned long long)t->items, load, t->error_bound,
@@ -164,6 +175,35 @@ static void info_counting(const nidus_counting_bloom *f, bool json, FILE *out)
         fprintf(out, "]");
 }
 
+/* A static filter has one shape: every key it was built from is in, nothing grows or is removed. */
+static void info_fuse(const nidus_fuse *f, bool json, FILE *out)
+{
+    nidus_fuse_stats s;
+    nidus_fuse_get_stats(f, &s);
+    double load = s.keys ? 1.0 : 0.0;
+    char e[32];
+    if (json) {
+        fprintf(out,
+                "\"capacity\": %llu, \"items\": %llu, \"memory_bytes\": %llu, \"bits_per_item\": %.4f, "
+                "\"load\": %.6f, \"error_bound\": %s, \"parameters\": {\"fingerprint_bits\": %u}, "
+                "\"details\": {\"keys\": %llu, \"slots\": %llu, \"bits_per_key\": %.4f}, \"sub_filters\": [",
+                (unsigned long long)s.keys, (unsigned long long)s.keys, (unsigned long long)s.memory_bytes,
+                finite(s.bits_per_item), load, real(e, s.error_bound), s.fingerprint_bits,
+                (unsigned long long)s.keys, (unsigned long long)s.slots, finite(s.bits_per_item));
+        sub_filter sf = {s.keys, s.keys, s.memory_bytes, s.error_bound};
+        print_sub(out, true, 0, &sf, "");
+        fprintf(out, "]");
+        return;
+    }
+    fprintf(out,
+            "keys:           %llu (static: built from them once; a changed set is built anew)\n"
+            "memory:         %llu bytes, %.2f bits per key\n"
+            "fingerprints:   %u bits, in %llu slots\n"
+            "error bound:    %.6g\n",
+            (unsigned long long)s.keys, (unsigned long long)s.memory_bytes, s.bits_per_item, s.fingerprint_bits,
+            (unsigned long long)s.slots, s.error_bound);
+}
+
 /* A JSON string of `s` (file names may hold anything). */
 static void json_string(FILE *out, const char *s)
 {
@@ -196,6 +236,8 @@ void cli_filter_info(nidus_filter *f, const char *path, bool json, FILE *out)
         info_bloom(nidus_filter_bloom(f), json, out);
     else if (nidus_filter_counting_bloom(f))
         info_counting(nidus_filter_counting_bloom(f), json, out);
+    else if (nidus_filter_fuse(f))
+        info_fuse(nidus_filter_fuse(f), json, out);
     if (json)
         fprintf(out, "}\n");
 }

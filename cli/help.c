@@ -15,10 +15,10 @@
     "  --keep-going          " what ", and still exit 1\n"
 
 #define CREATE_OPTIONS                                                                                         \
-    "  --type T              cuckoo (default), bloom or counting-bloom\n"                                     \
+    "  --type T              cuckoo (default), bloom or counting-bloom; build also takes fuse\n"              \
     "  --capacity N          keys the filter is sized for (required for create)\n"                            \
     "  --error P             target false-positive rate, 0 < P < 1 (default 0.01)\n"                         \
-    "  --fingerprint-bits F  cuckoo: fingerprint bits, 4..32 (instead of --error)\n"                         \
+    "  --fingerprint-bits F  cuckoo: fingerprint bits, 4..32 (instead of --error); fuse: 8 or 16\n"           \
     "  --bucket-size B       cuckoo: slots per bucket, 1, 2, 4 or 8 (default: the cheapest for the rate)\n"   \
     "  --semi-sort           cuckoo: semi-sorted buckets (bucket size 4): one bit less per key\n"             \
     "  --expansion E         when full, add a sub-filter E times the newest one, up to 32 sub-filters\n"     \
@@ -41,19 +41,20 @@ static const help_entry entries[] = {
     {"add", "nidus add FILE [--keep-going] [KEY ...]",
      "Adds the keys, all or nothing: if one cannot be added (the filter is full, or cannot grow further), exit 1\n"
      "with FILE left byte for byte as it was, and two lines on stderr: how many keys failed and the first.\n"
+     "A fuse filter is static: add and del refuse it (exit 2, FILE untouched); build it anew with its keys.\n"
      KEEP_GOING_TEXT("save the keys that fit")
      "FILE is replaced atomically; its mode, owner and group are kept.\n" KEYS_TEXT},
     {"check", "nidus check FILE [KEY ...]",
      "Prints 1 (maybe present) or 0 (certainly absent) for each key, one a line, in order.\n" KEYS_TEXT},
     {"del", "nidus del FILE [--keep-going] [KEY ...]",
-     "Removes one copy of each key (cuckoo and counting-bloom filters; a bloom filter cannot delete), all or\n"
+     "Removes one copy of each key (cuckoo and counting-bloom filters; bloom and fuse filters cannot), all or\n"
      "nothing: if a key is not there, exit 1 with FILE left as it was, and two lines on stderr as for add.\n"
      KEEP_GOING_TEXT("remove the keys that are there")
      "Delete only keys that were added: deleting a key never added may remove another key's fingerprint.\n"
      KEYS_TEXT},
     {"count", "nidus count FILE KEY",
      "Prints how many copies of KEY the filter holds (never fewer than were added and not deleted; a fingerprint\n"
-     "collision can add to it). A bloom filter prints 1 or 0.\n"},
+     "collision can add to it). A bloom or fuse filter prints 1 or 0.\n"},
     {"info", "nidus info FILE [--json]",
      "Describes the filter: kind, capacity, parameters, items, memory, load, error bound, sub-filters.\n"
      "  --json   one JSON object; every kind has the same top-level fields (file, kind, capacity, items,\n"
@@ -63,16 +64,22 @@ static const help_entry entries[] = {
      "Reads the whole file and checks every checksum and every field; prints 'FILE: ok'. Exit 2 if damaged,\n"
      "with one line naming the check that failed and where: the block and its bytes (and how many blocks are\n"
      "damaged), or the header or footer field. (check, count and info verify only what they read.)\n"},
-    {"build", "nidus build FILE --from KEYS [--capacity N] [--keep-going] [create options]",
+    {"build", "nidus build FILE --from KEYS [--capacity N] [--keep-going] [create options]\n"
+              "nidus build FILE --from KEYS --type fuse [--error P | --fingerprint-bits 8|16] [--force]",
      "Creates FILE and adds every line of the file KEYS (- for stdin), with a progress line on a terminal.\n"
      "All or nothing, as add: if a key cannot be added, exit 1 and FILE is not written.\n"
      "  --from KEYS           where the keys come from, one a line as described below\n"
      KEEP_GOING_TEXT("write the filter with the keys that fit")
      "Without --capacity, build counts the lines of KEYS first and sizes the filter for them (KEYS must then be\n"
-     "a file: stdin cannot be read twice). Other options as for create:\n" CREATE_OPTIONS KEYS_TEXT},
+     "a file: stdin cannot be read twice). Other options as for create:\n" CREATE_OPTIONS
+     "A fuse filter (--type fuse) is static: built once from the keys, then only read (check, count, info,\n"
+     "verify). About 9 bits a key at an error of 2^-8 (8-bit fingerprints: the default, and what --error 2^-8\n"
+     "or above gives), 18 at 2^-16 (16 bits: --error below 2^-8, down to 2^-16). Both options together must\n"
+     "agree. Duplicate keys count once; keys are read once, from stdin too, and only their hashes are held.\n"
+     "No other option applies to it (exit 2), nor add, del, merge or push.\n" KEYS_TEXT},
     {"push", "nidus push FILE KEY [--url URL] [--force]",
      "Puts the filter in FILE into KEY on a Redis or Valkey server running the nidus module: a cuckoo filter as\n"
-     "a CF key, a Bloom filter as a BF key (a counting Bloom filter has no key type there: exit 2). Readers of\n"
+     "a CF key, a Bloom filter as a BF key (no key type there for counting Bloom or fuse: exit 2). Readers of\n"
      "KEY see the old filter or the whole new one: the file's chunks load into a temporary key in KEY's hash\n"
      "slot, which is then renamed over KEY (and deleted if anything fails). KEY answers every item as FILE does.\n"
      "In a cluster, MOVED and ASK replies are followed (at most 5 a command); a push while KEY's slot migrates\n"
@@ -89,6 +96,7 @@ static const help_entry entries[] = {
      "fingerprint bits, bucket size, semi-sorting, expansion), however far each grew. A cuckoo filter's items\n"
      "stay in the sub-filter of their index: a SRC whose sub-filter has more items than DEST's can take fails.\n"
      "All or nothing: on any error, exit 2 with one line naming the SRC and what differs, DEST left as it was.\n"
+     "A fuse filter, static, is refused as DEST or SRC: build one from all the keys instead.\n"
      "DEST is replaced atomically; its mode, owner and group are kept. DEST may also be a SRC.\n"},
     {"help", "nidus help [COMMAND]", "Prints the usage of every command, or the help of one.\n"},
 };
@@ -103,7 +111,7 @@ const help_entry *help_find(const char *cmd)
 
 void help_usage(FILE *out)
 {
-    fprintf(out, "nidus %s: cuckoo and Bloom filters in files\n\nusage:\n", nidus_version());
+    fprintf(out, "nidus %s: cuckoo, Bloom and fuse filters in files\n\nusage:\n", nidus_version());
     for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
         fprintf(out, "  %s\n", entries[i].synopsis);
     fprintf(out, "\n  nidus help COMMAND (or nidus COMMAND --help) for a command's options;  nidus -V | --version\n"

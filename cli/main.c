@@ -12,6 +12,7 @@
 #include <nidus/verify.h>
 
 #include "filter.h"
+#include "hashes.h"
 #include "help.h"
 #include "keys.h"
 #include "move.h"
@@ -111,6 +112,7 @@ typedef struct options {
     cli_create_options create;
     bool force, json, has_type, has_capacity, keep_going;
     const char *from;
+    const char *fingerprint_bits; /* as given: its range depends on the kind, checked once all are read */
 } options;
 
 /* Matches `--name value` or `--name=value`; advances *i past what it used. */
@@ -142,14 +144,55 @@ static bool parse_number(const char *s, unsigned long long min, unsigned long lo
     return true;
 }
 
+/* The options of a fuse filter (built once from its keys: nothing sizes it, grows it or shapes its buckets, no
+ * key can fail to go in): --fingerprint-bits 8 or 16, --error down to 2^-16, both only when the width meets
+ * the error. create is refused: there is no empty fuse filter to fill. */
+static int check_fuse_options(const char *cmd, options *o)
+{
+    cli_create_options *c = &o->create;
+    if (strcmp(cmd, "build")) {
+        fprintf(stderr, "nidus %s: a fuse filter is static: it is built from its keys, not created empty "
+                        "(nidus build FILE --from KEYS --type fuse)\n", cmd);
+        return EXIT_ERROR;
+    }
+    const char *misfit = o->has_capacity     ? "--capacity"
+                         : c->expansion >= 0 ? "--expansion"
+                         : c->bucket_size    ? "--bucket-size"
+                         : c->semi_sort      ? "--semi-sort"
+                         : c->max_kicks      ? "--max-kicks"
+                         : o->keep_going     ? "--keep-going"
+                                             : NULL;
+    if (misfit) {
+        fprintf(stderr, "nidus build: %s does not apply to a fuse filter: it is sized for the keys it is built "
+                        "from, and every key goes in (see 'nidus help build')\n", misfit);
+        return EXIT_ERROR;
+    }
+    unsigned long long n;
+    if (o->fingerprint_bits) {
+        if (!parse_number(o->fingerprint_bits, 8, 16, &n) || (n != 8 && n != 16))
+            return usage_error(cmd, "--fingerprint-bits must be 8 or 16 for a fuse filter", o->fingerprint_bits);
+        c->fingerprint_bits = (unsigned)n;
+    }
+    if (c->error && c->error < 1.0 / 65536.0)
+        return usage_error(cmd, "--error must be at least 2^-16 (0.0000153) for a fuse filter: its fingerprints "
+                                "are 8 or 16 bits", NULL);
+    if (c->error && c->fingerprint_bits && c->error < 1.0 / (double)(1u << c->fingerprint_bits)) {
+        fprintf(stderr, "nidus build: --fingerprint-bits %u gives a fuse filter an error of 2^-%u (%.3g), above "
+                        "--error %g (see 'nidus help build')\n", c->fingerprint_bits, c->fingerprint_bits,
+                1.0 / (double)(1u << c->fingerprint_bits), c->error);
+        return EXIT_ERROR;
+    }
+    return 0;
+}
+
 /* Parses the options of `cmd` out of argv (in place: what is left are the positional arguments). */
 static int parse_options(const char *cmd, int *argc, char **argv, options *o, bool creating)
 {
     *o = (options){.create = {.kind = NIDUS_KIND_CUCKOO, .expansion = -1}};
     int out = 0;
+    unsigned long long n;
     for (int i = 0; i < *argc; i++) {
         const char *v = NULL;
-        unsigned long long n;
         if (!strcmp(argv[i], "--")) {
             while (++i < *argc)
                 argv[out++] = argv[i];
@@ -178,8 +221,10 @@ static int parse_options(const char *cmd, int *argc, char **argv, options *o, bo
                 o->create.kind = NIDUS_KIND_BLOOM;
             else if (!strcmp(v, "counting-bloom"))
                 o->create.kind = NIDUS_KIND_COUNTING_BLOOM;
+            else if (!strcmp(v, "fuse"))
+                o->create.kind = NIDUS_KIND_FUSE;
             else
-                return usage_error(cmd, "--type must be cuckoo, bloom or counting-bloom", v);
+                return usage_error(cmd, "--type must be cuckoo, bloom, counting-bloom or fuse", v);
         } else if (take_value(*argc, argv, &i, "--capacity", &v)) {
             if (!parse_number(v, 1, UINT64_MAX >> 2, &o->create.capacity))
                 return usage_error(cmd, "--capacity must be a positive integer", v);
@@ -190,9 +235,7 @@ static int parse_options(const char *cmd, int *argc, char **argv, options *o, bo
             if (*end || !(o->create.error > 0 && o->create.error < 1))
                 return usage_error(cmd, "--error must be a number between 0 and 1", v);
         } else if (take_value(*argc, argv, &i, "--fingerprint-bits", &v)) {
-            if (!parse_number(v, 4, 32, &n))
-                return usage_error(cmd, "--fingerprint-bits must be an integer from 4 to 32", v);
-            o->create.fingerprint_bits = (unsigned)n;
+            o->fingerprint_bits = v;
         } else if (take_value(*argc, argv, &i, "--bucket-size", &v)) {
             if (!parse_number(v, 1, 8, &n) || (n & (n - 1)))
                 return usage_error(cmd, "--bucket-size must be 1, 2, 4 or 8", v);
@@ -215,6 +258,13 @@ static int parse_options(const char *cmd, int *argc, char **argv, options *o, bo
     if (!creating)
         return 0;
     cli_create_options *c = &o->create;
+    if (c->kind == NIDUS_KIND_FUSE)
+        return check_fuse_options(cmd, o);
+    if (o->fingerprint_bits) {
+        if (!parse_number(o->fingerprint_bits, 4, 32, &n))
+            return usage_error(cmd, "--fingerprint-bits must be an integer from 4 to 32", o->fingerprint_bits);
+        c->fingerprint_bits = (unsigned)n;
+    }
     if (!o->has_capacity && (strcmp(cmd, "build") || !o->from || !strcmp(o->from, "-")))
         return usage_error(cmd, strcmp(cmd, "build") ? "--capacity is required"
                                                      : "--capacity is required when the keys come from stdin",
@@ -233,7 +283,9 @@ static int parse_options(const char *cmd, int *argc, char **argv, options *o, bo
 
 /* ---- commands ---- */
 
-static int create_file(const char *cmd, const char *path, const options *o, nidus_filter **f)
+/* Whether a new filter may be written to `path`: not over a directory or device, nor (without --force) over an
+ * existing file. */
+static int check_target(const char *path, const options *o)
 {
     struct stat sb;
     const char *kind = not_regular(path);
@@ -245,6 +297,14 @@ static int create_file(const char *cmd, const char *path, const options *o, nidu
         fprintf(stderr, "nidus: %s: already exists (--force replaces it)\n", path);
         return EXIT_ERROR;
     }
+    return 0;
+}
+
+static int create_file(const char *cmd, const char *path, const options *o, nidus_filter **f)
+{
+    int rc = check_target(path, o);
+    if (rc)
+        return rc;
     nidus_status st = cli_filter_create(&o->create, f);
     if (st) {
         fprintf(stderr, "nidus %s: %s: cannot create the filter: %s\n", cmd, path,
@@ -254,6 +314,28 @@ static int create_file(const char *cmd, const char *path, const options *o, nidu
         return EXIT_ERROR;
     }
     return 0;
+}
+
+/* Whether `path` holds a fuse filter, from its first bytes (nidus_codec_peek), so that a write is refused before
+ * the file is opened for writing. False when it cannot be read: the open then says why. */
+static bool is_fuse_file(const char *path)
+{
+    unsigned char head[16];
+    FILE *in = fopen(path, "rb");
+    if (!in)
+        return false;
+    size_t got = fread(head, 1, sizeof head, in);
+    fclose(in);
+    nidus_kind kind;
+    return nidus_codec_peek(head, got, &kind) == NIDUS_OK && kind == NIDUS_KIND_FUSE;
+}
+
+/* A static filter's refusal of a write (`merge` or another): one line, exit 2, the file not touched. */
+static int static_error(const char *path, const char *cmd)
+{
+    fprintf(stderr, "nidus: %s: a fuse filter is static: %s with nidus build --type fuse\n", path,
+            strcmp(cmd, "merge") ? "rebuild it" : "it cannot be merged: build one from all the keys");
+    return EXIT_ERROR;
 }
 
 /* The start every command on an existing file shares: its options, its positional arguments (FILE first,
@@ -268,6 +350,8 @@ static int open_command(const char *cmd, int *argc, char **argv, int min, int ma
         return usage_error(cmd, expected, NULL);
     if (not_regular(argv[0]))
         return file_error(argv[0], NIDUS_ERR_IO);
+    if (mode == CLI_OPEN_IN_PLACE && is_fuse_file(argv[0]))
+        return static_error(argv[0], cmd);
     nidus_status st = cli_filter_open(argv[0], mode, f);
     return st ? open_error(argv[0], st) : 0;
 }
@@ -531,6 +615,51 @@ static long long count_lines(FILE *in)
     return lines + (last != '\n');
 }
 
+/* build --type fuse: the keys hashed as they are read (8 bytes a key held, never their text), the filter built
+ * from the hashes and written atomically. Nothing is written when reading or building fails (exit 2). */
+static int build_fuse(const char *path, const char *source, FILE *in, const options *o)
+{
+    int rc = check_target(path, o);
+    if (rc)
+        return rc;
+    nidus_fuse_params params = {.fingerprint_bits = o->create.fingerprint_bits, .error_rate = o->create.error};
+    struct stat sb;
+    uint64_t total = in != stdin && fstat(fileno(in), &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    progress p;
+    progress_begin(&p, "reading keys", total);
+    key_source ks;
+    key_source_stream(&ks, in);
+    cli_hashes h;
+    cli_hashes_status hs = cli_hashes_read(&h, &ks, &params, &p, in != stdin ? in : NULL);
+    progress_end(&p, ks.read);
+    key_source_close(&ks);
+    int saved = errno;
+    if (hs != CLI_HASHES_OK) {
+        if (hs == CLI_HASHES_READ_ERROR)
+            fprintf(stderr, "nidus: %s: reading keys: %s (%s not written)\n", source, strerror(saved), path);
+        else if (hs == CLI_HASHES_TOO_MANY)
+            fprintf(stderr, "nidus: %s: more than %llu keys, the most a fuse filter takes (%s not written)\n",
+                    source, (unsigned long long)NIDUS_FUSE_MAX_KEYS, path);
+        else
+            fprintf(stderr, "nidus: %s: holding the keys' hashes: out of memory (%s not written)\n", source, path);
+        cli_hashes_free(&h);
+        return EXIT_ERROR;
+    }
+    nidus_fuse *f = NULL;
+    progress_begin(&p, "building", 0);
+    nidus_status st = nidus_fuse_build_hash(&params, h.hashes, h.n, &f);
+    progress_end(&p, h.n);
+    cli_hashes_free(&h);
+    if (st) {
+        fprintf(stderr, "nidus: %s: cannot build the filter: %s (not written)\n", path,
+                st == NIDUS_ERR_FULL ? "no construction seed worked" : nidus_strerror(st));
+        return EXIT_ERROR;
+    }
+    st = nidus_fuse_save_file(f, path);
+    nidus_fuse_free(f);
+    return st ? file_error(path, st) : 0;
+}
+
 static int cmd_build(int argc, char **argv)
 {
     options o;
@@ -543,7 +672,8 @@ static int cmd_build(int argc, char **argv)
         return usage_error("build", "--from KEYS is required", NULL);
     bool from_stdin = !strcmp(o.from, "-");
     const char *kind = from_stdin ? NULL : not_regular(o.from);
-    if (kind && !(o.has_capacity && strcmp(kind, "a directory"))) {
+    bool streamed = o.has_capacity || o.create.kind == NIDUS_KIND_FUSE; /* the keys are read once */
+    if (kind && !(streamed && strcmp(kind, "a directory"))) {
         fprintf(stderr, "nidus: %s: the input (--from) is %s%s\n", o.from, kind,
                 strcmp(kind, "a directory") ? ": give --capacity, it cannot be counted first" : ", not a file of keys");
         return EXIT_ERROR;
@@ -552,6 +682,12 @@ static int cmd_build(int argc, char **argv)
     if (!in) {
         fprintf(stderr, "nidus: %s: the input (--from): %s\n", o.from, strerror(errno));
         return EXIT_ERROR;
+    }
+    if (o.create.kind == NIDUS_KIND_FUSE) {
+        rc = build_fuse(argv[0], from_stdin ? "stdin" : o.from, in, &o);
+        if (in != stdin)
+            fclose(in);
+        return rc;
     }
     if (!o.has_capacity) {
         long long lines = count_lines(in);
@@ -590,7 +726,14 @@ static int load_whole(const char *path, nidus_filter **f)
     if (not_regular(path))
         return file_error(path, NIDUS_ERR_IO);
     nidus_status st = nidus_filter_open(path, NIDUS_FILTER_LOAD, NULL, NULL, f);
-    return st ? open_error(path, st) : 0;
+    if (st)
+        return open_error(path, st);
+    if (nidus_filter_kind(*f) == NIDUS_KIND_FUSE) {
+        nidus_filter_free(*f);
+        *f = NULL;
+        return static_error(path, "merge");
+    }
+    return 0;
 }
 
 /* DEST gets every SRC's items in memory; written (atomically) only when every merge succeeded. */

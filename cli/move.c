@@ -356,9 +356,10 @@ int cmd_push(int argc, char **argv)
     nidus_status st = nidus_filter_open(path, NIDUS_FILTER_MAP, NULL, NULL, &f);
     if (st)
         return file_error(path, st);
-    if (nidus_filter_kind(f) == NIDUS_KIND_COUNTING_BLOOM) {
-        fprintf(stderr, "nidus push: %s: a counting Bloom filter: the module holds cuckoo (CF) and Bloom (BF) "
-                        "filters only\n", path);
+    nidus_kind kind = nidus_filter_kind(f);
+    if (kind == NIDUS_KIND_COUNTING_BLOOM || kind == NIDUS_KIND_FUSE) {
+        fprintf(stderr, "nidus push: %s: a %s filter: the module holds cuckoo (CF) and Bloom (BF) filters only\n",
+                path, kind == NIDUS_KIND_FUSE ? "fuse" : "counting Bloom");
         nidus_filter_free(f);
         return EXIT_ERROR;
     }

@@ -70,7 +70,7 @@ def test_create_options(tmp_path):
     (["--capacity", "10", "--bucket-size", "3"], b"--bucket-size must be 1, 2, 4 or 8"),
     (["--capacity", "10", "--expansion", "-1"], b"--expansion must be an integer from 0 to 32768"),
     (["--capacity", "10", "--max-kicks", "0"], b"--max-kicks must be an integer from 1 to 65535"),
-    (["--capacity", "10", "--type", "hash"], b"--type must be cuckoo, bloom or counting-bloom"),
+    (["--capacity", "10", "--type", "hash"], b"--type must be cuckoo, bloom, counting-bloom or fuse"),
     (["--capacity", "10", "--error", "0.01", "--fingerprint-bits", "8"], b"exclude each other"),
     (["--capacity", "10", "--type", "bloom", "--bucket-size", "4"], b"are for cuckoo filters"),
     (["--capacity", "10", "--semi-sort", "--bucket-size", "2"], b"--semi-sort needs --bucket-size 4"),
