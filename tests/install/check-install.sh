@@ -46,7 +46,7 @@ for f in "$libdir/nidus/nidus.so" "$prefix/bin/nidus" "$prefix/share/man/man1/ni
   [ -f "$f" ] || { echo "install: $f is missing"; exit 1; }
 done
 [ -x "$libdir/nidus/nidus.so" ] || { echo "install: $libdir/nidus/nidus.so is not executable (redis-server refuses it)"; exit 1; }
-man -l "$prefix/share/man/man1/nidus.1" 2>&1 | grep 'nidus - cuckoo and Bloom filters in files' >/dev/null
+man -l "$prefix/share/man/man1/nidus.1" 2>&1 | grep 'nidus - cuckoo, Bloom and fuse filters in files' >/dev/null
 bash -c "source '$prefix/share/bash-completion/completions/nidus' && COMP_WORDS=(nidus cr) COMP_CWORD=1 && _nidus && [ \"\${COMPREPLY[*]}\" = create ]"
 
 # The installed CLI, from the prefix, on a filter in the scratch directory
