@@ -112,6 +112,20 @@ def test_duplicates_count_once_and_keys_are_read_as_for_every_kind(tmp_path):
     assert open(f, "rb").read() == open(g, "rb").read()
 
 
+def test_keys_from_a_fifo_are_read_once(tmp_path):
+    import threading
+    fifo = str(tmp_path / "keys.fifo")
+    os.mkfifo(fifo)
+    keys = b"".join(b"f%d\n" % i for i in range(30000))
+    writer = threading.Thread(target=lambda: open(fifo, "wb").write(keys))
+    writer.start()
+    f = str(tmp_path / "f.nidus")
+    run("build", f, "--from", fifo, "--type", "fuse", check_rc=0)
+    writer.join()
+    assert info(f)["items"] == 30000
+    assert run("check", f, input=keys, check_rc=0).stdout == b"1\n" * 30000
+
+
 def test_an_empty_set_builds_a_filter_that_answers_absent(tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_bytes(b"")
