@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "hashes.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 /* Room for one more hash: the array doubles (glibc moves a large block by remapping it, not copying). */
@@ -15,6 +16,8 @@ static cli_hashes_status grow(cli_hashes *h)
         cap = (size_t)NIDUS_FUSE_MAX_KEYS;
     if (h->n >= cap)
         return CLI_HASHES_TOO_MANY;
+    if (cap > SIZE_MAX / sizeof *h->hashes)
+        return CLI_HASHES_NO_MEMORY;
     uint64_t *more = realloc(h->hashes, cap * sizeof *more);
     if (!more)
         return CLI_HASHES_NO_MEMORY;

@@ -317,7 +317,7 @@ static int create_file(const char *cmd, const char *path, const options *o, nidu
 }
 
 /* Whether `path` holds a fuse filter, from its first bytes (nidus_codec_peek), so that a write is refused before
- * the file is opened for writing. False when it cannot be read: the open then says why. */
+ * the file is opened for writing or loaded whole. False when it cannot be read: the open then says why. */
 static bool is_fuse_file(const char *path)
 {
     unsigned char head[16];
@@ -330,11 +330,11 @@ static bool is_fuse_file(const char *path)
     return nidus_codec_peek(head, got, &kind) == NIDUS_OK && kind == NIDUS_KIND_FUSE;
 }
 
-/* A static filter's refusal of a write (`merge` or another): one line, exit 2, the file not touched. */
-static int static_error(const char *path, const char *cmd)
+/* A static filter's refusal of a write (add, del; or merge): one line, exit 2, the file not touched. */
+static int static_error(const char *path, bool merging)
 {
     fprintf(stderr, "nidus: %s: a fuse filter is static: %s with nidus build --type fuse\n", path,
-            strcmp(cmd, "merge") ? "rebuild it" : "it cannot be merged: build one from all the keys");
+            merging ? "it cannot be merged: build one from all the keys" : "rebuild it");
     return EXIT_ERROR;
 }
 
@@ -351,7 +351,7 @@ static int open_command(const char *cmd, int *argc, char **argv, int min, int ma
     if (not_regular(argv[0]))
         return file_error(argv[0], NIDUS_ERR_IO);
     if (mode == CLI_OPEN_IN_PLACE && is_fuse_file(argv[0]))
-        return static_error(argv[0], cmd);
+        return static_error(argv[0], false);
     nidus_status st = cli_filter_open(argv[0], mode, f);
     return st ? open_error(argv[0], st) : 0;
 }
@@ -725,15 +725,10 @@ static int load_whole(const char *path, nidus_filter **f)
 {
     if (not_regular(path))
         return file_error(path, NIDUS_ERR_IO);
+    if (is_fuse_file(path))
+        return static_error(path, true);
     nidus_status st = nidus_filter_open(path, NIDUS_FILTER_LOAD, NULL, NULL, f);
-    if (st)
-        return open_error(path, st);
-    if (nidus_filter_kind(*f) == NIDUS_KIND_FUSE) {
-        nidus_filter_free(*f);
-        *f = NULL;
-        return static_error(path, "merge");
-    }
-    return 0;
+    return st ? open_error(path, st) : 0;
 }
 
 /* DEST gets every SRC's items in memory; written (atomically) only when every merge succeeded. */
