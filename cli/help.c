@@ -97,7 +97,7 @@ static const help_entry entries[] = {
      "stay in the sub-filter of their index: a SRC whose sub-filter has more items than DEST's can take fails.\n"
      "All or nothing: on any error, exit 2 with one line naming the SRC and what differs, DEST left as it was.\n"
      "A fuse filter, static, is refused as DEST or SRC: build one from all the keys instead.\n"
-     "DEST is replaced atomically; its mode, owner and group are kept. DEST may also be a SRC.\n"},
+     "DEST is replaced atomically; its mode, owner and group are kept. DEST listed as a SRC too counts once.\n"},
     {"help", "nidus help [COMMAND]", "Prints the usage of every command, or the help of one.\n"},
 };
 

@@ -750,6 +750,11 @@ static int cmd_merge(int argc, char **argv)
     if (!exists)
         first = 2; /* DEST starts as a copy of the first SRC */
     for (int i = first; i < argc && !rc; i++) {
+        /* DEST is a source already: listed among the SRCs too it counts once (as in CF.MERGE and PFMERGE),
+         * where merging it into itself would double every cuckoo count. */
+        struct stat ss;
+        if (exists && stat(argv[i], &ss) == 0 && ss.st_dev == sb.st_dev && ss.st_ino == sb.st_ino)
+            continue;
         nidus_filter *src = NULL;
         if ((rc = load_whole(argv[i], &src)))
             break;

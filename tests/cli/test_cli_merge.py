@@ -48,8 +48,12 @@ def test_merge_in_place_and_into_itself(tmp_path, kind):
     run("merge", dest, src, check_rc=0)
     assert checks(dest, ["x", "y", "z"]) == [b"1"] * 3
     assert os.stat(dest).st_mode & 0o777 == 0o640  # replaced, mode kept
+    # DEST among the SRCs counts once, as in CF.MERGE: its items are not added to themselves
     run("merge", dest, dest, check_rc=0)
+    run("merge", dest, src, os.path.join(str(tmp_path), ".", "dest"), check_rc=0)
+    assert checks(dest, ["x", "y", "z"]) == [b"1"] * 3
     if kind != "bloom":
+        assert run("count", dest, "x", check_rc=0).stdout == b"1\n"
         assert run("count", dest, "z", check_rc=0).stdout == b"2\n"
 
 
