@@ -180,7 +180,7 @@ NIDUS_API nidus_status nidus_cuckoo_compact(nidus_cuckoo *filter, unsigned *free
 
 /* Adds src's items to dst table by table (dst grows as src did), counts summed, so removes stay exact. Needs the
  * same seed, first-table shape (buckets, b, f, semi-sort, placement) and expansion, else NIDUS_ERR_INCOMPATIBLE;
- * NIDUS_ERR_FULL when a table lacks room for src's share. On any failure dst is unchanged. src may be dst. */
+ * NIDUS_ERR_FULL when a table lacks room for src's items. On any failure dst is unchanged. src may be dst. */
 NIDUS_API nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src);
 
 /* True for a read-only view (nidus_cuckoo_view, nidus_cuckoo_map_file): every write fails with

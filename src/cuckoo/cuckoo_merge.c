@@ -7,7 +7,18 @@
  * same bucket pair: re-adding it there (nidus_table_add, which kicks and counts duplicates as an add does)
  * leaves counts and removes exactly as if the key had been added to the destination. A fingerprint cannot move
  * to a newer table (it lacks the bits that table's fingerprints need), so a source table that does not fit in
- * the destination's table of the same index fails the merge with NIDUS_ERR_FULL. */
+ * the destination's table of the same index fails the merge with NIDUS_ERR_FULL.
+ *
+ * The source's copies go in by (pair, fingerprint) group, in two passes of adds: first each group up to its share
+ * of the pair (bucket_size copies in the slots, or a stash entry), then the copies beyond it. An add lets a key
+ * fill all 2b slots of a pair with room, so adding the source's copies bucket by bucket would let a duplicated key
+ * take slots another group needs for its share; that group would then need a stash entry, and duplicates'
+ * overflow entries count against the stash: NIDUS_ERR_FULL in a nearly empty table, where adding the same keys
+ * one by one fits. Beyond its share a copy takes a free slot of its pair or joins the overflow map and never
+ * needs a search, so the second pass cannot run out of room. The groups come in an order the tables' contents
+ * fix (bucket scan in slot order, then the groups with no slot copy sorted), never the order in which a map
+ * keeps its entries, so equal filters merge to equal bytes however their maps are laid out. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -72,51 +83,162 @@ fail:
     return NULL;
 }
 
-/* Adds `count` copies of fp at the pair of bucket i to table t. Copies of a fingerprint that already fills its
- * share of the pair's slots go to the overflow map at once, as adds would put them there one by one. */
-static nidus_status add_copies(nidus_table *t, const nidus_allocator *a, uint64_t i, uint32_t fp, uint64_t count)
+/* One table's merge: c (a copy of the destination's table, or a table the copy grew) takes the copies of s; d is
+ * the destination's own table of that index, unchanged, or NULL when the destination lacks it. */
+typedef struct table_merge {
+    nidus_table *c;
+    const nidus_table *s, *d;
+    const nidus_allocator *a;
+    bool beyond_share; /* the second pass */
+    bool deferred;     /* the first pass left copies beyond a share for the second */
+} table_merge;
+
+/* Joins `rest` more copies of fp to its entry for the pair lo, as that many adds would when the pair is full and
+ * the entry exists (a search that failed fails again: nothing in the slots changed). */
+static nidus_status join_overflow(nidus_table *t, const nidus_allocator *a, uint64_t lo, uint32_t fp, uint64_t rest)
 {
-    for (uint64_t c = 0; c < count; c++) {
-        uint64_t j = nidus_table_alt(t, i, fp), lo = i < j ? i : j;
-        uint64_t over = nidus_table_overflow_count(t, lo, fp);
-        if (over && nidus_table_count(t, i, fp) - over >= t->shape.bucket_size) {
-            uint64_t rest = count - c;
-            if (rest > UINT64_MAX - over || rest > UINT64_MAX - t->overflow.total)
-                return NIDUS_ERR_TOO_LARGE;
-            nidus_status st = nidus_overflow_set(&t->overflow, a, lo, fp, over + rest);
-            nidus_table_overflow_changed(t);
-            return st;
+    uint64_t over = nidus_table_overflow_count(t, lo, fp);
+    if (rest > UINT64_MAX - over || rest > UINT64_MAX - t->overflow.total)
+        return NIDUS_ERR_TOO_LARGE;
+    nidus_status st = nidus_overflow_set(&t->overflow, a, lo, fp, over + rest);
+    nidus_table_overflow_changed(t);
+    return st;
+}
+
+/* Adds the source's `from_s` copies of fp in the pair of bucket lo to m->c: in the first pass while fp has fewer
+ * than bucket_size copies in the pair's slots and no stash entry, in the second the copies the first left. Each
+ * group comes once a pass, so in the first m->c still holds the destination's copies of it (kicks move copies,
+ * never count them), and all of the source's are to add. */
+static nidus_status merge_group(table_merge *m, uint64_t lo, uint32_t fp, uint64_t from_s)
+{
+    nidus_table *t = m->c;
+    uint64_t hi = nidus_table_alt(t, lo, fp), rest = from_s;
+    unsigned b = t->shape.bucket_size;
+    unsigned slots = nidus_table_bucket_count(t, lo, fp) + nidus_table_bucket_count(t, hi, fp);
+    if (m->beyond_share) {
+        if (slots < b) /* never deferred: all its copies went in */
+            return NIDUS_OK;
+        uint64_t from_d = m->d ? nidus_table_count(m->d, lo, fp) : 0;
+        if (rest > UINT64_MAX - from_d)
+            return NIDUS_ERR_TOO_LARGE;
+        rest = from_d + rest - nidus_table_count(t, lo, fp); /* what the first pass deferred */
+        for (; rest; rest--) /* as adds of a key that fills its share: a free slot, else the overflow map */
+            if (!nidus_table_place_free(t, lo, fp))
+                return join_overflow(t, m->a, lo, fp, rest);
+        return NIDUS_OK;
+    }
+    for (; rest; rest--, slots++) {
+        if (slots >= b) {
+            m->deferred = true;
+            return NIDUS_OK;
         }
-        nidus_status st = nidus_table_add(t, a, i, fp);
+        uint64_t over = nidus_table_overflow_count(t, lo, fp);
+        nidus_status st = nidus_table_add(t, m->a, lo, fp);
+        if (st)
+            return st;
+        if (nidus_table_overflow_count(t, lo, fp) > over) /* the copy went to the stash: so do the others */
+            return rest > 1 ? join_overflow(t, m->a, lo, fp, rest - 1) : NIDUS_OK;
+    }
+    return NIDUS_OK;
+}
+
+static int entry_order(const void *pa, const void *pb)
+{
+    const nidus_overflow_entry *a = pa, *b = pb;
+    if (a->bucket != b->bucket)
+        return a->bucket < b->bucket ? -1 : 1;
+    return (a->fingerprint > b->fingerprint) - (a->fingerprint < b->fingerprint);
+}
+
+/* Is the overflow entry en of table s the only place its (pair, fingerprint) has copies? */
+static bool no_slot_copy(const nidus_table *s, const nidus_overflow_entry *en)
+{
+    uint64_t lo = en->bucket, hi = nidus_table_alt(s, lo, en->fingerprint);
+    return !nidus_table_bucket_count(s, lo, en->fingerprint) && !nidus_table_bucket_count(s, hi, en->fingerprint);
+}
+
+/* The groups of s met in none of its slots (stash entries whose pair holds no copy), sorted by (bucket,
+ * fingerprint), in *out (NULL when there are none; the caller frees it). */
+static nidus_status slotless_groups(const nidus_table *s, const nidus_allocator *a, nidus_overflow_entry **out,
+                                    uint64_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    const nidus_overflow *ov = &s->overflow;
+    uint64_t count = 0;
+    for (uint64_t e = 0; ov->used && e < ov->capacity; e++)
+        count += ov->entries[e].count && no_slot_copy(s, &ov->entries[e]);
+    if (!count)
+        return NIDUS_OK;
+    nidus_overflow_entry *list = nidus_calloc(a, (size_t)count, sizeof *list);
+    if (!list)
+        return NIDUS_ERR_NO_MEMORY;
+    for (uint64_t e = 0; e < ov->capacity; e++)
+        if (ov->entries[e].count && no_slot_copy(s, &ov->entries[e]))
+            list[(*n)++] = ov->entries[e];
+    qsort(list, (size_t)*n, sizeof *list, entry_order);
+    *out = list;
+    return NIDUS_OK;
+}
+
+/* One pass over every group of s: by bucket, each group at the first bucket holding it (in slot order, which is
+ * part of the table's contents), then the slotless ones. */
+static nidus_status merge_pass(table_merge *m, const nidus_overflow_entry *slotless, uint64_t nslotless)
+{
+    const nidus_table *s = m->s;
+    unsigned b = s->shape.bucket_size;
+    uint32_t fps[8];
+    for (uint64_t i = 0; i < s->shape.buckets; i++) {
+        nidus_table_read_bucket(s, i, fps);
+        for (unsigned k = 0; k < b; k++) {
+            uint32_t fp = fps[k];
+            unsigned here = 0;
+            bool first = true; /* a fingerprint's copies in bucket i are met at its first slot */
+            for (unsigned x = 0; x < b; x++)
+                if (fps[x] == fp) {
+                    first &= x >= k;
+                    here++;
+                }
+            if (!fp || !first)
+                continue;
+            uint64_t j = nidus_table_alt(s, i, fp), lo = i < j ? i : j;
+            unsigned there = nidus_table_bucket_count(s, j, fp);
+            if (j < i && there)
+                continue; /* met at bucket j */
+            uint64_t over = nidus_table_overflow_count(s, lo, fp);
+            if (over > UINT64_MAX - 2u * b) /* plus the copies in the pair's slots */
+                return NIDUS_ERR_TOO_LARGE;
+            uint64_t from_s = here + there + over;
+            nidus_status st = merge_group(m, lo, fp, from_s);
+            if (st)
+                return st;
+        }
+    }
+    for (uint64_t e = 0; e < nslotless; e++) {
+        nidus_status st = merge_group(m, slotless[e].bucket, slotless[e].fingerprint, slotless[e].count);
         if (st)
             return st;
     }
     return NIDUS_OK;
 }
 
-/* Adds every fingerprint of table s (slots and overflow entries) to table t of the same shape. */
-static nidus_status merge_table(nidus_table *t, const nidus_table *s, const nidus_allocator *a)
+/* Adds every fingerprint of table s (slots and overflow entries) to table c of the same shape; d is the
+ * destination's table c was copied from (NULL for one the copy grew). */
+static nidus_status merge_table(nidus_table *c, const nidus_table *s, const nidus_table *d, const nidus_allocator *a)
 {
-    uint32_t fps[8];
-    for (uint64_t i = 0; i < s->shape.buckets; i++) {
-        nidus_table_read_bucket(s, i, fps);
-        for (unsigned k = 0; k < s->shape.bucket_size; k++) {
-            if (!fps[k])
-                continue;
-            nidus_status st = nidus_table_add(t, a, i, fps[k]);
-            if (st)
-                return st;
-        }
+    nidus_overflow_entry *slotless;
+    uint64_t nslotless;
+    nidus_status st = slotless_groups(s, a, &slotless, &nslotless);
+    if (st)
+        return st;
+    table_merge m = {c, s, d, a, false, false};
+    st = merge_pass(&m, slotless, nslotless);
+    if (!st && m.deferred) {
+        m.beyond_share = true;
+        st = merge_pass(&m, slotless, nslotless);
     }
-    for (uint32_t e = 0; e < s->overflow.capacity; e++) {
-        const nidus_overflow_entry *en = &s->overflow.entries[e];
-        if (!en->count)
-            continue;
-        nidus_status st = add_copies(t, a, en->bucket, en->fingerprint, en->count);
-        if (st)
-            return st;
-    }
-    return NIDUS_OK;
+    nidus_free(a, slotless);
+    return st;
 }
 
 nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src)
@@ -143,7 +265,7 @@ nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src)
         if (!same_table_shape(&c->tables[k].shape, &s->tables[k].shape))
             st = NIDUS_ERR_INCOMPATIBLE; /* a table grown after a compaction may have more bits */
         else
-            st = merge_table(&c->tables[k], &s->tables[k], c->alloc);
+            st = merge_table(&c->tables[k], &s->tables[k], k < d->ntables ? &d->tables[k] : NULL, c->alloc);
     }
     if (st) {
         nidus_full_free(c);

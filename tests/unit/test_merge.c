@@ -241,6 +241,80 @@ static void test_cuckoo_merge_self(void **state)
     nidus_filter_free(f);
 }
 
+/* ---- fixed seeds and keys ("ns:i", whatever NIDUS_TEST_SEED is): cases found by search, the same every run */
+
+static void add_fixed(nidus_filter *f, const char *ns, uint64_t n, unsigned times)
+{
+    char k[32];
+    for (uint64_t i = 0; i < n; i++)
+        for (unsigned t = 0; t < times; t++)
+            assert_int_equal(nidus_filter_add(f, k, test_key(k, 32, ns, i)), NIDUS_OK);
+}
+
+/* Each of the n keys counts at least `times` (all of them together exactly n * times, with `others` more in
+ * the filter), and removing `times` copies of each succeeds. */
+static void assert_fixed_then_remove(nidus_filter *f, const char *ns, uint64_t n, unsigned times, uint64_t others)
+{
+    char k[32];
+    assert_int_equal(cuckoo_items(f), n * times + others);
+    for (uint64_t i = 0; i < n; i++) {
+        assert_true(nidus_filter_count(f, k, test_key(k, 32, ns, i)) >= times);
+        for (unsigned t = 0; t < times; t++)
+            assert_int_equal(nidus_filter_remove(f, k, test_key(k, 32, ns, i)), NIDUS_OK);
+    }
+    assert_int_equal(cuckoo_items(f), others);
+}
+
+/* Duplicated keys whose one-by-one adds fit the first table merge into it too. Re-adding the source bucket by
+ * bucket let a key fill both buckets of its pair (as an add into an empty pair does) before another key had its
+ * share of a bucket they share; that key then needed a stash entry, and the duplicates' overflow entries had
+ * used the stash up: NIDUS_ERR_FULL (NIDUS_TEST_SEED=1795802246 in test_cuckoo_merge_sets). */
+static void test_cuckoo_merge_duplicates_share(void **state)
+{
+    (void)state;
+    /* 9 keys twice, merged into itself: FULL before (the smallest case found over capacities 16-1024) */
+    nidus_filter *f = cuckoo_filter(16, 2, 4, false, 54);
+    add_fixed(f, "k", 9, 2);
+    assert_int_equal(nidus_filter_merge(f, f), NIDUS_OK);
+    assert_int_equal(cuckoo_tables(f), 1);
+    assert_fixed_then_remove(f, "k", 9, 4, 0);
+    nidus_filter_free(f);
+    /* disjoint keys: dst 6 keys 5 times, src 6 others 3 times (FULL before) */
+    nidus_filter *dst = cuckoo_filter(32, 2, 4, false, 108), *src = cuckoo_filter(32, 2, 4, false, 108);
+    add_fixed(dst, "k", 6, 5);
+    add_fixed(src, "s", 6, 3);
+    assert_int_equal(nidus_filter_merge(dst, src), NIDUS_OK);
+    assert_int_equal(cuckoo_tables(dst), 1);
+    nidus_filter *back = save_and_reload(dst);
+    assert_fixed_then_remove(back, "k", 6, 5, 18);
+    assert_fixed_then_remove(back, "s", 6, 3, 0);
+    nidus_filter_free(back);
+    nidus_filter_free(dst);
+    nidus_filter_free(src);
+}
+
+/* The merged filter depends on the filters' contents, not on where their overflow maps keep entries: a source
+ * and its reloaded copy (entries placed in another order) merge into empty filters to the same bytes. Before,
+ * src's entries were re-added in map order and the first took the free slots (3 keys 9 times: bytes differed). */
+static void test_cuckoo_merge_layout_independent(void **state)
+{
+    (void)state;
+    nidus_filter *src = cuckoo_filter(16, 2, 4, false, 169);
+    add_fixed(src, "s", 3, 9);
+    nidus_filter *src2 = save_and_reload(src);
+    nidus_filter *a = cuckoo_filter(16, 2, 4, false, 169), *b = cuckoo_filter(16, 2, 4, false, 169);
+    assert_int_equal(nidus_filter_merge(a, src), NIDUS_OK);
+    assert_int_equal(nidus_filter_merge(b, src2), NIDUS_OK);
+    bytes want = filter_bytes(a);
+    assert_same_bytes(b, want);
+    free(want.p);
+    assert_fixed_then_remove(a, "s", 3, 9, 0);
+    nidus_filter_free(a);
+    nidus_filter_free(b);
+    nidus_filter_free(src);
+    nidus_filter_free(src2);
+}
+
 /* Each parameter that places keys differently makes filters incompatible; dst stays byte-identical. */
 static void test_cuckoo_merge_incompatible(void **state)
 {
@@ -699,6 +773,8 @@ int main(void)
         cmocka_unit_test(test_cuckoo_merge_grown),
         cmocka_unit_test(test_cuckoo_merge_both_grown_full),
         cmocka_unit_test(test_cuckoo_merge_self),
+        cmocka_unit_test(test_cuckoo_merge_duplicates_share),
+        cmocka_unit_test(test_cuckoo_merge_layout_independent),
         cmocka_unit_test(test_cuckoo_merge_incompatible),
         cmocka_unit_test(test_cuckoo_merge_limits),
         cmocka_unit_test(test_merge_allocation_failures),
