@@ -22,10 +22,16 @@ extern "C" {
  * and split blocks); version 5 encodings and 6 files the cuckoo filter's range placement (a cuckoo meta flag
  * says which placement a filter has); version 7 encodings and 8 files cuckoo stash entries (overflow entries of
  * items an add could not place, which a reader of 5 or 6 would not look up: same bytes, new meaning, so older
- * builds refuse them). Every earlier version, 1, 3 and 5 (encodings, and whole-encoding files), 2, 4 and 6
- * (files), is still read; cuckoo filters read from them keep their placement. */
+ * builds refuse them). Version 9 encodings and 10 files give each cuckoo table a level (the step of growth its
+ * shape comes from), so that a merge can add sibling tables of a level; they are written only for cuckoo
+ * filters that have a sibling table, everything else is written as 7 and 8, which the previous release reads.
+ * Every earlier version, 1, 3, 5 and 7 (encodings, and whole-encoding files), 2, 4, 6 and 8 (files), is still
+ * read; cuckoo filters read from them keep their placement. */
 #define NIDUS_FORMAT_VERSION 7u
 #define NIDUS_FILE_FORMAT_VERSION 8u
+/* The newest versions this build reads and writes: cuckoo filters with sibling tables (above). */
+#define NIDUS_FORMAT_VERSION_SIBLINGS 9u
+#define NIDUS_FILE_FORMAT_VERSION_SIBLINGS 10u
 
 /* Data chunks carry at most this many bytes of the encoding, plus NIDUS_CHUNK_OVERHEAD of framing. */
 #define NIDUS_CHUNK_PAYLOAD_MAX (4u << 20)

@@ -81,8 +81,9 @@ typedef struct nidus_cuckoo_stats {
     uint64_t capacity;    /* items its tables are sized to hold: their slots at the design load of b */
     double bits_per_item; /* memory bits / capacity: the cost per item of a full filter, whatever it holds now */
     double error_bound;   /* false-positive bound of the whole filter: the sum of its tables' bounds */
-    double target_error;  /* the bound of the first table; growth keeps error_bound under twice this */
-    unsigned tables;      /* sub-filters; buckets, slots and fingerprint_bits above are the first one's */
+    double target_error;  /* the bound of the first table; growth keeps error_bound under twice this (sibling
+                           * tables, which merges add, each add their level's bound on top) */
+    unsigned tables;      /* sub-filters, siblings included; buckets, slots and fingerprint_bits are the first one's */
     unsigned expansion;
     unsigned max_tables;
     uint64_t max_memory;
@@ -98,6 +99,7 @@ typedef struct nidus_cuckoo_table_stats {
     double load;
     double error_bound;
     uint64_t memory_bytes;
+    unsigned level; /* the growth step that made its shape; a merge's sibling shares its level with another table */
 } nidus_cuckoo_table_stats;
 
 /* Resolves `params` into a plan: chooses b and f when they are 0, sizes the table for `capacity` at the load
@@ -178,9 +180,11 @@ NIDUS_API nidus_status nidus_cuckoo_get_table_stats(const nidus_cuckoo *filter, 
  * number of tables freed. Fails only with NIDUS_ERR_READ_ONLY. */
 NIDUS_API nidus_status nidus_cuckoo_compact(nidus_cuckoo *filter, unsigned *freed);
 
-/* Adds src's items to dst table by table (dst grows as src did), counts summed, so removes stay exact. Needs the
- * same seed, first-table shape (buckets, b, f, semi-sort, placement) and expansion, else NIDUS_ERR_INCOMPATIBLE;
- * NIDUS_ERR_FULL when a table lacks room for src's items. On any failure dst is unchanged. src may be dst. */
+/* Adds src's items to dst level by level (dst grows as src did), counts summed, so removes stay exact; a src table
+ * that dst's tables of its level cannot hold becomes a sibling table of that level (memory and error bound add).
+ * Needs the same seed, first-table shape (buckets, b, f, semi-sort, placement) and expansion, else
+ * NIDUS_ERR_INCOMPATIBLE; NIDUS_ERR_FULL when a filter that never grows (expansion 0) lacks room for src's items,
+ * and NIDUS_ERR_LIMIT_TABLES / _LIMIT_MEMORY past dst's limits. On any failure dst is unchanged. src may be dst. */
 NIDUS_API nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src);
 
 /* True for a read-only view (nidus_cuckoo_view, nidus_cuckoo_map_file): every write fails with

@@ -107,7 +107,7 @@ static nidus_status attach(nidus_bloom_layer *l, const nidus_allocator *a, const
 static size_t bloom_prefix(const nidus_bloom *bf, uint8_t *out, uint64_t total)
 {
     nidus_writer w = {out};
-    nidus_codec_put_prefix(&w, NIDUS_KIND_BLOOM, total, BLOOM_META_FIXED + LAYER_META * bf->nlayers);
+    nidus_codec_put_prefix(&w, NIDUS_FORMAT_VERSION, NIDUS_KIND_BLOOM, total, BLOOM_META_FIXED + LAYER_META * bf->nlayers);
     nidus_put_u64(&w, nidus_bloom_seed(bf));
     nidus_put_u64(&w, bf->max_memory);
     nidus_put_u64(&w, bits_of(bf->error_rate));
@@ -376,7 +376,7 @@ NIDUS_DEFINE_FILE_FUNCTIONS_AT(nidus_bloom, nidus_bloom, nidus_bloom_mapping_slo
 static size_t counting_prefix(const nidus_counting_bloom *cb, uint8_t *out, uint64_t total)
 {
     nidus_writer w = {out};
-    nidus_codec_put_prefix(&w, NIDUS_KIND_COUNTING_BLOOM, total, COUNTING_META_FIXED + LAYER_META);
+    nidus_codec_put_prefix(&w, NIDUS_FORMAT_VERSION, NIDUS_KIND_COUNTING_BLOOM, total, COUNTING_META_FIXED + LAYER_META);
     nidus_put_u64(&w, cb->seed);
     nidus_put_u64(&w, cb->items);
     put_layer(&w, &cb->layer, cb->error);

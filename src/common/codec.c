@@ -117,10 +117,10 @@ uint64_t nidus_codec_checksum(const uint8_t *prefix, size_t prefix_bytes, const 
     return XXH3_64bits_digest(&state);
 }
 
-void nidus_codec_put_prefix(nidus_writer *w, nidus_kind kind, uint64_t total, uint32_t meta_bytes)
+void nidus_codec_put_prefix(nidus_writer *w, unsigned version, nidus_kind kind, uint64_t total, uint32_t meta_bytes)
 {
     nidus_put_bytes(w, magic, sizeof magic);
-    nidus_put_u8(w, NIDUS_FORMAT_VERSION);
+    nidus_put_u8(w, version);
     nidus_put_u8(w, kind);
     nidus_put_u8(w, 0);
     nidus_put_u64(w, total);
@@ -132,7 +132,7 @@ nidus_status nidus_codec_peek(const void *buf, size_t len, nidus_kind *kind)
     const uint8_t *p = buf;
     if (!buf || len < 16 || memcmp(p, magic, sizeof magic))
         return NIDUS_ERR_CORRUPT;
-    if (p[5] < 1 || p[5] > NIDUS_FILE_FORMAT_VERSION)
+    if (p[5] < 1 || p[5] > NIDUS_FILE_FORMAT_VERSION_SIBLINGS)
         return NIDUS_ERR_VERSION;
     if (kind)
         *kind = (nidus_kind)p[6];
@@ -178,7 +178,7 @@ static nidus_status check_prefix(const uint8_t *buf, size_t len, nidus_kind kind
 nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, uint64_t *total,
                                       nidus_reader *meta)
 {
-    return check_prefix(buf, len, kind, total, meta, NIDUS_FORMAT_VERSION);
+    return check_prefix(buf, len, kind, total, meta, NIDUS_FORMAT_VERSION_SIBLINGS);
 }
 
 nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, nidus_decode_mode mode,
@@ -190,7 +190,7 @@ nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, n
     if (!buf)
         return NIDUS_ERR_INVALID_ARGUMENT;
     uint64_t total = len;
-    nidus_status st = check_prefix(buf, len, kind, &total, meta, NIDUS_FILE_FORMAT_VERSION);
+    nidus_status st = check_prefix(buf, len, kind, &total, meta, NIDUS_FILE_FORMAT_VERSION_SIBLINGS);
     if (st)
         return st;
     if (total != len)

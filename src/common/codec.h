@@ -75,8 +75,9 @@ void nidus_segments_write(const nidus_segment *segs, unsigned count, uint64_t of
 uint64_t nidus_codec_checksum(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
                               unsigned count);
 
-/* Writes the fixed prefix (through the meta length); the caller writes the meta after it. */
-void nidus_codec_put_prefix(nidus_writer *w, nidus_kind kind, uint64_t total, uint32_t meta_bytes);
+/* Writes the fixed prefix (through the meta length) with format `version` (NIDUS_FORMAT_VERSION, or _SIBLINGS for
+ * what needs it); the caller writes the meta after it. */
+void nidus_codec_put_prefix(nidus_writer *w, unsigned version, nidus_kind kind, uint64_t total, uint32_t meta_bytes);
 
 /* Checks the fixed prefix of an encoding of `len` bytes (len = total for a whole encoding, or 0 for a chunked
  * one whose total is returned instead) and returns its meta. */
@@ -86,11 +87,12 @@ nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind
 /* Which metas the encoding or file whose meta `meta` reads has, before anything of the meta is read (the meta
  * follows the fixed prefix, whose sixth byte is the version): 1 before Bloom layer layouts (versions 1 and 2),
  * 2 with them (versions 3 and 4), 3 with the cuckoo placement flag (versions 5 and 6), 4 with cuckoo stash entries
- * (versions 7 and 8: the same metas; stash entries have the bytes of overflow entries). */
+ * (versions 7 and 8: the same metas; stash entries have the bytes of overflow entries), 5 with cuckoo table levels
+ * (versions 9 and 10: a byte of each table's meta that was zero). */
 static inline unsigned nidus_codec_meta_version(const nidus_reader *meta)
 {
     unsigned v = meta->p[5 - (int)NIDUS_CODEC_PREFIX_FIXED];
-    return v >= 7 ? 4 : v >= 5 ? 3 : v >= 3 ? 2 : 1;
+    return v >= 9 ? 5 : v >= 7 ? 4 : v >= 5 ? 3 : v >= 3 ? 2 : 1;
 }
 
 /* Frames `payload` as chunk `seq` into `out` (NIDUS_CHUNK_OVERHEAD + n bytes); the payload may already be at

@@ -43,7 +43,8 @@ void nidus_file_mark_body(uint8_t *body, size_t body_bytes)
 {
     uint8_t mark[9];
     nidus_writer w = {mark};
-    nidus_put_u8(&w, NIDUS_FILE_VERSION);
+    /* the file version of the encoding's version: 7 -> 8, 9 -> 10 (nidus/codec.h) */
+    nidus_put_u8(&w, body[5] % 2 ? body[5] + 1u : body[5]);
     nidus_codec_put_if_changed(body + 5, mark, 1);
     w.p = mark;
     nidus_put_u64(&w, body_bytes);

@@ -25,7 +25,6 @@
 #include "nidus/status.h"
 #include "nidus/verify.h"
 
-#define NIDUS_FILE_VERSION NIDUS_FILE_FORMAT_VERSION
 #define NIDUS_FILE_BLOCK_BYTES 65536u
 #define NIDUS_FILE_FOOTER_BYTES 40u
 

@@ -314,6 +314,7 @@ nidus_status nidus_full_get_table_stats(const nidus_cuckoo *cf, unsigned index, 
         .load = (double)t->occupied / (double)(t->shape.buckets * t->shape.bucket_size),
         .error_bound = nidus_cuckoo_error_bound(t->shape.bucket_size, t->shape.fp_bits),
         .memory_bytes = nidus_table_memory(t),
+        .level = t->shape.level,
     };
     return NIDUS_OK;
 }

@@ -5,10 +5,13 @@
  *     bucket_size u8 | f0 u8 | reach_log2 u8 | flags u8 (bit 0: semi-sorted; bit 1, from version 5: range
  *     placement, else the mod placement of versions 1-4: cuckoo_table_impl.h) |
  *     tables u8 | max_tables u8 | offset_bits u8 | 0 u8
- *     per table: buckets u64 | overflow entries u64 | fingerprints in slots u64 | fingerprint bits u8 | 7 zeros
+ *     per table: buckets u64 | overflow entries u64 | fingerprints in slots u64 | fingerprint bits u8 |
+ *                position - level u8 (from version 9; before, 0: every table's level was its position) | 6 zeros
  * and the segments are, per table, its overflow entries (bucket u64 | count u64 | fingerprint u32 each,
  * sorted by (bucket, fingerprint)) and then its bit-packed slots with their NIDUS_BITS_SLACK zero bytes, exactly as they
- * lie in memory — which is what lets a mapped file be probed without a copy. */
+ * lie in memory — which is what lets a mapped file be probed without a copy. Only a filter with a sibling table
+ * (a level held by two tables or more: merges make them) is written as version 9, where a table's level byte can
+ * be other than 0; every other filter is written as version 7, byte for byte as before levels existed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,15 +38,26 @@ typedef struct cuckoo_meta {
     uint64_t stream; /* bytes of segments and checksum the meta implies */
     uint64_t memory; /* what the tables cost by the measure growth checks against max_memory */
     bool stash;      /* version 7 on: overflow entries may be stash entries (earlier writers made none) */
+    bool levels;     /* version 9 on: tables may have siblings (earlier writers made none) */
 } cuckoo_meta;
 
 static uint32_t meta_bytes(unsigned ntables) { return META_FIXED + META_PER_TABLE * ntables; }
+
+/* Whether some table shares its level with the one before it. */
+static bool has_siblings(const nidus_cuckoo *cf)
+{
+    for (unsigned k = 1; k < cf->ntables; k++)
+        if (cf->tables[k].shape.level == cf->tables[k - 1].shape.level)
+            return true;
+    return false;
+}
 
 /* The prefix of cf's encoding into `out` (PREFIX_MAX bytes); returns its length. */
 static size_t write_prefix(const nidus_cuckoo *cf, uint8_t *out, uint64_t total)
 {
     nidus_writer w = {out};
-    nidus_codec_put_prefix(&w, NIDUS_KIND_CUCKOO, total, meta_bytes(cf->ntables));
+    unsigned version = has_siblings(cf) ? NIDUS_FORMAT_VERSION_SIBLINGS : NIDUS_FORMAT_VERSION;
+    nidus_codec_put_prefix(&w, version, NIDUS_KIND_CUCKOO, total, meta_bytes(cf->ntables));
     nidus_put_u64(&w, cf->seed);
     nidus_put_u64(&w, cf->max_memory);
     nidus_put_u64(&w, cf->deleted);
@@ -63,7 +77,8 @@ static size_t write_prefix(const nidus_cuckoo *cf, uint8_t *out, uint64_t total)
         nidus_put_u64(&w, t->overflow.used);
         nidus_put_u64(&w, t->occupied);
         nidus_put_u8(&w, t->shape.fp_bits);
-        for (unsigned z = 0; z < 7; z++)
+        nidus_put_u8(&w, k - t->shape.level); /* 0 without siblings */
+        for (unsigned z = 0; z < 6; z++)
             nidus_put_u8(&w, 0);
     }
     return (size_t)(w.p - out);
@@ -169,6 +184,7 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
 {
     unsigned known_flags = nidus_codec_meta_version(r) >= 3 ? FLAG_SEMI | FLAG_RANGE : FLAG_SEMI;
     m->stash = nidus_codec_meta_version(r) >= 4;
+    m->levels = nidus_codec_meta_version(r) >= 5;
     m->seed = nidus_get_u64(r);
     m->max_memory = nidus_get_u64(r);
     m->deleted = nidus_get_u64(r);
@@ -191,24 +207,39 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
         return NIDUS_ERR_CORRUPT;
     double base_bound = nidus_cuckoo_error_bound(base.bucket_size, base.fp_bits);
     uint64_t stream = NIDUS_CODEC_CHECKSUM_BYTES, memory = 0;
+    bool siblings = false;
     for (unsigned k = 0; k < m->ntables; k++) {
         nidus_table_shape s = base;
         s.buckets = nidus_get_u64(r);
         m->overflow[k] = nidus_get_u64(r);
         m->occupied[k] = nidus_get_u64(r);
         s.fp_bits = nidus_get_u8(r);
+        unsigned below = nidus_get_u8(r); /* position - level */
         s.stride = k == 0 || s.buckets % m->shapes[0].buckets ? 1 : s.buckets / m->shapes[0].buckets;
-        for (unsigned z = 0; z < 7; z++)
+        for (unsigned z = 0; z < 6; z++)
             zero |= nidus_get_u8(r);
-        if (r->bad || zero || nidus_table_check_shape(&s))
+        /* Levels: 0 first, then each the one before or the next (sorted, no step skipped); none before 9. */
+        unsigned prev = k == 0 ? 0 : m->shapes[k - 1].level;
+        if (r->bad || zero || below > k || (below && !m->levels) || (k > 0 && k - below != prev && k - below != prev + 1))
             return NIDUS_ERR_CORRUPT;
-        /* What growth guarantees: sizes that divide each other (compaction is exact only then), fingerprints
-         * at least f0 bits, and each table within the error budget of its position. */
-        if (k == 0 ? s.fp_bits != base.fp_bits
-                   : (m->expansion == 0 || s.buckets % m->shapes[k - 1].buckets || s.fp_bits < base.fp_bits ||
-                      nidus_cuckoo_error_bound(s.bucket_size, s.fp_bits) >
-                          nidus_cuckoo_table_budget(base_bound, k)))
+        s.level = (uint8_t)(k - below);
+        if (nidus_table_check_shape(&s))
             return NIDUS_ERR_CORRUPT;
+        if (k > 0 && s.level == prev) {
+            /* A sibling: the shape of the tables of its level (a copy of a merged source's table). */
+            if (m->expansion == 0 || s.buckets != m->shapes[k - 1].buckets || s.fp_bits != m->shapes[k - 1].fp_bits)
+                return NIDUS_ERR_CORRUPT;
+            siblings = true;
+        } else if (k == 0 ? s.fp_bits != base.fp_bits
+                          : (m->expansion == 0 || s.buckets % m->shapes[k - 1].buckets ||
+                             (s.buckets / m->shapes[k - 1].buckets) % m->expansion || s.fp_bits < base.fp_bits ||
+                             nidus_cuckoo_error_bound(s.bucket_size, s.fp_bits) >
+                                 nidus_cuckoo_table_budget(base_bound, s.level))) {
+            /* What growth guarantees: each level's size a multiple of the expansion times the one before
+             * (compaction is exact only when sizes divide each other; it may free a level, so a power of the
+             * expansion), fingerprints at least f0 bits, and each table within the error budget of its level. */
+            return NIDUS_ERR_CORRUPT;
+        }
         uint64_t data = nidus_table_data_bytes(&s);
         /* Entries adds can make: duplicates, each beside at least bucket_size copies in the slots, and stash
          * entries, made while the map holds fewer than NIDUS_TABLE_STASH (never more than that many at once:
@@ -226,6 +257,8 @@ static nidus_status parse_meta(nidus_reader *r, cuckoo_meta *m)
     /* Growth never lets the tables' own cost pass max_memory (it counts the overflow maps too, which a load
      * therefore need not): anything a write produced loads, a forged table list beyond the limit does not. */
     if (!nidus_cuckoo_fits(m->max_memory, 0, memory))
+        return NIDUS_ERR_CORRUPT;
+    if (m->levels && !siblings) /* the encoding is canonical: a filter without siblings is written as 7 */
         return NIDUS_ERR_CORRUPT;
     m->stream = stream;
     m->memory = memory;

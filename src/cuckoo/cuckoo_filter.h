@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the cuckoo filter object behind the public handle — a list of tables that grows.
  *
- * Table k (0 the oldest) has buckets(0) * expansion^k buckets (each table's a multiple of the one before) and
- * enough fingerprint bits that its error bound is at most bound(0) * c / (k+1)^2, c = 1 / (pi^2/6 - 1), so the
- * sum over any number of tables stays under 2 * bound(0). Every table takes its bucket offsets from the same
- * low fingerprint bits (offset_bits = f of table 0), so a key's bucket pair in a table reduces, modulo the
- * smaller size, to its pair in every older table: compaction moves fingerprints down exactly. */
+ * Each table has a level, the step of growth that made its shape: the table of level l (0 the first) has
+ * buckets(0) * expansion^l buckets (each level's a multiple of the one before) and enough fingerprint bits that
+ * its error bound is at most bound(0) * c / (l+1)^2, c = 1 / (pi^2/6 - 1), so the sum over any number of levels
+ * stays under 2 * bound(0). Growth adds the next level; a merge that finds no room for a source table in the
+ * tables of its level adds a copy of it beside them, a sibling of the same shape (its bound counts once more).
+ * Tables lie in order of level (0, 1, ..., each level once or more). Every table takes its bucket offsets from
+ * the same low fingerprint bits (offset_bits = f of table 0), so a key's bucket pair in a table reduces, modulo
+ * the smaller size, to its pair in every older table: compaction moves fingerprints down exactly. */
 #ifndef NIDUS_SRC_CUCKOO_FILTER_H
 #define NIDUS_SRC_CUCKOO_FILTER_H
 
@@ -83,14 +86,14 @@ static inline bool nidus_cuckoo_writable(const nidus_cuckoo *cf) { return !cf->r
 /* Releases the chunk loader's state, if any. */
 void nidus_cuckoo_loader_free(nidus_cuckoo *cf);
 
-/* The error bound a table at position k may have: see above. */
+/* The error bound a table of level k may have: see above. */
 double nidus_cuckoo_table_budget(double base_bound, unsigned k);
 
-/* The shape of table k (k >= 1) given the newest table's bucket count, with no fewer fingerprint bits than the
- * newest table (compaction moves fingerprints only down to tables with no more bits): NIDUS_ERR_LIMIT_TABLES
- * when no f up to 32 meets the budget, NIDUS_ERR_TOO_LARGE when the size overflows. */
-nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_t prev_buckets,
-                                     nidus_table_shape *out);
+/* The shape growth gives a table of `level` (>= 1) after the newest table: expansion times its buckets, no fewer
+ * fingerprint bits than it has (compaction moves fingerprints only down to tables with no more bits), within the
+ * level's budget. NIDUS_ERR_LIMIT_TABLES when no f up to 32 meets the budget, NIDUS_ERR_TOO_LARGE when the size
+ * overflows. */
+nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned level, nidus_table_shape *out);
 
 /* What a table of `shape` costs when created: its slots, not yet any overflow map. New, growth and decoders
  * all measure against max_memory with this one figure. */

@@ -18,26 +18,28 @@ double nidus_cuckoo_table_budget(double base_bound, unsigned k)
     return base_bound * c / ((double)(k + 1) * (double)(k + 1));
 }
 
-nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned k, uint64_t prev_buckets,
-                                     nidus_table_shape *out)
+nidus_status nidus_cuckoo_next_shape(const nidus_cuckoo *cf, unsigned level, nidus_table_shape *out)
 {
+    const nidus_table_shape *newest = &cf->tables[cf->ntables - 1].shape;
     nidus_table_shape s = cf->base;
     unsigned b = s.bucket_size;
-    double budget = nidus_cuckoo_table_budget(nidus_cuckoo_error_bound(b, cf->base.fp_bits), k);
-    /* Never fewer bits than the newest table: after a compaction frees tables, k is a lower position than the
-     * newest table once had, and its budget alone could give fewer bits. Compaction moves fingerprints only
+    if (level > UINT8_MAX)
+        return NIDUS_ERR_LIMIT_TABLES;
+    double budget = nidus_cuckoo_table_budget(nidus_cuckoo_error_bound(b, cf->base.fp_bits), level);
+    /* Never fewer bits than the newest table: after a compaction frees tables, the level is lower than the
+     * newest table's once was, and its budget alone could give fewer bits. Compaction moves fingerprints only
      * into tables with no more bits than they have (a truncation), so fewer bits here would strand them. */
-    unsigned f = k > 0 && cf->tables[k - 1].shape.fp_bits > cf->base.fp_bits ? cf->tables[k - 1].shape.fp_bits
-                                                                            : cf->base.fp_bits;
+    unsigned f = newest->fp_bits > cf->base.fp_bits ? newest->fp_bits : cf->base.fp_bits;
     while (f <= NIDUS_CUCKOO_MAX_FINGERPRINT_BITS && nidus_cuckoo_error_bound(b, f) > budget)
         f++;
     if (f > NIDUS_CUCKOO_MAX_FINGERPRINT_BITS)
         return NIDUS_ERR_LIMIT_TABLES;
-    if (prev_buckets > UINT64_MAX / cf->expansion)
+    if (newest->buckets > UINT64_MAX / cf->expansion)
         return NIDUS_ERR_TOO_LARGE;
-    s.buckets = prev_buckets * cf->expansion;
+    s.buckets = newest->buckets * cf->expansion;
     s.stride = s.buckets / cf->base.buckets; /* the first table's size divides every later one's */
     s.fp_bits = f;
+    s.level = (uint8_t)level;
     *out = s;
     return nidus_table_check_shape(&s);
 }
@@ -57,7 +59,8 @@ nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf)
     if (cf->ntables >= cf->max_tables)
         return NIDUS_ERR_LIMIT_TABLES;
     nidus_table_shape shape;
-    nidus_status st = nidus_cuckoo_next_shape(cf, cf->ntables, cf->tables[cf->ntables - 1].shape.buckets, &shape);
+    /* the level after the newest table's: its siblings (merges make them) do not count as steps of growth */
+    nidus_status st = nidus_cuckoo_next_shape(cf, cf->tables[cf->ntables - 1].shape.level + 1u, &shape);
     if (st)
         return st;
     uint64_t need = nidus_cuckoo_table_cost(&shape);
@@ -118,15 +121,23 @@ nidus_status nidus_full_compact(nidus_cuckoo *cf, unsigned *freed)
         return NIDUS_ERR_READ_ONLY;
     for (unsigned k = cf->ntables; k-- > 1;)
         compact_table(cf, k);
-    /* Free the tables left empty; the first stays, as the filter's base. */
-    unsigned kept = 1;
+    /* Free the tables left empty; the first stays, as the filter's base. A freed table that was the only one of
+     * its level takes that step out of the growth: the levels after it close up (each one less), so levels stay
+     * 0, 1, ... with siblings repeating one, and a filter without siblings keeps level == position. */
+    unsigned kept = 1, dropped = 0;
     for (unsigned k = 1; k < cf->ntables; k++) {
-        if (nidus_table_items(&cf->tables[k]) == 0) {
-            nidus_table_release(&cf->tables[k], cf->alloc);
+        nidus_table *t = &cf->tables[k];
+        unsigned level = t->shape.level - dropped;
+        if (nidus_table_items(t) == 0) {
+            bool alone = cf->tables[kept - 1].shape.level != level &&
+                         (k + 1 == cf->ntables || cf->tables[k + 1].shape.level != t->shape.level);
+            nidus_table_release(t, cf->alloc);
+            dropped += alone;
             if (freed)
                 ++*freed;
         } else {
-            cf->tables[kept++] = cf->tables[k];
+            t->shape.level = (uint8_t)level;
+            cf->tables[kept++] = *t;
         }
     }
     cf->ntables = kept;

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Merging one cuckoo filter into another: built aside on a copy of the destination, swapped in on success.
  *
- * Filters made with the same parameters place a key alike in tables of the same index: the same seed gives the
- * same hash, and the same first shape and expansion give every later table the same shape. So a fingerprint in
- * bucket i of the source's table k is the fingerprint its key would have in the destination's table k, at the
- * same bucket pair: re-adding it there (nidus_table_add, which kicks and counts duplicates as an add does)
+ * Filters made with the same parameters place a key alike in tables of the same level: the same seed gives the
+ * same hash, and the same first shape and expansion give every level the same shape. So a fingerprint in bucket
+ * i of a source table of level l is the fingerprint its key would have in any destination table of level l, at
+ * the same bucket pair: re-adding it there (nidus_table_add, which kicks and counts duplicates as an add does)
  * leaves counts and removes exactly as if the key had been added to the destination. A fingerprint cannot move
- * to a newer table (it lacks the bits that table's fingerprints need), so a source table that does not fit in
- * the destination's table of the same index fails the merge with NIDUS_ERR_FULL.
+ * to a newer level (it lacks the bits that level's fingerprints need), so a source table that no destination
+ * table of its level holds is copied whole beside them, as a sibling of that level: exact by construction, at
+ * the cost of its memory and its error bound (cuckoo_filter.h).
  *
  * The source's copies go in by (pair, fingerprint) group, in two passes of adds: first each group up to its share
  * of the pair (bucket_size copies in the slots, or a stash entry), then the copies beyond it. An add lets a key
@@ -31,15 +32,54 @@ static bool same_table_shape(const nidus_table_shape *a, const nidus_table_shape
            a->mod_placement == b->mod_placement && (a->stride ? a->stride : 1) == (b->stride ? b->stride : 1);
 }
 
+/* The tables of `level` in cf: positions [*first, *end), empty when cf has no such level. */
+static void level_range(const nidus_cuckoo *cf, unsigned level, unsigned *first, unsigned *end)
+{
+    unsigned k = 0;
+    while (k < cf->ntables && cf->tables[k].shape.level < level)
+        k++;
+    *first = k;
+    while (k < cf->ntables && cf->tables[k].shape.level == level)
+        k++;
+    *end = k;
+}
+
+static unsigned top_level(const nidus_cuckoo *cf) { return cf->tables[cf->ntables - 1].shape.level; }
+
+/* Same seed, expansion and first shape, and every level both have of the same shape. */
 static nidus_status compatible(const nidus_cuckoo *a, const nidus_cuckoo *b)
 {
     nidus_cuckoo_thawed wa, wb;
     const nidus_cuckoo *x = nidus_cuckoo_inspect(a, &wa), *y = nidus_cuckoo_inspect(b, &wb);
     if (x->seed != y->seed || x->expansion != y->expansion || !same_table_shape(&x->base, &y->base))
         return NIDUS_ERR_INCOMPATIBLE;
-    for (unsigned k = 0; k < x->ntables && k < y->ntables; k++)
-        if (!same_table_shape(&x->tables[k].shape, &y->tables[k].shape))
+    for (unsigned k = 0; k < y->ntables; k++) {
+        unsigned first, end;
+        level_range(x, y->tables[k].shape.level, &first, &end);
+        if (first < end && !same_table_shape(&x->tables[first].shape, &y->tables[k].shape))
             return NIDUS_ERR_INCOMPATIBLE;
+    }
+    return NIDUS_OK;
+}
+
+/* A writable copy of table s in t (same shape, slots and overflow entries); on failure t holds nothing. */
+static nidus_status copy_table(nidus_table *t, const nidus_table *s, unsigned max_kicks, const nidus_allocator *a)
+{
+    nidus_status st = nidus_table_init(t, &s->shape, max_kicks, a);
+    if (st)
+        return st;
+    memcpy(t->data, s->data, (size_t)nidus_table_bytes(s));
+    t->occupied = s->occupied;
+    for (uint32_t e = 0; e < s->overflow.capacity && !st; e++) {
+        const nidus_overflow_entry *en = &s->overflow.entries[e];
+        if (en->count)
+            st = nidus_overflow_set(&t->overflow, a, en->bucket, en->fingerprint, en->count);
+    }
+    if (st) {
+        nidus_table_release(t, a);
+        return st;
+    }
+    nidus_table_overflow_changed(t);
     return NIDUS_OK;
 }
 
@@ -62,19 +102,9 @@ static nidus_cuckoo *clone_full(const nidus_cuckoo *cf)
     c->loader = NULL;
     c->read_only = false;
     for (unsigned k = 0; k < cf->ntables; k++) {
-        const nidus_table *s = &cf->tables[k];
-        nidus_table *t = &tables[k];
-        if (nidus_table_init(t, &s->shape, cf->max_kicks, a))
+        if (copy_table(&tables[k], &cf->tables[k], cf->max_kicks, a))
             goto fail;
         c->ntables++;
-        memcpy(t->data, s->data, (size_t)nidus_table_bytes(s));
-        t->occupied = s->occupied;
-        for (uint32_t e = 0; e < s->overflow.capacity; e++) {
-            const nidus_overflow_entry *en = &s->overflow.entries[e];
-            if (en->count && nidus_overflow_set(&t->overflow, a, en->bucket, en->fingerprint, en->count))
-                goto fail;
-        }
-        nidus_table_overflow_changed(t);
     }
     nidus_cuckoo_redispatch(c);
     return c;
@@ -83,8 +113,8 @@ fail:
     return NULL;
 }
 
-/* One table's merge: c (a copy of the destination's table, or a table the copy grew) takes the copies of s; d is
- * the destination's own table of that index, unchanged, or NULL when the destination lacks it. */
+/* One table's merge: c (a scratch copy of a destination table of s's level) takes the copies of s; d is the table
+ * c was copied from, unchanged (NULL: c started empty). */
 typedef struct table_merge {
     nidus_table *c;
     const nidus_table *s, *d;
@@ -222,8 +252,8 @@ static nidus_status merge_pass(table_merge *m, const nidus_overflow_entry *slotl
     return NIDUS_OK;
 }
 
-/* Adds every fingerprint of table s (slots and overflow entries) to table c of the same shape; d is the
- * destination's table c was copied from (NULL for one the copy grew). */
+/* Adds every fingerprint of table s (slots and overflow entries) to table c of the same shape; d is the table c
+ * was copied from, unchanged (NULL when c started empty). */
 static nidus_status merge_table(nidus_table *c, const nidus_table *s, const nidus_table *d, const nidus_allocator *a)
 {
     nidus_overflow_entry *slotless;
@@ -241,6 +271,59 @@ static nidus_status merge_table(nidus_table *c, const nidus_table *s, const nidu
     return st;
 }
 
+/* Table s as a new sibling at position `at` of c (after the last table of its level), if max_tables and
+ * max_memory allow it: its cost is counted as growth counts a new table's, before anything is allocated. */
+static nidus_status add_sibling(nidus_cuckoo *c, unsigned at, const nidus_table *s)
+{
+    if (c->ntables >= c->max_tables)
+        return NIDUS_ERR_LIMIT_TABLES;
+    if (!nidus_cuckoo_fits(c->max_memory, nidus_cuckoo_tables_memory(c), nidus_cuckoo_table_cost(&s->shape)))
+        return NIDUS_ERR_LIMIT_MEMORY;
+    nidus_table copy;
+    nidus_status st = copy_table(&copy, s, c->max_kicks, c->alloc);
+    if (st)
+        return st;
+    nidus_table *tables = nidus_realloc(c->alloc, c->tables, ((size_t)c->ntables + 1) * sizeof *tables);
+    if (!tables) {
+        nidus_table_release(&copy, c->alloc);
+        return NIDUS_ERR_NO_MEMORY;
+    }
+    c->tables = tables;
+    memmove(&tables[at + 1], &tables[at], (size_t)(c->ntables - at) * sizeof *tables);
+    tables[at] = copy;
+    c->ntables++;
+    return NIDUS_OK;
+}
+
+/* Merges table s into the first table of its level in c that holds all of it (each tried on a scratch copy, so a
+ * table that fills up midway is left as it was; an empty one simply becomes a copy), else adds s as a sibling.
+ * Every table is tried, however full: copies beyond a pair's share need no slot (duplicates join the overflow
+ * map), so free slots do not say whether s fits, and a full table fails its first add that finds no room. */
+static nidus_status merge_into_level(nidus_cuckoo *c, const nidus_table *s)
+{
+    unsigned first, end;
+    level_range(c, s->shape.level, &first, &end);
+    for (unsigned k = first; k < end; k++) {
+        nidus_table *t = &c->tables[k], scratch;
+        bool empty = nidus_table_items(t) == 0;
+        nidus_status st = copy_table(&scratch, empty ? s : t, c->max_kicks, c->alloc);
+        if (st)
+            return st;
+        if (!empty && (st = merge_table(&scratch, s, t, c->alloc))) { /* t: what scratch was copied from */
+            nidus_table_release(&scratch, c->alloc);
+            if (st != NIDUS_ERR_FULL)
+                return st;
+            continue;
+        }
+        nidus_table_release(t, c->alloc);
+        *t = scratch;
+        return NIDUS_OK;
+    }
+    if (c->expansion == 0) /* a filter that never grows gets no more tables */
+        return NIDUS_ERR_FULL;
+    return add_sibling(c, end, s);
+}
+
 nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src)
 {
     if (!dst || !src)
@@ -254,18 +337,20 @@ nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src)
     nidus_status st = compatible(dst, src);
     if (st)
         return st;
-    if (s->ntables > d->max_tables)
+    if (top_level(s) >= d->max_tables)
         return NIDUS_ERR_LIMIT_TABLES;
     nidus_cuckoo *c = clone_full(d);
     if (!c)
         return NIDUS_ERR_NO_MEMORY;
-    while (c->ntables < s->ntables && !st) /* the tables src has and dst lacks, as growth makes them */
+    while (top_level(c) < top_level(s) && !st) /* the levels src has and dst lacks, as growth makes them */
         st = nidus_cuckoo_grow(c);
     for (unsigned k = 0; k < s->ntables && !st; k++) {
-        if (!same_table_shape(&c->tables[k].shape, &s->tables[k].shape))
-            st = NIDUS_ERR_INCOMPATIBLE; /* a table grown after a compaction may have more bits */
+        unsigned first, end;
+        level_range(c, s->tables[k].shape.level, &first, &end);
+        if (!same_table_shape(&c->tables[first].shape, &s->tables[k].shape))
+            st = NIDUS_ERR_INCOMPATIBLE; /* a level grown after a compaction may have more bits */
         else
-            st = merge_table(&c->tables[k], &s->tables[k], k < d->ntables ? &d->tables[k] : NULL, c->alloc);
+            st = merge_into_level(c, &s->tables[k]);
     }
     if (st) {
         nidus_full_free(c);

@@ -668,7 +668,9 @@ void nidus_cuckoo_replace(nidus_cuckoo *h, nidus_cuckoo *full)
     if (form == NIDUS_FORM_FULL) { /* the struct's contents trade places: the caller's pointer stays valid */
         for (unsigned k = 0; k < h->ntables && k < full->ntables; k++) {
             nidus_table *o = &h->tables[k], *n = &full->tables[k];
-            if (!o->borrowed) /* a table borrowed from a writable mapping keeps its place there */
+            /* a table borrowed from a writable mapping keeps its place there, if the table now at its position
+             * has its size (a merge's sibling may have taken the position: then the file is written anew) */
+            if (!o->borrowed || nidus_table_bytes(o) != nidus_table_bytes(n))
                 continue;
             memcpy(o->data, n->data, (size_t)nidus_table_bytes(n));
             nidus_free(full->alloc, n->data);

@@ -40,6 +40,9 @@ typedef struct nidus_table_shape {
     uint8_t reach_log2;    /* the alternate bucket lies less than 2^reach_log2 buckets away, 1..32 */
     bool semi_sort;        /* bucket_size 4 only */
     bool mod_placement;    /* the placement of format versions 1-4 (cuckoo_table_impl.h): filters loaded from them */
+    /* Which step of the filter's growth made this shape (0: the first table's): not a placement input, but what
+     * merges match tables by. Tables of one level (siblings, made by merges) share their shape. */
+    uint8_t level;
     /* Range placement: buckets / the filter's first table's buckets (growth multiplies it by the expansion);
      * 0 is read as 1. Unused by mod placement. */
     uint64_t stride;

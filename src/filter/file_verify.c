@@ -40,7 +40,7 @@ static nidus_status check_prefix(const uint8_t *f, uint64_t len, nidus_file_repo
     if (memcmp(f, "NIDUS", 5))
         return fail(r, NIDUS_ERR_CORRUPT, "magic", "is not \"NIDUS\": not a nidus filter, or damaged", 0, 5);
     r->version = f[5];
-    if (f[5] < 1 || f[5] > NIDUS_FILE_FORMAT_VERSION)
+    if (f[5] < 1 || f[5] > NIDUS_FILE_FORMAT_VERSION_SIBLINGS)
         return fail(r, NIDUS_ERR_VERSION, "format version", "is not one this build reads", 5, 1);
     if (f[6] < NIDUS_KIND_CUCKOO || f[6] > NIDUS_KIND_FUSE)
         return fail(r, NIDUS_ERR_CORRUPT, "kind", "is not a kind of filter", 6, 1);

@@ -34,7 +34,7 @@ nidus_status nidus_fuse_encode(const nidus_fuse *f, void *buf, size_t cap, size_
         return NIDUS_ERR_TOO_LARGE;
     uint8_t prefix[NIDUS_CODEC_PREFIX_FIXED + FUSE_META];
     nidus_writer w = {prefix};
-    nidus_codec_put_prefix(&w, NIDUS_KIND_FUSE, total, FUSE_META);
+    nidus_codec_put_prefix(&w, NIDUS_FORMAT_VERSION, NIDUS_KIND_FUSE, total, FUSE_META);
     nidus_put_u64(&w, f->seed);
     nidus_put_u64(&w, f->construction_seed);
     nidus_put_u64(&w, f->keys);

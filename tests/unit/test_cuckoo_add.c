@@ -51,7 +51,7 @@ static void test_word_kernels_write_what_the_general_path_writes(void **state)
     for (size_t c = 0; c < sizeof word_configs / sizeof word_configs[0]; c++) {
         for (size_t k = 0; k < 4; k++) {
             const add_config *cfg = &word_configs[c];
-            nidus_table_shape shape = {128, (uint8_t)cfg->b, (uint8_t)cfg->f, (uint8_t)cfg->f, 16, cfg->semi, false, 1};
+            nidus_table_shape shape = {128, (uint8_t)cfg->b, (uint8_t)cfg->f, (uint8_t)cfg->f, 16, cfg->semi, false, 0, 1};
             nidus_table t;
             assert_int_equal(nidus_table_init(&t, &shape, kicks[k], &libc), NIDUS_OK);
             assert_int_not_equal(t.probe, NIDUS_PROBE_GENERAL);
@@ -104,7 +104,7 @@ static void test_put_takes_the_emptier_bucket(void **state)
     uint64_t rng = test_seed() + 22;
     for (size_t c = 0; c < sizeof word_configs / sizeof word_configs[0]; c++) {
         const add_config *cfg = &word_configs[c];
-        nidus_table_shape shape = {1024, (uint8_t)cfg->b, (uint8_t)cfg->f, (uint8_t)cfg->f, 16, cfg->semi, false, 1};
+        nidus_table_shape shape = {1024, (uint8_t)cfg->b, (uint8_t)cfg->f, (uint8_t)cfg->f, 16, cfg->semi, false, 0, 1};
         nidus_table t;
         assert_int_equal(nidus_table_init(&t, &shape, 20, &libc), NIDUS_OK);
         for (int op = 0; op < 3000; op++) {
