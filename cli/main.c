@@ -767,7 +767,7 @@ static int cmd_merge(int argc, char **argv)
             rc = EXIT_ERROR;
         } else if (st) {
             fprintf(stderr, "nidus: %s: cannot merge into %s: %s (%s left unchanged)\n", argv[i], dest_path,
-                    st == NIDUS_ERR_FULL ? "a sub-filter has no room for the items of the same sub-filter of SRC"
+                    st == NIDUS_ERR_FULL ? "it does not grow (expansion 0) and has no room for the items of SRC"
                                          : add_failure(st),
                     dest_path);
             rc = EXIT_ERROR;

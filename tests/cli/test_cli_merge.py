@@ -107,6 +107,24 @@ def test_full_destination_is_refused(tmp_path):
     assert open(dest, "rb").read() == before
 
 
+@pytest.mark.parametrize("expansion", ["1", "2"])
+def test_two_grown_files_merge(tmp_path, expansion):
+    # both grew past their first table, which is full: what does not fit is added beside it (a sibling table)
+    a_keys, b_keys = [f"a{i}" for i in range(4000)], [f"b{i}" for i in range(3000)] + ["a1"]
+    a = make(str(tmp_path / "a"), "cuckoo", a_keys, "--expansion", expansion)
+    b = make(str(tmp_path / "b"), "cuckoo", b_keys, "--expansion", expansion)
+    assert open(a, "rb").read()[5] == 8  # no siblings: the format the previous release reads
+    dest = str(tmp_path / "dest")
+    run("merge", dest, a, b, check_rc=0)
+    assert open(dest, "rb").read()[5] == 10  # siblings: the format version that has them
+    run("verify", dest, check_rc=0)
+    assert checks(dest, a_keys + b_keys) == [b"1"] * len(a_keys + b_keys)
+    assert run("count", dest, "a1", check_rc=0).stdout == b"2\n"
+    run("merge", dest, a, check_rc=0)  # and once more, in place
+    assert run("count", dest, "a1", check_rc=0).stdout == b"3\n"
+    run("verify", dest, check_rc=0)
+
+
 def test_help_lists_merge():
     assert b"nidus merge DEST SRC [SRC ...]" in run("--help", check_rc=0).stdout
     assert run("merge", "--help", check_rc=0).stdout.startswith(b"nidus merge DEST SRC")

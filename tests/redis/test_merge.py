@@ -50,8 +50,8 @@ def field(info, name):
 # ---- the union ----
 
 def test_cf_merge_creates_destkey_with_every_item_and_count(c):
-    # sub-filter k of a source goes into sub-filter k of destkey (a fingerprint cannot move to another): the
-    # union of the first sub-filters must fit in one, so these have room for both
+    # sub-filter k of a source goes into sub-filter k of destkey (a fingerprint cannot move to another) when the
+    # union fits there, as here; else it is added beside it (the grown cases below)
     assert c("CF.RESERVE", "a", 10000, "EXPANSION", 2) == "OK"
     assert c("CF.RESERVE", "b", 10000, "EXPANSION", 2) == "OK"
     a, b, both = items("a", 3000), items("b", 500), items("s", 100)
@@ -86,9 +86,34 @@ def test_cf_merge_takes_the_sub_filters_only_the_source_grew(c):
     assert c("CF.MERGE", "e", 1, "grown") == "OK"
     assert field(c("CF.INFO", "e"), "Number of filters") == filters
     assert mexists(c, "CF", "e", g) == [1] * len(g)
-    # the first sub-filters are full now: a source with items in its first one does not fit
-    assert c("CF.MERGE", "e", 1, "grown") == Error(
-        "ERR filter is full: a sub-filter of destkey has no room for the items of sourcekey 1 in the same sub-filter")
+    # the first sub-filters are full now: the source's that find no room are added beside them
+    assert c("CF.MERGE", "e", 1, "grown") == "OK"
+    assert field(c("CF.INFO", "e"), "Number of filters") > filters
+    assert field(c("CF.INFO", "e"), "Number of items inserted") == 2 * len(g)
+    assert c("CF.COUNT", "e", "g7") == 2
+
+
+def test_cf_merge_of_two_grown_keys(c):
+    for key in ("g1", "g2"):
+        assert c("CF.RESERVE", key, 500, "EXPANSION", 2) == "OK"
+    a, b = items("a", 3000), items("b", 2500)
+    insert(c, "CF", "g1", a)
+    insert(c, "CF", "g2", b + a[:100])
+    n1, n2 = (field(c("CF.INFO", k), "Number of filters") for k in ("g1", "g2"))
+    assert n1 >= 3 and n2 >= 3
+    assert c("CF.MERGE", "g3", 2, "g1", "g2") == "OK"
+    assert max(n1, n2) < field(c("CF.INFO", "g3"), "Number of filters") <= n1 + n2
+    assert field(c("CF.INFO", "g3"), "Number of items inserted") == 5600
+    assert mexists(c, "CF", "g3", a + b) == [1] * 5500
+    assert [c("CF.COUNT", "g3", x) >= 2 for x in a[:100]] == [True] * 100
+    for x in a[:100]:
+        assert c("CF.DEL", "g3", x) == 1
+    # it grows on, saves and loads as it is
+    insert(c, "CF", "g3", items("c", 8000))
+    digest = c("DEBUG", "DIGEST-VALUE", "g3")
+    assert c("DEBUG", "RELOAD") == "OK"
+    assert c("DEBUG", "DIGEST-VALUE", "g3") == digest
+    assert mexists(c, "CF", "g3", a + b + items("c", 8000)) == [1] * 13500
 
 
 def test_bf_merge_card_is_the_sum_of_the_cards(c):
@@ -338,7 +363,12 @@ def build_merges(m, before_merging=lambda: None):
         m("RESTORE", key, 0, payload("bf_scale"))
     insert(m, "BF", "rb1", items("x", 900))
     insert(m, "BF", "rb2", items("y", 300))
+    # grown apart: sibling sub-filters
+    for key in ("cs1", "cs2"):
+        m("CF.RESERVE", key, 500, "EXPANSION", 2)
+        insert(m, "CF", key, items(key, 2500))
     before_merging()
+    assert m("CF.MERGE", "csd", 2, "cs1", "cs2") == "OK"
     assert m("CF.MERGE", "rcd", 2, "rc1", "rc2") == "OK"
     assert m("BF.MERGE", "rb1", 1, "rb2") == "OK"
     for kind in ("c", "b"):
@@ -348,7 +378,7 @@ def build_merges(m, before_merging=lambda: None):
         assert m(cmd, kind + "f", 3, kind + "f", kind + "g", kind + "h") == "OK"  # on a copy
 
 
-MERGED = ["cb", "cd", "cf", "bb", "bd", "bf", "rcd", "rb1"]
+MERGED = ["cb", "cd", "cf", "bb", "bd", "bf", "rcd", "rb1", "csd"]
 
 
 def test_replica_rdb_and_aof_end_byte_identical(make_server):
@@ -381,6 +411,7 @@ def test_replica_rdb_and_aof_end_byte_identical(make_server):
     assert mexists(m, "CF", "cd", items("a", 2000) + items("b", 700)) == [1] * 2700
     assert mexists(m, "BF", "bd", items("a", 900) + items("b", 300)) == [1] * 1200
     assert mexists(m, "CF", "cf", items("cf", 300) + items("cg", 300) + items("ch", 300)) == [1] * 900
+    assert mexists(m, "CF", "csd", items("cs1", 2500) + items("cs2", 2500)) == [1] * 5000
 
 
 # ---- keys loaded from RedisBloom ----
