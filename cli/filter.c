@@ -116,13 +116,18 @@ static void info_cuckoo(const nidus_cuckoo *f, bool json, FILE *out)
                      "deleted:        %llu since the last compaction\n",
                 s.bucket_size, s.fingerprint_bits, s.semi_sort ? " (semi-sorted)" : "", s.max_kicks, s.expansion,
                 (unsigned long long)s.items_deleted);
+    unsigned prev_level = 0;
     for (unsigned k = 0; k < s.tables; k++) {
         nidus_cuckoo_table_stats t;
         nidus_cuckoo_get_table_stats(f, k, &t);
         sub_filter sf = {t.buckets * s.bucket_size, t.items, t.memory_bytes, t.error_bound};
-        char extra[64];
-        snprintf(extra, sizeof extra, ", %llu buckets, %u-bit fingerprints", (unsigned long long)t.buckets,
-                 t.fingerprint_bits);
+        char extra[96];
+        int n = snprintf(extra, sizeof extra, ", %llu buckets, %u-bit fingerprints", (unsigned long long)t.buckets,
+                         t.fingerprint_bits);
+        if (t.level != k && n > 0 && (size_t)n < sizeof extra) /* after a merge's sibling: the level */
+            snprintf(extra + n, sizeof extra - (size_t)n, ", level %u%s", t.level,
+                     t.level == prev_level ? " (a sibling)" : "");
+        prev_level = t.level;
         print_sub(out, json, k, &sf, extra);
     }
     if (json)

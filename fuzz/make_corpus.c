@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Writes seed corpora for the fuzz targets from real encodings: cuckoo filters of several shapes, grown, with
- * duplicates and removes, and Bloom and counting Bloom filters, whole (decode/) and as length-prefixed chunk
- * streams (chunks/), and binary fuse filters whole and as files (file/).
+ * duplicates and removes, two grown ones merged (sibling tables), and Bloom and counting Bloom filters, whole
+ * (decode/) and as length-prefixed chunk streams (chunks/); the merged cuckoo filter and binary fuse filters
+ * also whole and as files (file/).
  * usage: nidus_fuzz_corpus DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,37 @@ static void fuse_seeds(const char *dir)
     }
 }
 
+/* Two grown cuckoo filters merged: sibling tables (format version 9, and 10 as a file). */
+static void sibling_seeds(const char *dir)
+{
+    nidus_cuckoo_params p = {.bucket_size = 4, .fingerprint_bits = 8, .expansion = 2, .capacity = 30,
+                             .max_kicks = 20, .seed = 8};
+    nidus_cuckoo *a, *b;
+    if (nidus_cuckoo_new(&p, &a) || nidus_cuckoo_new(&p, &b))
+        exit(2);
+    for (uint64_t k = 0; k < 150; k++) {
+        (void)nidus_cuckoo_add_hash(a, k * UINT64_C(0x9E3779B97F4A7C15));
+        (void)nidus_cuckoo_add_hash(b, ~k * UINT64_C(0x9E3779B97F4A7C15));
+    }
+    for (int k = 0; k < 12; k++)
+        (void)nidus_cuckoo_add_hash(b, 7);
+    if (nidus_cuckoo_merge(a, b))
+        exit(2);
+    size_t len = (size_t)nidus_cuckoo_encoded_size(a);
+    uint8_t *buf = malloc(len);
+    if (!buf || nidus_cuckoo_encode(a, buf, len, &len) || buf[5] != NIDUS_FORMAT_VERSION_SIBLINGS)
+        exit(2);
+    write_file(dir, "decode", 8, buf, len);
+    write_chunks(dir, 8, a, dump_cuckoo, 0);
+    char path[512];
+    snprintf(path, sizeof path, "%s/file/seed-v10-siblings", dir);
+    if (nidus_cuckoo_save_file(a, path))
+        exit(2);
+    free(buf);
+    nidus_cuckoo_free(a);
+    nidus_cuckoo_free(b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -158,6 +190,7 @@ int main(int argc, char **argv)
         write_chunks(argv[1], s, cf, dump_cuckoo, 0);
         nidus_cuckoo_free(cf);
     }
+    sibling_seeds(argv[1]);
     bloom_seeds(argv[1]);
     fuse_seeds(argv[1]);
     return 0;

@@ -159,6 +159,8 @@ static nidus_status check_prefix(const uint8_t *buf, size_t len, nidus_kind kind
         return NIDUS_ERR_CORRUPT;
     if (k != (unsigned)kind)
         return NIDUS_ERR_UNSUPPORTED;
+    if (version >= NIDUS_FORMAT_VERSION_SIBLINGS && kind != NIDUS_KIND_CUCKOO)
+        return NIDUS_ERR_CORRUPT; /* only cuckoo filters with sibling tables are written as 9 and 10 */
     if (total && *total && declared != *total)
         return NIDUS_ERR_CORRUPT;
     /* a whole encoding ends in its checksum; a framed file's body has none (and an empty fuse filter's body

@@ -118,6 +118,7 @@ def test_two_grown_files_merge(tmp_path, expansion):
     run("merge", dest, a, b, check_rc=0)
     assert open(dest, "rb").read()[5] == 10  # siblings: the format version that has them
     run("verify", dest, check_rc=0)
+    assert b", level 0 (a sibling)" in run("info", dest, check_rc=0).stdout
     assert checks(dest, a_keys + b_keys) == [b"1"] * len(a_keys + b_keys)
     assert run("count", dest, "a1", check_rc=0).stdout == b"2\n"
     run("merge", dest, a, check_rc=0)  # and once more, in place

@@ -397,6 +397,22 @@ static void test_forged_levels(void **state)
     free(sib.p);
     nidus_filter_free(dst);
     nidus_filter_free(src);
+    /* Bloom filters are never written as 9 */
+    nidus_bloom_params bp = {.capacity = 100, .error_rate = 0.01};
+    nidus_bloom *bf = NULL, *back = NULL;
+    assert_int_equal(nidus_bloom_new(&bp, &bf), NIDUS_OK);
+    uint8_t buf[4096];
+    size_t n_bytes;
+    assert_int_equal(nidus_bloom_encode(bf, buf, sizeof buf, &n_bytes), NIDUS_OK);
+    assert_int_equal(buf[5], NIDUS_FORMAT_VERSION);
+    buf[5] = NIDUS_FORMAT_VERSION_SIBLINGS;
+    reseal(buf, n_bytes);
+    assert_int_equal(nidus_bloom_decode(buf, n_bytes, NULL, &back), NIDUS_ERR_CORRUPT);
+    buf[5] = NIDUS_FORMAT_VERSION;
+    reseal(buf, n_bytes);
+    assert_int_equal(nidus_bloom_decode(buf, n_bytes, NULL, &back), NIDUS_OK);
+    nidus_bloom_free(back);
+    nidus_bloom_free(bf);
 }
 
 int main(void)
