@@ -86,6 +86,9 @@ uint64_t prop_fuse_episode(uint64_t seed, uint64_t ops);
 /* Cuckoo states checked so far with stash entries in some table (`full`: with some table's stash at its limit). */
 uint64_t prop_cuckoo_stash_states(bool full);
 
+/* Cuckoo merges so far that succeeded (`siblings`: that left the destination with a sibling table). */
+uint64_t prop_cuckoo_merges(bool siblings);
+
 /* Reusable chunk buffer k (< PROP_CHUNKS_MAX) of NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD bytes, allocated
  * on first use; prop_release_buffers frees them all (at exit, so leak checkers see a clean run). */
 #define PROP_CHUNKS_MAX 8

@@ -5,7 +5,7 @@
  * total, no key of the model is missing and none counts fewer copies than it has (every key on universes up
  * to 64 keys; on larger ones the touched keys, and all of them every 32nd step); a failed write leaves the
  * encoding byte-identical; the kernel choice cached in the filter equals a fresh derivation; nothing leaks when
- * the episode ends. */
+ * the episode ends. Merges of other filters, grown or not, add to the model (sibling tables for grown ones). */
 #include "property.h"
 
 #include <inttypes.h>
@@ -34,6 +34,10 @@ typedef struct run {
 static uint64_t stash_states, stash_full_states;
 
 uint64_t prop_cuckoo_stash_states(bool full) { return full ? stash_full_states : stash_states; }
+
+static uint64_t merges, sibling_merges;
+
+uint64_t prop_cuckoo_merges(bool siblings) { return siblings ? sibling_merges : merges; }
 
 /* The lookup signature has every overflow entry's bit (one missing hides the entry: a false negative), and none
  * while the map is empty. */
@@ -416,6 +420,60 @@ static void op_chunks(run *R)
     }
 }
 
+/* Merges in another filter of the same parameters (its own limits: the defaults), grown by random keys of the
+ * universe, or the filter itself: the model's counts add. Tables of a level without room for the source's get
+ * sibling tables, so merges of grown filters succeed; a failure (the destination's limits, a full filter that
+ * never grows, no memory) leaves the encoding byte-identical. */
+static void op_merge(run *R)
+{
+    prop_at.op = "merge";
+    bool self = prop_chance(&R->r, 1, 6);
+    uint32_t *adds = calloc((size_t)R->universe, sizeof *adds);
+    if (!adds)
+        exit(2);
+    nidus_cuckoo *src = NULL;
+    if (!self) {
+        nidus_cuckoo_params p = R->params;
+        p.allocator = NULL;
+        p.max_memory = 0;
+        p.max_tables = 0;
+        PROP_CHECK(nidus_cuckoo_new(&p, &src) == NIDUS_OK);
+        uint64_t n = prop_range(&R->r, 0, 3 * R->params.capacity + 8);
+        for (uint64_t k = 0; k < n; k++) {
+            uint64_t id = any_id(R);
+            prop_keybuf key = prop_key(R->salt, id);
+            if (nidus_cuckoo_add(src, key.b, key.n) == NIDUS_OK)
+                adds[id]++;
+        }
+    }
+    R->alloc.armed = true;
+    nidus_status st = nidus_cuckoo_merge(R->cf, self ? R->cf : src);
+    R->alloc.armed = false;
+    if (st == NIDUS_OK) {
+        nidus_cuckoo_stats s;
+        nidus_cuckoo_get_stats(R->cf, &s);
+        nidus_cuckoo_table_stats last;
+        PROP_CHECK(nidus_cuckoo_get_table_stats(R->cf, s.tables - 1, &last) == NIDUS_OK);
+        merges++;
+        sibling_merges += last.level + 1 < s.tables;
+        for (uint64_t id = 0; id < R->universe; id++) {
+            uint32_t more = self ? R->model[id] : adds[id];
+            R->model[id] += more;
+            R->total += more;
+        }
+    } else {
+        PROP_CHECK(st == NIDUS_ERR_NO_MEMORY ? R->alloc.fail_one_in != 0
+                   : st == NIDUS_ERR_FULL    ? R->params.expansion == 0
+                                             : R->params.expansion > 0 && (st == NIDUS_ERR_LIMIT_TABLES ||
+                                                                           st == NIDUS_ERR_LIMIT_MEMORY ||
+                                                                           st == NIDUS_ERR_TOO_LARGE));
+    }
+    nidus_cuckoo_free(src);
+    free(adds);
+    R->sweep = true;
+    check_state(R, st != NIDUS_OK, NULL, 0);
+}
+
 static void op_clear(run *R)
 {
     prop_at.op = "clear";
@@ -521,8 +579,10 @@ uint64_t prop_cuckoo_episode(uint64_t seed, uint64_t budget)
             op_add(&R, true);
         else if (op < 750)
             op_remove(&R);
-        else if (op < 820)
+        else if (op < 805)
             op_lookup(&R);
+        else if (op < 820)
+            op_merge(&R);
         else if (op < 870)
             op_add_many(&R);
         else if (op < 920)

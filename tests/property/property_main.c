@@ -176,5 +176,7 @@ int main(int argc, char **argv)
            done, per_family[0], per_family[1], per_family[2], per_family[3], episodes, s, seed);
     printf("   cuckoo states with stash entries: %" PRIu64 " (%" PRIu64 " with a full stash)\n",
            prop_cuckoo_stash_states(false), prop_cuckoo_stash_states(true));
+    printf("   cuckoo merges: %" PRIu64 " (%" PRIu64 " leaving sibling tables)\n", prop_cuckoo_merges(false),
+           prop_cuckoo_merges(true));
     return 0;
 }
