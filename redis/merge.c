@@ -144,11 +144,13 @@ static void free_value(const merge_kind *m, bool rb, void *value)
         m->ops->destroy(value);
 }
 
-/* Merges in[1..n) into in[0]'s value, in place, or into a copy of it set into `dest` at the end; replies. */
+/* Merges in[1..n) into in[0]'s value, in place, or into a copy of it set into `dest` at the end; replies. In
+ * place only when the inputs together (`total` bytes) are within `limit`: a merged filter holds at most the
+ * inputs' tables (sibling tables are copies of a source's), so only a copy needs checking afterwards. */
 static int merge_inputs(RedisModuleCtx *ctx, const merge_kind *m, RedisModuleKey *dest, bool dest_exists,
-                        merge_input *in, int n, uint64_t limit)
+                        merge_input *in, int n, uint64_t limit, uint64_t total)
 {
-    bool in_place = dest_exists && n == 2 && !in[0].rb;
+    bool in_place = dest_exists && n == 2 && !in[0].rb && total <= limit;
     void *work = in_place ? in[0].value : copy_input(m, &in[0]);
     if (!work)
         return RedisModule_ReplyWithError(ctx, merge_error(m, NIDUS_ERR_NO_MEMORY));
@@ -218,15 +220,17 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     } else if (n == 1 && dest_exists) { /* destkey merged with itself alone: already the union */
         RedisModule_ReplyWithSimpleString(ctx, "OK");
     } else if (all_compatible(ctx, m, in, n)) {
-        /* the union holds every table or layer of the input that has the most: held to the limit before
-         * anything is built (the result is checked again before it replaces destkey) */
-        uint64_t limit = merge_limit(ctx), largest = 0;
+        /* the union holds at least every table or layer of the input that has the most (cuckoo sibling tables
+         * may add the others'): held to the limit before anything is built (a result that may pass it is
+         * built on a copy and checked again before it replaces destkey) */
+        uint64_t limit = merge_limit(ctx), largest = 0, total = 0;
         for (int i = 0; i < n; i++) {
             uint64_t bytes = input_memory(m, &in[i]);
             largest = bytes > largest ? bytes : largest;
+            total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
         }
         rc = largest > limit ? RedisModule_ReplyWithError(ctx, NIDUS_MSG_TOO_BIG)
-                             : merge_inputs(ctx, m, dest, dest_exists, in, n, limit);
+                             : merge_inputs(ctx, m, dest, dest_exists, in, n, limit, total);
     }
     RedisModule_Free(in);
     RedisModule_CloseKey(dest);

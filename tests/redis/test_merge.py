@@ -337,6 +337,19 @@ def test_max_filter_memory_is_checked_before_anything_changes(c):
     assert c("CONFIG", "SET", "nidus.max-filter-memory", 1 << 31) == "OK"
     assert c("CF.MERGE", "big", 1, "big2") == "OK"
     assert c("CF.EXISTS", "big", "x") == 1
+    # two grown keys each within the limit whose merge, with sibling sub-filters, would not be: refused in place
+    for key in ("g1", "g2"):
+        assert c("CF.RESERVE", key, 500, "EXPANSION", 2) == "OK"
+        insert(c, "CF", key, items(key, 2500))
+    sizes = [field(c("CF.INFO", key), "Size") for key in ("g1", "g2")]
+    before = dumps(c, "g1", "g2")
+    assert c("CONFIG", "SET", "nidus.max-filter-memory", max(sizes) + 64) == "OK"
+    assert c("CF.MERGE", "g1", 1, "g2") == too_big
+    assert c("CF.MERGE", "g3", 2, "g1", "g2") == too_big
+    assert dumps(c, "g1", "g2") == before and c("EXISTS", "g3") == 0
+    assert c("CONFIG", "SET", "nidus.max-filter-memory", 1 << 31) == "OK"
+    assert c("CF.MERGE", "g1", 1, "g2") == "OK"
+    assert field(c("CF.INFO", "g1"), "Size") > max(sizes) + 64
 
 
 # ---- replication, RDB, AOF ----
