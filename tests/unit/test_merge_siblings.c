@@ -304,6 +304,43 @@ static void test_allocation_failures(void **state)
     }
 }
 
+/* A destination opened writable in place (its tables in a private mapping of the file) gets siblings: tables of
+ * other sizes take the positions of mapped ones, and the save writes the file anew; it holds the same bytes as
+ * the same merge into a filter loaded whole. */
+static void test_into_writable_mapping(void **state)
+{
+    (void)state;
+    long live = g_fail.live;
+    nidus_cuckoo_params p = params(256);
+    nidus_filter *dst = cuckoo_with(&p), *src = cuckoo_with(&p);
+    add_keys(dst, "d", 1500, 1);
+    add_keys(src, "s", 1200, 1);
+    add_keys(src, "d", 4, 9);
+    char path[] = "/tmp/nidus-siblings-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(nidus_filter_save_file(dst, path), NIDUS_OK);
+    nidus_filter *mapped = NULL, *back = NULL;
+    assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_MAP_WRITABLE, &g_hook, NULL, &mapped), NIDUS_OK);
+    assert_int_equal(nidus_filter_merge(dst, src), NIDUS_OK);
+    assert_int_equal(nidus_filter_merge(mapped, src), NIDUS_OK);
+    assert_true(check_levels(dst) >= 1);
+    bytes want = filter_bytes(dst);
+    assert_same_bytes(mapped, want);
+    assert_counts(mapped, "s", 0, 1200, 1);
+    assert_int_equal(nidus_filter_save_file(mapped, path), NIDUS_OK);
+    nidus_filter_free(mapped);
+    assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_LOAD, &g_hook, NULL, &back), NIDUS_OK);
+    unlink(path);
+    assert_same_bytes(back, want);
+    free(want.p);
+    nidus_filter_free(back);
+    nidus_filter_free(dst);
+    nidus_filter_free(src);
+    assert_int_equal(g_fail.live, live);
+}
+
 /* ---- the encoding */
 
 /* A grown filter without siblings is written as before levels existed: the fixture was saved by the library of
@@ -423,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_self_grown),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_into_writable_mapping),
         cmocka_unit_test(test_without_siblings_unchanged),
         cmocka_unit_test(test_forged_levels),
     };
