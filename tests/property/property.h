@@ -54,6 +54,8 @@ typedef struct prop_where {
     const char *family;
     const char *op;
     char config[256];
+    bool no_merge;    /* --no-merge: cuckoo episodes draw the operations of the mix before merges (their op
+                       * range goes to lookups), so episodes found before then replay exactly */
 } prop_where;
 
 extern prop_where prop_at;

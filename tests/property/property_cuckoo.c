@@ -420,6 +420,26 @@ static void op_chunks(run *R)
     }
 }
 
+/* Whether some level both filters have has another shape in each: growth after a compaction that freed tables
+ * gives a level no fewer bits than the newest table's, more than a filter grown straight has there. */
+static bool levels_differ(const nidus_cuckoo *a, const nidus_cuckoo *b)
+{
+    nidus_cuckoo_stats sa, sb;
+    nidus_cuckoo_get_stats(a, &sa);
+    nidus_cuckoo_get_stats(b, &sb);
+    for (unsigned j = 0; j < sb.tables; j++) {
+        nidus_cuckoo_table_stats y;
+        PROP_CHECK(nidus_cuckoo_get_table_stats(b, j, &y) == NIDUS_OK);
+        for (unsigned k = 0; k < sa.tables; k++) {
+            nidus_cuckoo_table_stats x;
+            PROP_CHECK(nidus_cuckoo_get_table_stats(a, k, &x) == NIDUS_OK);
+            if (x.level == y.level && (x.buckets != y.buckets || x.fingerprint_bits != y.fingerprint_bits))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Merges in another filter of the same parameters (its own limits: the defaults), grown by random keys of the
  * universe, or the filter itself: the model's counts add. Tables of a level without room for the source's get
  * sibling tables, so merges of grown filters succeed; a failure (the destination's limits, a full filter that
@@ -462,11 +482,12 @@ static void op_merge(run *R)
             R->total += more;
         }
     } else {
-        PROP_CHECK(st == NIDUS_ERR_NO_MEMORY ? R->alloc.fail_one_in != 0
-                   : st == NIDUS_ERR_FULL    ? R->params.expansion == 0
-                                             : R->params.expansion > 0 && (st == NIDUS_ERR_LIMIT_TABLES ||
-                                                                           st == NIDUS_ERR_LIMIT_MEMORY ||
-                                                                           st == NIDUS_ERR_TOO_LARGE));
+        PROP_CHECK(st == NIDUS_ERR_NO_MEMORY    ? R->alloc.fail_one_in != 0
+                   : st == NIDUS_ERR_FULL         ? R->params.expansion == 0
+                   : st == NIDUS_ERR_INCOMPATIBLE ? !self && levels_differ(R->cf, src)
+                                                  : R->params.expansion > 0 && (st == NIDUS_ERR_LIMIT_TABLES ||
+                                                                                st == NIDUS_ERR_LIMIT_MEMORY ||
+                                                                                st == NIDUS_ERR_TOO_LARGE));
     }
     nidus_cuckoo_free(src);
     free(adds);
@@ -579,7 +600,7 @@ uint64_t prop_cuckoo_episode(uint64_t seed, uint64_t budget)
             op_add(&R, true);
         else if (op < 750)
             op_remove(&R);
-        else if (op < 805)
+        else if (op < 805 || (op < 820 && prop_at.no_merge))
             op_lookup(&R);
         else if (op < 820)
             op_merge(&R);

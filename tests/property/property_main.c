@@ -2,8 +2,10 @@
 /* nidus_property: random operation sequences on random filters, checked after every step against an exact
  * model (see docs/RELIABILITY.md for the properties).
  *   usage: nidus_property [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|fuse|all]
+ *          [--no-merge]
  * --ops is the total budget (default 2,000,000). Episodes draw their seeds from (S, index); a failure prints
- * the command line that replays just the failing episode (--seed S --episode E). */
+ * the command line that replays just the failing episode (--seed S --episode E). --no-merge: cuckoo episodes
+ * without merges, as they ran before merges joined the mix (to replay episodes recorded then). */
 #include "property.h"
 
 #include <inttypes.h>
@@ -18,9 +20,9 @@ _Noreturn void prop_fail(const char *file, int line, const char *what)
 {
     fprintf(stderr,
             "PROPERTY FAILED: %s (%s:%d)\n  family %s, op %s, step %" PRIu64 "\n  config: %s\n"
-            "  reproduce: nidus_property --seed %" PRIu64 " --episode %" PRIu64 " --family %s\n",
+            "  reproduce: nidus_property --seed %" PRIu64 " --episode %" PRIu64 " --family %s%s\n",
             what, file, line, prop_at.family, prop_at.op ? prop_at.op : "-", prop_at.step, prop_at.config,
-            prop_at.seed, prop_at.episode, prop_at.family);
+            prop_at.seed, prop_at.episode, prop_at.family, prop_at.no_merge ? " --no-merge" : "");
     exit(1);
 }
 
@@ -126,8 +128,12 @@ int main(int argc, char **argv)
             only = strtoull(argv[++k], NULL, 10);
         else if (!strcmp(argv[k], "--family") && k + 1 < argc)
             family = argv[++k];
+        else if (!strcmp(argv[k], "--no-merge"))
+            prop_at.no_merge = true;
         else {
-            fprintf(stderr, "usage: %s [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|fuse|all]\n",
+            fprintf(stderr,
+                    "usage: %s [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|fuse|all] "
+                    "[--no-merge]\n",
                     argv[0]);
             return 2;
         }
