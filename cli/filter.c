@@ -66,15 +66,17 @@ typedef struct summary {
     unsigned subs;
 } summary;
 
-static void print_sub(FILE *out, bool json, unsigned k, const sub_filter *t, const char *extra)
+/* One sub-filter's line, or its JSON object; `extra` ends the line, `json_extra` (fields with their leading
+ * ", ") ends the object. */
+static void print_sub(FILE *out, bool json, unsigned k, const sub_filter *t, const char *extra, const char *json_extra)
 {
     double load = t->capacity ? (double)t->items / (double)t->capacity : 0.0;
     char e[32];
     if (json)
         fprintf(out, "%s{\"capacity\": %llu, \"items\": %llu, \"memory_bytes\": %llu, \"load\": %.6f, "
-                     "\"error_bound\": %s}",
+                     "\"error_bound\": %s%s}",
                 k ? ", " : "", (unsigned long long)t->capacity, (unsigned long long)t->items,
-                (unsigned long long)t->memory_bytes, finite(load), real(e, t->error_bound));
+                (unsigned long long)t->memory_bytes, finite(load), real(e, t->error_bound), json_extra);
     else
         fprintf(out, "  #%u: capacity %llu, %llu items, load %.4f, error bound %.3g, %llu bytes%s\n", k,
                 (unsigned long long)t->capacity, (unsigned long long)t->items, load, t->error_bound,
@@ -128,7 +130,10 @@ static void info_cuckoo(const nidus_cuckoo *f, bool json, FILE *out)
             snprintf(extra + n, sizeof extra - (size_t)n, ", level %u%s", t.level,
                      t.level == prev_level ? " (a sibling)" : "");
         prev_level = t.level;
-        print_sub(out, json, k, &sf, extra);
+        char json_extra[96];
+        snprintf(json_extra, sizeof json_extra, ", \"buckets\": %llu, \"fingerprint_bits\": %u, \"level\": %u",
+                 (unsigned long long)t.buckets, t.fingerprint_bits, t.level);
+        print_sub(out, json, k, &sf, extra, json_extra);
     }
     if (json)
         fprintf(out, "]");
@@ -154,7 +159,9 @@ static void info_bloom(const nidus_bloom *f, bool json, FILE *out)
         sub_filter sf = {l.capacity, l.items, l.memory_bytes, l.error};
         char extra[32];
         snprintf(extra, sizeof extra, ", %u hashes", l.hashes);
-        print_sub(out, json, k, &sf, extra);
+        char json_extra[32];
+        snprintf(json_extra, sizeof json_extra, ", \"hashes\": %u", l.hashes);
+        print_sub(out, json, k, &sf, extra, json_extra);
     }
     if (json)
         fprintf(out, "]");
@@ -175,7 +182,7 @@ static void info_counting(const nidus_counting_bloom *f, bool json, FILE *out)
         fprintf(out, "parameters:     error rate %g, %u hashes, 4-bit counters (%llu saturated)\n", s.error_rate,
                 s.hashes, (unsigned long long)s.saturated);
     sub_filter sf = {s.capacity, s.items, s.memory_bytes, s.error_rate};
-    print_sub(out, json, 0, &sf, "");
+    print_sub(out, json, 0, &sf, "", "");
     if (json)
         fprintf(out, "]");
 }
@@ -196,7 +203,7 @@ static void info_fuse(const nidus_fuse *f, bool json, FILE *out)
                 finite(s.bits_per_item), load, real(e, s.error_bound), s.fingerprint_bits,
                 (unsigned long long)s.keys, (unsigned long long)s.slots, finite(s.bits_per_item));
         sub_filter sf = {s.keys, s.keys, s.memory_bytes, s.error_bound};
-        print_sub(out, true, 0, &sf, "");
+        print_sub(out, true, 0, &sf, "", "");
         fprintf(out, "]");
         return;
     }

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """nidus merge DEST SRC [SRC ...]: every kind, DEST created or merged in place, DEST among the sources, and every
 error leaving DEST byte for byte as it was, with one line naming the SRC and what differs."""
+import json
 import os
 
 import pytest
@@ -119,6 +120,12 @@ def test_two_grown_files_merge(tmp_path, expansion):
     assert open(dest, "rb").read()[5] == 10  # siblings: the format version that has them
     run("verify", dest, check_rc=0)
     assert b", level 0 (a sibling)" in run("info", dest, check_rc=0).stdout
+    subs = json.loads(run("info", dest, "--json", check_rc=0).stdout)["sub_filters"]
+    levels = [s["level"] for s in subs]
+    assert levels[:2] == [0, 0] and levels == sorted(levels) and len(levels) > len(set(levels))
+    for x in subs:  # a sibling has its level's shape
+        first = subs[levels.index(x["level"])]
+        assert (x["buckets"], x["fingerprint_bits"]) == (first["buckets"], first["fingerprint_bits"])
     assert checks(dest, a_keys + b_keys) == [b"1"] * len(a_keys + b_keys)
     assert run("count", dest, "a1", check_rc=0).stdout == b"2\n"
     run("merge", dest, a, check_rc=0)  # and once more, in place
