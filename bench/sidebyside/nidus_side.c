@@ -409,11 +409,29 @@ static void *b_fuse16_hash(const uint64_t *k, size_t n, const sbs_opts *o, uint6
     return fuse_build(k, n, 16, 0, fl);
 }
 
-static uint64_t fuse_lookup_hash(const void *f, const uint64_t *keys, size_t n)
+/* Under NIDUS_INLINE each width's row calls that width's inline entry (nidus/inline_fuse.h), as fastfilter's
+ * caller picks binary_fuse8_contain or binary_fuse16_contain; otherwise both call nidus_fuse_contains_hash. */
+#ifdef NIDUS_INLINE
+#define FUSE8_CONTAINS_HASH nidus_inline_fuse8_contains_hash
+#define FUSE16_CONTAINS_HASH nidus_inline_fuse16_contains_hash
+#else
+#define FUSE8_CONTAINS_HASH nidus_fuse_contains_hash
+#define FUSE16_CONTAINS_HASH nidus_fuse_contains_hash
+#endif
+
+static uint64_t fuse8_lookup_hash(const void *f, const uint64_t *keys, size_t n)
 {
     uint64_t hits = 0;
     for (size_t i = 0; i < n; i++)
-        hits += nidus_fuse_contains_hash(f, keys[i]);
+        hits += FUSE8_CONTAINS_HASH(f, keys[i]);
+    return hits;
+}
+
+static uint64_t fuse16_lookup_hash(const void *f, const uint64_t *keys, size_t n)
+{
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++)
+        hits += FUSE16_CONTAINS_HASH(f, keys[i]);
     return hits;
 }
 
@@ -448,10 +466,10 @@ static uint64_t fuse_bytes(const void *f)
 static void fuse_destroy(void *f) { nidus_fuse_free(f); }
 
 static const sbs_impl impls[] = {
-    {"nidus-fuse8-hash", "fuse8", "hash", 0, 2, b_fuse8_hash, fuse_lookup_hash, fuse_bytes, fuse_destroy},
+    {"nidus-fuse8-hash", "fuse8", "hash", 0, 2, b_fuse8_hash, fuse8_lookup_hash, fuse_bytes, fuse_destroy},
     {"nidus-fuse8-bhash", "fuse8", "bhash", 0, 2, b_fuse8_hash, fuse_lookup_bhash, fuse_bytes, fuse_destroy},
     {"nidus-fuse8-key", "fuse8", "key", 0, 2, b_fuse8_key, fuse_lookup_key, fuse_bytes, fuse_destroy},
-    {"nidus-fuse16-hash", "fuse16", "hash", 0, 2, b_fuse16_hash, fuse_lookup_hash, fuse_bytes, fuse_destroy},
+    {"nidus-fuse16-hash", "fuse16", "hash", 0, 2, b_fuse16_hash, fuse16_lookup_hash, fuse_bytes, fuse_destroy},
     {"nidus-fuse16-bhash", "fuse16", "bhash", 0, 2, b_fuse16_hash, fuse_lookup_bhash, fuse_bytes, fuse_destroy},
     {"nidus-c12-key", "c12", "key", 1, 0, b_key_120, cf_lookup_key, cf_bytes, cf_destroy},
     {"nidus-c12-hash", "c12", "hash", 1, 0, b_hash_120, cf_lookup_hash, cf_bytes, cf_destroy},

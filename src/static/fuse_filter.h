@@ -33,7 +33,9 @@ typedef struct nidus_fuse_shape {
 } nidus_fuse_shape;
 
 struct nidus_fuse {
-    nidus_inline_fuse_view view; /* first: what NIDUS_INLINE callers read (nidus_fuse_publish) */
+    nidus_inline_fuse_view view;   /* first: what NIDUS_INLINE callers read (nidus_fuse_publish) */
+    nidus_inline_fuse_view lookup; /* the library's own copy, which its lookups read: one cache line, and never
+                                      what a caller may have written over the published one */
     const nidus_allocator *alloc;
     nidus_mapping *mapping; /* map_file: the file the slots are in */
     const uint8_t *slots;   /* fingerprints, 1 or 2 bytes each (little-endian); owned unless read_only */
@@ -103,17 +105,23 @@ void nidus_fuse_shape_for(uint64_t n, nidus_fuse_shape *out);
 /* Whether a shape read from a file is one whose lookups stay inside `slots` (any n of keys it claims). */
 bool nidus_fuse_shape_ok(const nidus_fuse_shape *s, uint64_t keys);
 
-/* Writes the published view from the filter's fields, once they are final (built, decoded). */
+/* Writes the published view and the library's copy from the filter's fields, once they are final (built,
+ * decoded). An empty filter's tag is 0, which every lookup answers "absent" from. */
 static inline void nidus_fuse_publish(nidus_fuse *f)
 {
+    uint64_t width = f->bits / 8, length = f->shape.segment_length;
+    bool empty = f->keys == 0;
     f->view = (nidus_inline_fuse_view){
-        .tag = f->keys == 0 ? 0 : f->bits == 8 ? NIDUS_INLINE_FUSE_TAG_8 : NIDUS_INLINE_FUSE_TAG_16,
+        .tag = empty ? 0 : f->bits == 8 ? NIDUS_INLINE_FUSE_TAG_8 : NIDUS_INLINE_FUSE_TAG_16,
         .seed = f->seed,
         .construction_seed = f->construction_seed,
-        .segment_length = f->shape.segment_length,
         .segment_count_length = f->shape.segment_count_length,
+        .segment_mask = length - 1,
         .slots = f->slots,
+        .slots1 = empty ? f->slots : f->slots + length * width,
+        .slots2 = empty ? f->slots : f->slots + 2 * length * width,
     };
+    f->lookup = f->view;
 }
 
 /* nidus_fuse_build_hash, with the shape `forced` instead of the sizing's when not NULL (the unit tests force one
