@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The opt-in inline path of the binary fuse filter (nidus/inline_fuse.h), compiled with NIDUS_INLINE: in every
  * state a filter can be in (8 and 16 bits, empty, one key, large, decoded, viewed, mapped, a tag from a newer
- * library), the inline lookups (nidus_fuse_contains, _contains_hash under NIDUS_INLINE) answer exactly as the
- * library's calls (the same names in parentheses), for members and for other keys of every length 0 to 24. */
+ * library), the inline lookups (nidus_fuse_contains, _contains_hash under NIDUS_INLINE, and the width-specific
+ * nidus_inline_fuse8_contains_hash / _16_) answer exactly as the library's calls (the same names in
+ * parentheses), for members and for other keys of every length 0 to 24. */
 #define _POSIX_C_SOURCE 200809L
 #define NIDUS_INLINE 1
 #include "test_util.h"
@@ -37,7 +38,11 @@ static void assert_same_answers(const nidus_fuse *f, uint64_t salt, size_t n)
         if (i < n)
             assert_true(in);
         uint64_t h = salt * 31 + i * UINT64_C(0xD6E8FEB86659FD93);
-        assert_int_equal(nidus_fuse_contains_hash(f, h), lib_contains_hash(f, h));
+        bool want = lib_contains_hash(f, h);
+        assert_int_equal(nidus_fuse_contains_hash(f, h), want);
+        /* each width's own entry answers as the library for any filter, its width or not */
+        assert_int_equal(nidus_inline_fuse8_contains_hash(f, h), want);
+        assert_int_equal(nidus_inline_fuse16_contains_hash(f, h), want);
     }
 }
 
@@ -96,15 +101,19 @@ static void test_a_tag_it_does_not_know_goes_to_the_library(void **state)
     (void)state;
     uint64_t salt = test_seed() + 99;
     nidus_fuse *f = build(8, salt, 1000);
-    /* a newer library's tag: the view's other fields garbled too, which the library's calls do not read */
+    /* a newer library's tag, and version 1's (whose view had no slots1, slots2): the view's other fields garbled
+     * too, which the library's calls do not read */
+    static const uint32_t tags[] = {NIDUS_INLINE_FUSE_TAG_8 + 0x100, UINT32_C(0x4E460108), UINT32_C(0x4E460110)};
     nidus_inline_fuse_view *v = (nidus_inline_fuse_view *)(void *)f;
     nidus_inline_fuse_view saved = *v;
     assert_int_equal(v->tag, NIDUS_INLINE_FUSE_TAG_8);
-    v->tag = NIDUS_INLINE_FUSE_TAG_8 + 0x100;
-    v->segment_count_length = UINT64_MAX;
-    v->slots = NULL;
-    assert_same_answers(f, salt, 1000);
-    *v = saved;
+    for (size_t t = 0; t < sizeof tags / sizeof tags[0]; t++) {
+        v->tag = tags[t];
+        v->segment_count_length = UINT64_MAX;
+        v->slots = v->slots1 = v->slots2 = NULL;
+        assert_same_answers(f, salt, 1000);
+        *v = saved;
+    }
     nidus_fuse_free(f);
 }
 
