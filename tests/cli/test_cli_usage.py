@@ -73,8 +73,12 @@ def test_info_json_has_one_shape_for_every_kind(tmp_path, kind):
     assert set(info) == set(types)
     for k, t in types.items():
         assert isinstance(info[k], t), (k, info[k])
+    # every sub-filter has the same five fields, and its kind's own after them (a cuckoo table's shape and level,
+    # a Bloom layer's hashes)
+    own = {"cuckoo": {"buckets", "fingerprint_bits", "level"}, "bloom": {"hashes"}}.get(kind, set())
     assert info["sub_filters"] and all(
-        set(s) == {"capacity", "items", "memory_bytes", "load", "error_bound"} and
+        set(s) == {"capacity", "items", "memory_bytes", "load", "error_bound"} | own and
+        all(isinstance(s[k], int) for k in own) and
         all(isinstance(s[k], int) for k in ("capacity", "items", "memory_bytes")) and
         all(isinstance(s[k], float) for k in ("load", "error_bound")) for s in info["sub_filters"])
     assert info["capacity"] == sum(s["capacity"] for s in info["sub_filters"])
