@@ -9,17 +9,6 @@
 
 #include "lazy_verify.h"
 
-const char *cli_kind_name(nidus_kind kind)
-{
-    switch (kind) {
-    case NIDUS_KIND_CUCKOO: return "cuckoo";
-    case NIDUS_KIND_BLOOM: return "bloom";
-    case NIDUS_KIND_COUNTING_BLOOM: return "counting-bloom";
-    case NIDUS_KIND_FUSE: return "fuse";
-    }
-    return "unknown";
-}
-
 nidus_status cli_filter_create(const cli_create_options *o, nidus_filter **out)
 {
     nidus_filter_params p = {.kind = o->kind, .capacity = o->capacity, .error_rate = o->error};
@@ -238,9 +227,9 @@ void cli_filter_info(nidus_filter *f, const char *path, bool json, FILE *out)
     if (json) {
         fprintf(out, "{\"file\": ");
         json_string(out, path);
-        fprintf(out, ", \"kind\": \"%s\", ", cli_kind_name(kind));
+        fprintf(out, ", \"kind\": \"%s\", ", nidus_kind_name(kind));
     } else {
-        fprintf(out, "file:           %s\nkind:           %s filter\n", path, cli_kind_name(kind));
+        fprintf(out, "file:           %s\nkind:           %s filter\n", path, nidus_kind_name(kind));
     }
     if (nidus_filter_cuckoo(f))
         info_cuckoo(nidus_filter_cuckoo(f), json, out);
@@ -252,71 +241,4 @@ void cli_filter_info(nidus_filter *f, const char *path, bool json, FILE *out)
         info_fuse(nidus_filter_fuse(f), json, out);
     if (json)
         fprintf(out, "}\n");
-}
-
-/* Whether two filters hash keys alike: the same seed (and hash function). */
-static bool same_hash(nidus_filter *a, nidus_filter *b)
-{
-    static const char probe[] = "nidus seed probe";
-    return nidus_filter_hash(a, probe, sizeof probe - 1) == nidus_filter_hash(b, probe, sizeof probe - 1);
-}
-
-void cli_filter_difference(nidus_filter *a, nidus_filter *b, char *buf, size_t cap)
-{
-    nidus_kind ka = nidus_filter_kind(a), kb = nidus_filter_kind(b);
-    if (ka != kb) {
-        snprintf(buf, cap, "kind %s, not %s", cli_kind_name(kb), cli_kind_name(ka));
-        return;
-    }
-    if (!same_hash(a, b)) {
-        snprintf(buf, cap, "another hash seed");
-        return;
-    }
-    if (ka == NIDUS_KIND_CUCKOO) {
-        nidus_cuckoo_stats x, y;
-        nidus_cuckoo_get_stats(nidus_filter_cuckoo(a), &x);
-        nidus_cuckoo_get_stats(nidus_filter_cuckoo(b), &y);
-        if (x.bucket_size != y.bucket_size)
-            snprintf(buf, cap, "bucket size %u, not %u", y.bucket_size, x.bucket_size);
-        else if (x.fingerprint_bits != y.fingerprint_bits)
-            snprintf(buf, cap, "fingerprint bits %u, not %u", y.fingerprint_bits, x.fingerprint_bits);
-        else if (x.semi_sort != y.semi_sort)
-            snprintf(buf, cap, "semi-sorting %s, not %s", y.semi_sort ? "on" : "off", x.semi_sort ? "on" : "off");
-        else if (x.buckets != y.buckets)
-            snprintf(buf, cap, "capacity: a first sub-filter of %llu buckets, not %llu", (unsigned long long)y.buckets,
-                     (unsigned long long)x.buckets);
-        else if (x.expansion != y.expansion)
-            snprintf(buf, cap, "expansion %u, not %u", y.expansion, x.expansion);
-        else
-            snprintf(buf, cap, "placement (written by another format version) or sub-filters of other shapes");
-    } else if (ka == NIDUS_KIND_BLOOM) {
-        nidus_bloom_stats x, y;
-        nidus_bloom_layer_stats lx, ly;
-        nidus_bloom_get_stats(nidus_filter_bloom(a), &x);
-        nidus_bloom_get_stats(nidus_filter_bloom(b), &y);
-        (void)nidus_bloom_get_layer_stats(nidus_filter_bloom(a), 0, &lx);
-        (void)nidus_bloom_get_layer_stats(nidus_filter_bloom(b), 0, &ly);
-        if (x.error_rate != y.error_rate)
-            snprintf(buf, cap, "error rate %g, not %g", y.error_rate, x.error_rate);
-        else if (lx.capacity != ly.capacity)
-            snprintf(buf, cap, "capacity %llu, not %llu", (unsigned long long)ly.capacity,
-                     (unsigned long long)lx.capacity);
-        else if (x.expansion != y.expansion)
-            snprintf(buf, cap, "expansion %u, not %u", y.expansion, x.expansion);
-        else if (x.layout != y.layout)
-            snprintf(buf, cap, "layout %s, not %s", y.layout ? "blocked" : "compact", x.layout ? "blocked" : "compact");
-        else
-            snprintf(buf, cap, "layers of other sizes (written by another format version)");
-    } else {
-        nidus_counting_bloom_stats x, y;
-        nidus_counting_bloom_get_stats(nidus_filter_counting_bloom(a), &x);
-        nidus_counting_bloom_get_stats(nidus_filter_counting_bloom(b), &y);
-        if (x.error_rate != y.error_rate)
-            snprintf(buf, cap, "error rate %g, not %g", y.error_rate, x.error_rate);
-        else if (x.capacity != y.capacity)
-            snprintf(buf, cap, "capacity %llu, not %llu", (unsigned long long)y.capacity,
-                     (unsigned long long)x.capacity);
-        else
-            snprintf(buf, cap, "a table of another size");
-    }
 }

@@ -43,10 +43,4 @@ nidus_status cli_filter_open(const char *path, cli_open_mode mode, nidus_filter 
 /* Writes the summary: readable, or one JSON object. */
 void cli_filter_info(nidus_filter *f, const char *path, bool json, FILE *out);
 
-const char *cli_kind_name(nidus_kind kind);
-
-/* What makes `b` impossible to merge into `a` (NIDUS_ERR_INCOMPATIBLE), in a few words for an error line:
- * "bucket size 2, not 4" gives b's value, then a's. */
-void cli_filter_difference(nidus_filter *a, nidus_filter *b, char *buf, size_t cap);
-
 #endif

@@ -761,7 +761,8 @@ static int cmd_merge(int argc, char **argv)
         nidus_status st = nidus_filter_merge(dest, src);
         if (st == NIDUS_ERR_INCOMPATIBLE) {
             char why[160];
-            cli_filter_difference(dest, src, why, sizeof why);
+            if (!nidus_filter_merge_difference(dest, src, why, sizeof why)) /* a level grown after a compaction */
+                snprintf(why, sizeof why, "sub-filters of other shapes");
             fprintf(stderr, "nidus: %s: incompatible with %s: %s (%s left unchanged)\n", argv[i], dest_path, why,
                     dest_path);
             rc = EXIT_ERROR;

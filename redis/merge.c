@@ -11,7 +11,6 @@
 
 #include "commands.h"
 #include "common.h"
-#include "merge_differ.h"
 #include "rb_merge.h"
 #include "rb_types.h"
 #include "types.h"
@@ -22,20 +21,23 @@ typedef struct merge_kind {
     RedisModuleType **rb_type;
     const rb_kind *rb;
     nidus_status (*merge)(void *dst, const void *src);
-    bool (*difference)(const void *dst, const void *src, char *buf, size_t cap);
-    const char *other_shapes;       /* the difference when the library refuses filters the above calls alike */
+    size_t (*difference)(const void *dst, const void *src, char *buf, size_t cap); /* the library's words */
     const char *(*error)(nidus_status st); /* the type's add errors: LIMIT_TABLES and READ_ONLY as adds say them */
 } merge_kind;
 
 static nidus_status cf_merge(void *dst, const void *src) { return nidus_cuckoo_merge(dst, src); }
 static nidus_status bf_merge(void *dst, const void *src) { return nidus_bloom_merge(dst, src); }
-static bool cf_differ(const void *d, const void *s, char *b, size_t n) { return nidus_cf_difference(d, s, b, n); }
-static bool bf_differ(const void *d, const void *s, char *b, size_t n) { return nidus_bf_difference(d, s, b, n); }
+static size_t cf_differ(const void *d, const void *s, char *b, size_t n)
+{
+    return nidus_cuckoo_merge_difference(d, s, b, n);
+}
+static size_t bf_differ(const void *d, const void *s, char *b, size_t n)
+{
+    return nidus_bloom_merge_difference(d, s, b, n);
+}
 
-static const merge_kind cf_kind = {&nidus_cf_ops, &rb_cf_type, &rb_cf_kind, cf_merge, cf_differ,
-                                   NIDUS_CF_OTHER_SHAPES, nidus_cf_add_error};
-static const merge_kind bf_kind = {&nidus_bf_ops, &rb_bf_type, &rb_bf_kind, bf_merge, bf_differ,
-                                   NIDUS_BF_OTHER_SHAPES, nidus_bf_add_error};
+static const merge_kind cf_kind = {&nidus_cf_ops, &rb_cf_type, &rb_cf_kind, cf_merge, cf_differ, nidus_cf_add_error};
+static const merge_kind bf_kind = {&nidus_bf_ops, &rb_bf_type, &rb_bf_kind, bf_merge, bf_differ, nidus_bf_add_error};
 
 /* One filter taking part: destkey's value (position 0) or a sourcekey's (its position, from 1). */
 typedef struct merge_input {
@@ -95,9 +97,9 @@ static int reply_merge_error(RedisModuleCtx *ctx, const merge_kind *m, nidus_sta
     if (st == NIDUS_ERR_INCOMPATIBLE) {
         char why[200];
         bool known = in->rb ? rb_value_difference(m->rb, base->value, in->value, why, sizeof why)
-                            : m->difference(base->value, in->value, why, sizeof why);
+                            : m->difference(base->value, in->value, why, sizeof why) > 0;
         return nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in->position,
-                                  known ? why : m->other_shapes);
+                                  known ? why : "sub-filters of other shapes");
     }
     if (st == NIDUS_ERR_FULL && m == &cf_kind)
         return nidus_reply_errorf(ctx,
@@ -120,7 +122,7 @@ static bool all_compatible(RedisModuleCtx *ctx, const merge_kind *m, const merge
         else if (in[i].rb)
             differs = rb_value_difference(m->rb, in[0].value, in[i].value, why, sizeof why);
         else
-            differs = m->difference(in[0].value, in[i].value, why, sizeof why);
+            differs = m->difference(in[0].value, in[i].value, why, sizeof why) > 0;
         if (differs) {
             nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in[i].position, why);
             return false;

@@ -3,7 +3,6 @@
 #include <stdio.h>
 
 #include "commands.h"
-#include "merge_differ.h"
 #include "rb_bf.h"
 #include "rb_cf.h"
 #include "rb_merge.h"
@@ -15,8 +14,8 @@ static bool grown_difference(const rb_kind *k, const rb_value *dst, const rb_val
     if (!dst->grown || !src->grown)
         return false;
     char why[160];
-    bool differs = k == &rb_cf_kind ? nidus_cf_difference(dst->grown, src->grown, why, sizeof why)
-                                    : nidus_bf_difference(dst->grown, src->grown, why, sizeof why);
+    bool differs = (k == &rb_cf_kind ? nidus_cuckoo_merge_difference(dst->grown, src->grown, why, sizeof why)
+                                     : nidus_bloom_merge_difference(dst->grown, src->grown, why, sizeof why)) > 0;
     if (differs)
         snprintf(buf, cap, "the sub-filters grown after RedisBloom's: %s", why);
     return differs;

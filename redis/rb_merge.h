@@ -9,9 +9,9 @@
 
 #include "rb_types.h"
 
-/* The first parameter in which src differs from dst, in merge_differ.h's words, written to buf; false when
- * they can merge: the same RedisBloom parameters, and the same number of RedisBloom sub-filters when either
- * has a growth part (whose tables continue the RedisBloom ones). */
+/* The first parameter in which src differs from dst, in the words of nidus_cuckoo_merge_difference, written to
+ * buf; false when they can merge: the same RedisBloom parameters, and the same number of RedisBloom sub-filters
+ * when either has a growth part (whose tables continue the RedisBloom ones). */
 bool rb_value_difference(const rb_kind *k, const rb_value *dst, const rb_value *src, char *buf, size_t cap);
 
 /* Adds src's items to dst, both of kind k and without a difference. On failure dst is partly merged: merge

@@ -103,6 +103,10 @@ NIDUS_API nidus_status nidus_bloom_clear(nidus_bloom *filter);
  * NO_MEMORY) dst is unchanged. */
 NIDUS_API nidus_status nidus_bloom_merge(nidus_bloom *dst, const nidus_bloom *src);
 
+/* Writes the first parameter keeping src from merging into dst, src's value then dst's ("error rate 0.001, not
+ * 0.01"), or "" and 0 when none differs. Returns the length snprintf would, truncating to cap like it. */
+NIDUS_API size_t nidus_bloom_merge_difference(const nidus_bloom *dst, const nidus_bloom *src, char *buf, size_t cap);
+
 NIDUS_API void nidus_bloom_get_stats(const nidus_bloom *filter, nidus_bloom_stats *stats);
 
 /* One layer (sub-filter) of a Bloom filter; layer 0 is the first. */
@@ -190,6 +194,10 @@ NIDUS_API nidus_status nidus_counting_bloom_clear(nidus_counting_bloom *filter);
 /* Adds `src`'s counters to `dst`'s, each stopping at 15 (items add too). Both need the same seed, error rate and
  * capacity, else NIDUS_ERR_INCOMPATIBLE and dst is unchanged. src may be dst (every counter doubles). */
 NIDUS_API nidus_status nidus_counting_bloom_merge(nidus_counting_bloom *dst, const nidus_counting_bloom *src);
+
+/* As nidus_bloom_merge_difference, for the parameters nidus_counting_bloom_merge needs alike. */
+NIDUS_API size_t nidus_counting_bloom_merge_difference(const nidus_counting_bloom *dst, const nidus_counting_bloom *src,
+                                                       char *buf, size_t cap);
 NIDUS_API void nidus_counting_bloom_get_stats(const nidus_counting_bloom *filter, nidus_counting_bloom_stats *s);
 
 NIDUS_API uint64_t nidus_counting_bloom_encoded_size(const nidus_counting_bloom *filter);

@@ -187,6 +187,11 @@ NIDUS_API nidus_status nidus_cuckoo_compact(nidus_cuckoo *filter, unsigned *free
  * and NIDUS_ERR_LIMIT_TABLES / _LIMIT_MEMORY past dst's limits. On any failure dst is unchanged. src may be dst. */
 NIDUS_API nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src);
 
+/* Writes the first parameter keeping src from merging into dst, src's value then dst's ("bucket size 4, not 2"),
+ * or "" and 0 when none differs (a merge can still refuse a level grown after a compaction). Returns the length
+ * snprintf would, truncating to cap like it. */
+NIDUS_API size_t nidus_cuckoo_merge_difference(const nidus_cuckoo *dst, const nidus_cuckoo *src, char *buf, size_t cap);
+
 /* True for a read-only view (nidus_cuckoo_view, nidus_cuckoo_map_file): every write fails with
  * NIDUS_ERR_READ_ONLY. */
 NIDUS_API bool nidus_cuckoo_is_read_only(const nidus_cuckoo *filter);

@@ -66,6 +66,9 @@ NIDUS_API void nidus_filter_free(nidus_filter *filter);
 /* The kind it holds. */
 NIDUS_API nidus_kind nidus_filter_kind(const nidus_filter *filter);
 
+/* The kind's name: "cuckoo", "bloom", "counting-bloom" or "fuse" ("unknown" for any other value). */
+NIDUS_API const char *nidus_kind_name(nidus_kind kind);
+
 /* The typed handle underneath, for the kind's own calls (stats, compaction); NULL when the filter is of
  * another kind. It stays owned by `filter`: do not free it. */
 NIDUS_API nidus_cuckoo *nidus_filter_cuckoo(nidus_filter *filter);
@@ -83,6 +86,10 @@ NIDUS_API uint64_t nidus_filter_hash(const nidus_filter *filter, const void *key
 /* Merges `src` into `dst` by the kind's _merge (nidus_cuckoo_merge, nidus_bloom_merge, nidus_counting_bloom_merge):
  * NIDUS_ERR_INCOMPATIBLE for filters of different kinds or parameters; on any failure dst is unchanged. */
 NIDUS_API nidus_status nidus_filter_merge(nidus_filter *dst, const nidus_filter *src);
+
+/* What keeps src from merging into dst, by the kind's _merge_difference, or "kind bloom, not cuckoo" (src's, then
+ * dst's); "" and 0 when none differs (fuse filters: none). Returns the length snprintf would, truncating to cap. */
+NIDUS_API size_t nidus_filter_merge_difference(const nidus_filter *dst, const nidus_filter *src, char *buf, size_t cap);
 
 /* Adds one key (a cuckoo filter adds one more copy; a Bloom filter sets its bits, a key already there being
  * no error). On failure the filter is unchanged; the statuses are the kind's _add ones. */

@@ -5,6 +5,7 @@
  * of the same index, so the union of two filters is the union of their layers, index by index. A source grown
  * further than the destination lends copies of its newer layers; everything is allocated and checked against
  * the destination's limits before the first bit changes, so a failure leaves it as it was. */
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -121,4 +122,52 @@ nidus_status nidus_counting_bloom_merge(nidus_counting_bloom *dst, const nidus_c
     dst->items = add_saturating(dst->items, src->items);
     dst->layer.items = add_saturating(dst->layer.items, src->layer.items);
     return NIDUS_OK;
+}
+
+size_t nidus_bloom_merge_difference(const nidus_bloom *dst, const nidus_bloom *src, char *buf, size_t cap)
+{
+    nidus_bloom_stats x, y;
+    nidus_bloom_layer_stats lx = {0}, ly = {0};
+    nidus_bloom_get_stats(dst, &x);
+    nidus_bloom_get_stats(src, &y);
+    (void)nidus_bloom_get_layer_stats(dst, 0, &lx);
+    (void)nidus_bloom_get_layer_stats(src, 0, &ly);
+    unsigned shared = dst->nlayers < src->nlayers ? dst->nlayers : src->nlayers, i = 0;
+    while (i < shared && same_layer(nidus_bloom_layer_at(dst, i), nidus_bloom_layer_at(src, i)))
+        i++;
+    int n = 0;
+    if (dst->hash8_flip != src->hash8_flip)
+        n = snprintf(buf, cap, "another hash seed");
+    else if (x.error_rate != y.error_rate)
+        n = snprintf(buf, cap, "error rate %g, not %g", y.error_rate, x.error_rate);
+    else if (lx.capacity != ly.capacity)
+        n = snprintf(buf, cap, "capacity %llu, not %llu", (unsigned long long)ly.capacity,
+                     (unsigned long long)lx.capacity);
+    else if (x.expansion != y.expansion)
+        n = snprintf(buf, cap, "expansion %u, not %u", y.expansion, x.expansion);
+    else if (x.layout != y.layout)
+        n = snprintf(buf, cap, "layout %s, not %s", y.layout ? "blocked" : "compact", x.layout ? "blocked" : "compact");
+    else if (i < shared)
+        n = snprintf(buf, cap, "layers of other sizes (written by another format version)");
+    else if (cap)
+        buf[0] = '\0';
+    return n > 0 ? (size_t)n : 0;
+}
+
+size_t nidus_counting_bloom_merge_difference(const nidus_counting_bloom *dst, const nidus_counting_bloom *src,
+                                             char *buf, size_t cap)
+{
+    int n = 0;
+    if (dst->seed != src->seed)
+        n = snprintf(buf, cap, "another hash seed");
+    else if (dst->error != src->error)
+        n = snprintf(buf, cap, "error rate %g, not %g", src->error, dst->error);
+    else if (dst->layer.capacity != src->layer.capacity)
+        n = snprintf(buf, cap, "capacity %llu, not %llu", (unsigned long long)src->layer.capacity,
+                     (unsigned long long)dst->layer.capacity);
+    else if (!same_layer(&dst->layer, &src->layer))
+        n = snprintf(buf, cap, "a table of another size");
+    else if (cap)
+        buf[0] = '\0';
+    return n > 0 ? (size_t)n : 0;
 }

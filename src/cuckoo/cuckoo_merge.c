@@ -19,6 +19,7 @@
  * needs a search, so the second pass cannot run out of room. The groups come in an order the tables' contents
  * fix (bucket scan in slot order, then the groups with no slot copy sorted), never the order in which a map
  * keeps its entries, so equal filters merge to equal bytes however their maps are laid out. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -359,4 +360,31 @@ nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src)
     nidus_cuckoo_redispatch(c);
     nidus_cuckoo_replace(dst, c);
     return NIDUS_OK;
+}
+
+size_t nidus_cuckoo_merge_difference(const nidus_cuckoo *dst, const nidus_cuckoo *src, char *buf, size_t cap)
+{
+    nidus_cuckoo_stats x, y;
+    nidus_cuckoo_thawed wd, ws;
+    nidus_cuckoo_get_stats(dst, &x);
+    nidus_cuckoo_get_stats(src, &y);
+    int n = 0;
+    if (nidus_cuckoo_inspect(dst, &wd)->seed != nidus_cuckoo_inspect(src, &ws)->seed)
+        n = snprintf(buf, cap, "another hash seed");
+    else if (x.bucket_size != y.bucket_size)
+        n = snprintf(buf, cap, "bucket size %u, not %u", y.bucket_size, x.bucket_size);
+    else if (x.fingerprint_bits != y.fingerprint_bits)
+        n = snprintf(buf, cap, "fingerprint bits %u, not %u", y.fingerprint_bits, x.fingerprint_bits);
+    else if (x.semi_sort != y.semi_sort)
+        n = snprintf(buf, cap, "semi-sorting %s, not %s", y.semi_sort ? "on" : "off", x.semi_sort ? "on" : "off");
+    else if (x.buckets != y.buckets)
+        n = snprintf(buf, cap, "capacity: a first sub-filter of %llu buckets, not %llu", (unsigned long long)y.buckets,
+                     (unsigned long long)x.buckets);
+    else if (x.expansion != y.expansion)
+        n = snprintf(buf, cap, "expansion %u, not %u", y.expansion, x.expansion);
+    else if (compatible(dst, src)) /* the stats match, the tables' shapes do not */
+        n = snprintf(buf, cap, "placement (written by another format version) or sub-filters of other shapes");
+    else if (cap)
+        buf[0] = '\0';
+    return n > 0 ? (size_t)n : 0;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The kind-generic handle (nidus/filter.h): the one switch over the kinds, each case one call of the kind's own
  * function. Files are in filter_file.c. */
+#include <stdio.h>
+
 #include "filter.h"
 
 #include "alloc.h"
@@ -132,6 +134,35 @@ nidus_status nidus_filter_merge(nidus_filter *dst, const nidus_filter *src)
     case NIDUS_KIND_FUSE: break; /* static: built once from its keys */
     }
     return NIDUS_ERR_UNSUPPORTED;
+}
+
+const char *nidus_kind_name(nidus_kind kind)
+{
+    switch (kind) {
+    case NIDUS_KIND_CUCKOO: return "cuckoo";
+    case NIDUS_KIND_BLOOM: return "bloom";
+    case NIDUS_KIND_COUNTING_BLOOM: return "counting-bloom";
+    case NIDUS_KIND_FUSE: return "fuse";
+    }
+    return "unknown";
+}
+
+size_t nidus_filter_merge_difference(const nidus_filter *dst, const nidus_filter *src, char *buf, size_t cap)
+{
+    if (dst->kind != src->kind) {
+        int n = snprintf(buf, cap, "kind %s, not %s", nidus_kind_name(src->kind), nidus_kind_name(dst->kind));
+        return n > 0 ? (size_t)n : 0;
+    }
+    switch (dst->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_merge_difference(dst->f.cuckoo, src->f.cuckoo, buf, cap);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_merge_difference(dst->f.bloom, src->f.bloom, buf, cap);
+    case NIDUS_KIND_COUNTING_BLOOM:
+        return nidus_counting_bloom_merge_difference(dst->f.counting, src->f.counting, buf, cap);
+    case NIDUS_KIND_FUSE: break; /* no parameters to merge by: nidus_filter_merge refuses it as UNSUPPORTED */
+    }
+    if (cap)
+        buf[0] = '\0';
+    return 0;
 }
 
 nidus_status nidus_filter_add_hash(nidus_filter *f, uint64_t hash)

@@ -761,6 +761,96 @@ static void test_merge_into_writable_mapping(void **state)
     assert_int_equal(g_fail.live, live);
 }
 
+/* ---- the difference text: each parameter's words, "" for filters that merge */
+
+/* dst and src differ in `want` (merge refuses them) or not at all ("": the merge succeeds); frees src. */
+static void assert_difference(nidus_filter *dst, nidus_filter *src, const char *want)
+{
+    char why[160];
+    memset(why, 'x', sizeof why);
+    size_t n = nidus_filter_merge_difference(dst, src, why, sizeof why);
+    assert_string_equal(why, want);
+    assert_int_equal(n, strlen(want));
+    assert_int_equal(nidus_filter_merge_difference(dst, src, NULL, 0), n); /* the length alone, as snprintf */
+    if (n > 4) { /* truncated like snprintf: the first 4 characters and the full length */
+        char small[5];
+        assert_int_equal(nidus_filter_merge_difference(dst, src, small, sizeof small), n);
+        assert_memory_equal(small, want, 4);
+        assert_int_equal(small[4], '\0');
+    }
+    add_keys(src, "s", 0, 50, 1);
+    assert_int_equal(nidus_filter_merge(dst, src), n ? NIDUS_ERR_INCOMPATIBLE : NIDUS_OK);
+    nidus_filter_free(src);
+}
+
+static nidus_filter *cuckoo_of(const nidus_cuckoo_params *p)
+{
+    nidus_filter_params fp = {.kind = NIDUS_KIND_CUCKOO, .capacity = 1, .allocator = &g_hook, .kind_params = p};
+    nidus_filter *f = NULL;
+    assert_int_equal(nidus_filter_new(&fp, &f), NIDUS_OK);
+    return f;
+}
+
+static void test_merge_difference(void **state)
+{
+    (void)state;
+    long live = g_fail.live;
+    nidus_cuckoo_params cb = {.capacity = 1000, .bucket_size = 4, .fingerprint_bits = 12, .expansion = 1, .seed = 7,
+                              .allocator = &g_hook};
+    nidus_filter *dst = cuckoo_of(&cb);
+    add_keys(dst, "d", 0, 50, 1);
+    nidus_cuckoo_params c = cb;
+    assert_difference(dst, cuckoo_of(&c), "");
+    c.seed = 8;
+    assert_difference(dst, cuckoo_of(&c), "another hash seed");
+    c = cb, c.bucket_size = 2;
+    assert_difference(dst, cuckoo_of(&c), "bucket size 2, not 4");
+    c = cb, c.fingerprint_bits = 16;
+    assert_difference(dst, cuckoo_of(&c), "fingerprint bits 16, not 12");
+    c = cb, c.semi_sort = true;
+    assert_difference(dst, cuckoo_of(&c), "semi-sorting on, not off");
+    c = cb, c.capacity = 4000;
+    nidus_filter *src = cuckoo_of(&c);
+    nidus_cuckoo_stats x, y;
+    nidus_cuckoo_get_stats(nidus_filter_cuckoo(dst), &x);
+    nidus_cuckoo_get_stats(nidus_filter_cuckoo(src), &y);
+    assert_true(y.buckets > x.buckets);
+    char want[100];
+    snprintf(want, sizeof want, "capacity: a first sub-filter of %llu buckets, not %llu",
+             (unsigned long long)y.buckets, (unsigned long long)x.buckets);
+    assert_difference(dst, src, want);
+    c = cb, c.expansion = 2;
+    assert_difference(dst, cuckoo_of(&c), "expansion 2, not 1");
+    nidus_bloom_params bb = {.capacity = 100, .error_rate = 0.01, .expansion = 1, .seed = 7, .allocator = &g_hook};
+    assert_difference(dst, bloom_filter(&bb), "kind bloom, not cuckoo");
+    nidus_filter_free(dst);
+
+    dst = bloom_filter(&bb);
+    add_keys(dst, "d", 0, 50, 1);
+    nidus_bloom_params b = bb;
+    assert_difference(dst, bloom_filter(&b), "");
+    b.seed = 8;
+    assert_difference(dst, bloom_filter(&b), "another hash seed");
+    b = bb, b.error_rate = 0.001;
+    assert_difference(dst, bloom_filter(&b), "error rate 0.001, not 0.01");
+    b = bb, b.capacity = 200;
+    assert_difference(dst, bloom_filter(&b), "capacity 200, not 100");
+    b = bb, b.expansion = 2;
+    assert_difference(dst, bloom_filter(&b), "expansion 2, not 1");
+    b = bb, b.layout = NIDUS_BLOOM_LAYOUT_BLOCKED;
+    assert_difference(dst, bloom_filter(&b), "layout blocked, not compact");
+    assert_difference(dst, counting_filter(100, 0.01, 7), "kind counting-bloom, not bloom");
+    nidus_filter_free(dst);
+
+    dst = counting_filter(100, 0.01, 7);
+    assert_difference(dst, counting_filter(100, 0.01, 7), "");
+    assert_difference(dst, counting_filter(100, 0.01, 8), "another hash seed");
+    assert_difference(dst, counting_filter(100, 0.001, 7), "error rate 0.001, not 0.01");
+    assert_difference(dst, counting_filter(200, 0.01, 7), "capacity 200, not 100");
+    nidus_filter_free(dst);
+    assert_int_equal(g_fail.live, live);
+}
+
 static void test_strerror(void **state)
 {
     (void)state;
@@ -789,6 +879,7 @@ int main(void)
         cmocka_unit_test(test_bloom_merge_incompatible_and_limits),
         cmocka_unit_test(test_counting_merge),
         cmocka_unit_test(test_merge_into_writable_mapping),
+        cmocka_unit_test(test_merge_difference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
