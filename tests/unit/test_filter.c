@@ -10,29 +10,10 @@
 
 #include "test_util.h"
 #include "failing_alloc.h"
+#include "scratch_dir.h"
 
 static const nidus_kind KINDS[] = {NIDUS_KIND_CUCKOO, NIDUS_KIND_BLOOM, NIDUS_KIND_COUNTING_BLOOM};
 #define NKINDS (sizeof KINDS / sizeof KINDS[0])
-
-/* A scratch directory's file name (removed at the end of each test that makes one). */
-static char g_dir[64];
-
-static void path_of(char *buf, size_t cap, const char *name) { snprintf(buf, cap, "%s/%s", g_dir, name); }
-
-static int make_dir(void **state)
-{
-    (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/nidus-test-filter-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
 
 static nidus_filter *make(nidus_kind kind, uint64_t capacity, unsigned expansion)
 {

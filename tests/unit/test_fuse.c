@@ -11,27 +11,9 @@
 
 #include "test_util.h"
 #include "failing_alloc.h"
+#include "scratch_dir.h"
 
 #include "fuse_filter.h"
-
-static char g_dir[64];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/nidus-test-fuse-XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static void path_of(char *buf, size_t cap, const char *name) { snprintf(buf, cap, "%s/%s", g_dir, name); }
 
 /* n random hashes from the test seed mixed with `salt`. */
 static uint64_t *random_hashes(size_t n, uint64_t salt)

@@ -11,33 +11,9 @@
 #include <nidus/nidus.h>
 
 #include "failing_alloc.h"
+#include "filter_test_util.h"
 
 /* ---- encodings, to compare a filter with itself before and after */
-
-typedef struct bytes {
-    uint8_t *p;
-    size_t n;
-} bytes;
-
-static bytes filter_bytes(const nidus_filter *f)
-{
-    long armed = g_fail.fail_at;
-    arm(0);
-    bytes b;
-    size_t size = (size_t)nidus_filter_encoded_size(f);
-    b.p = malloc(size);
-    assert_int_equal(nidus_filter_encode(f, b.p, size, &b.n), NIDUS_OK);
-    g_fail.fail_at = armed;
-    return b;
-}
-
-static void assert_same_bytes(const nidus_filter *f, bytes before)
-{
-    bytes now = filter_bytes(f);
-    assert_int_equal(now.n, before.n);
-    assert_memory_equal(now.p, before.p, before.n);
-    free(now.p);
-}
 
 /* A fresh temporary file's name, in `path` (of "/tmp/nidus-merge-XXXXXX"). */
 static void temp_path(char *path)
@@ -63,16 +39,6 @@ static nidus_filter *save_and_reload(const nidus_filter *f)
 }
 
 /* ---- keys: namespace "d" for the destination's, "s" for the source's; the first `shared` of "s" also in dst */
-
-static size_t key(char *buf, const char *ns, uint64_t i) { return test_key(buf, 32, ns, i ^ test_seed() << 20); }
-
-static void add_keys(nidus_filter *f, const char *ns, uint64_t from, uint64_t n, unsigned times)
-{
-    char k[32];
-    for (uint64_t i = from; i < from + n; i++)
-        for (unsigned t = 0; t < times; t++)
-            assert_int_equal(nidus_filter_add(f, k, key(k, ns, i)), NIDUS_OK);
-}
 
 static void assert_has_keys(const nidus_filter *f, const char *ns, uint64_t from, uint64_t n)
 {
@@ -783,34 +749,26 @@ static void assert_difference(nidus_filter *dst, nidus_filter *src, const char *
     nidus_filter_free(src);
 }
 
-static nidus_filter *cuckoo_of(const nidus_cuckoo_params *p)
-{
-    nidus_filter_params fp = {.kind = NIDUS_KIND_CUCKOO, .capacity = 1, .allocator = &g_hook, .kind_params = p};
-    nidus_filter *f = NULL;
-    assert_int_equal(nidus_filter_new(&fp, &f), NIDUS_OK);
-    return f;
-}
-
 static void test_merge_difference(void **state)
 {
     (void)state;
     long live = g_fail.live;
     nidus_cuckoo_params cb = {.capacity = 1000, .bucket_size = 4, .fingerprint_bits = 12, .expansion = 1, .seed = 7,
                               .allocator = &g_hook};
-    nidus_filter *dst = cuckoo_of(&cb);
+    nidus_filter *dst = cuckoo_with(&cb);
     add_keys(dst, "d", 0, 50, 1);
     nidus_cuckoo_params c = cb;
-    assert_difference(dst, cuckoo_of(&c), "");
+    assert_difference(dst, cuckoo_with(&c), "");
     c.seed = 8;
-    assert_difference(dst, cuckoo_of(&c), "another hash seed");
+    assert_difference(dst, cuckoo_with(&c), "another hash seed");
     c = cb, c.bucket_size = 2;
-    assert_difference(dst, cuckoo_of(&c), "bucket size 2, not 4");
+    assert_difference(dst, cuckoo_with(&c), "bucket size 2, not 4");
     c = cb, c.fingerprint_bits = 16;
-    assert_difference(dst, cuckoo_of(&c), "fingerprint bits 16, not 12");
+    assert_difference(dst, cuckoo_with(&c), "fingerprint bits 16, not 12");
     c = cb, c.semi_sort = true;
-    assert_difference(dst, cuckoo_of(&c), "semi-sorting on, not off");
+    assert_difference(dst, cuckoo_with(&c), "semi-sorting on, not off");
     c = cb, c.capacity = 4000;
-    nidus_filter *src = cuckoo_of(&c);
+    nidus_filter *src = cuckoo_with(&c);
     nidus_cuckoo_stats x, y;
     nidus_cuckoo_get_stats(nidus_filter_cuckoo(dst), &x);
     nidus_cuckoo_get_stats(nidus_filter_cuckoo(src), &y);
@@ -820,7 +778,7 @@ static void test_merge_difference(void **state)
              (unsigned long long)y.buckets, (unsigned long long)x.buckets);
     assert_difference(dst, src, want);
     c = cb, c.expansion = 2;
-    assert_difference(dst, cuckoo_of(&c), "expansion 2, not 1");
+    assert_difference(dst, cuckoo_with(&c), "expansion 2, not 1");
     nidus_bloom_params bb = {.capacity = 100, .error_rate = 0.01, .expansion = 1, .seed = 7, .allocator = &g_hook};
     assert_difference(dst, bloom_filter(&bb), "kind bloom, not cuckoo");
     nidus_filter_free(dst);

@@ -13,41 +13,7 @@
 
 #include "codec.h"
 #include "failing_alloc.h"
-
-typedef struct bytes {
-    uint8_t *p;
-    size_t n;
-} bytes;
-
-static bytes filter_bytes(const nidus_filter *f)
-{
-    long armed = g_fail.fail_at;
-    arm(0);
-    bytes b;
-    size_t size = (size_t)nidus_filter_encoded_size(f);
-    b.p = malloc(size);
-    assert_int_equal(nidus_filter_encode(f, b.p, size, &b.n), NIDUS_OK);
-    g_fail.fail_at = armed;
-    return b;
-}
-
-static void assert_same_bytes(const nidus_filter *f, bytes before)
-{
-    bytes now = filter_bytes(f);
-    assert_int_equal(now.n, before.n);
-    assert_memory_equal(now.p, before.p, before.n);
-    free(now.p);
-}
-
-static size_t key(char *buf, const char *ns, uint64_t i) { return test_key(buf, 32, ns, i ^ test_seed() << 20); }
-
-static void add_keys(nidus_filter *f, const char *ns, uint64_t n, unsigned times)
-{
-    char k[32];
-    for (uint64_t i = 0; i < n; i++)
-        for (unsigned t = 0; t < times; t++)
-            assert_int_equal(nidus_filter_add(f, k, key(k, ns, i)), NIDUS_OK);
-}
+#include "filter_test_util.h"
 
 static void remove_keys(nidus_filter *f, const char *ns, uint64_t from, uint64_t to, unsigned times)
 {
@@ -62,14 +28,6 @@ static void assert_counts(const nidus_filter *f, const char *ns, uint64_t from, 
     char k[32];
     for (uint64_t i = from; i < to; i++)
         assert_true(nidus_filter_count(f, k, key(k, ns, i)) >= times);
-}
-
-static nidus_filter *cuckoo_with(const nidus_cuckoo_params *p)
-{
-    nidus_filter_params fp = {.kind = NIDUS_KIND_CUCKOO, .capacity = 1, .allocator = &g_hook, .kind_params = p};
-    nidus_filter *f = NULL;
-    assert_int_equal(nidus_filter_new(&fp, &f), NIDUS_OK);
-    return f;
 }
 
 static nidus_cuckoo_params params(uint64_t capacity)
@@ -138,11 +96,11 @@ static void test_both_grown(void **state)
     long live = g_fail.live;
     nidus_cuckoo_params p = params(256);
     nidus_filter *dst = cuckoo_with(&p), *src = cuckoo_with(&p), *third = cuckoo_with(&p);
-    add_keys(dst, "d", 2000, 1);
-    add_keys(src, "s", 1500, 1);
-    add_keys(src, "d", 100, 1); /* shared with dst */
-    add_keys(src, "x", 3, 12);  /* duplicates past the pair's share: overflow entries */
-    add_keys(third, "t", 1800, 1);
+    add_keys(dst, "d", 0, 2000, 1);
+    add_keys(src, "s", 0, 1500, 1);
+    add_keys(src, "d", 0, 100, 1); /* shared with dst */
+    add_keys(src, "x", 0, 3, 12);  /* duplicates past the pair's share: overflow entries */
+    add_keys(third, "t", 0, 1800, 1);
     nidus_cuckoo_stats sd = stats(dst), ss = stats(src), st3 = stats(third);
     assert_true(sd.tables >= 3 && ss.tables >= 3 && st3.tables >= 3);
     assert_int_equal(check_levels(dst), 0);
@@ -171,7 +129,7 @@ static void test_both_grown(void **state)
     assert_int_equal(nidus_cuckoo_get_table_stats(nidus_filter_cuckoo(dst), stats(dst).tables - 1, &t), NIDUS_OK);
     top = t.level;
     unsigned before = stats(dst).tables;
-    add_keys(dst, "g", 8000, 1);
+    add_keys(dst, "g", 0, 8000, 1);
     assert_true(stats(dst).tables > before);
     assert_int_equal(nidus_cuckoo_get_table_stats(nidus_filter_cuckoo(dst), stats(dst).tables - 1, &t), NIDUS_OK);
     assert_true(t.level > top);
@@ -205,7 +163,7 @@ static void test_self_grown(void **state)
     (void)state;
     nidus_cuckoo_params p = params(256);
     nidus_filter *f = cuckoo_with(&p);
-    add_keys(f, "d", 1500, 1);
+    add_keys(f, "d", 0, 1500, 1);
     uint64_t items = stats(f).items;
     assert_int_equal(nidus_filter_merge(f, f), NIDUS_OK);
     assert_int_equal(stats(f).items, 2 * items);
@@ -224,9 +182,9 @@ static void test_limits(void **state)
     long live = g_fail.live;
     nidus_cuckoo_params p = params(256);
     nidus_filter *src = cuckoo_with(&p);
-    add_keys(src, "s", 1000, 1);
+    add_keys(src, "s", 0, 1000, 1);
     nidus_filter *probe = cuckoo_with(&p);
-    add_keys(probe, "d", 1000, 1);
+    add_keys(probe, "d", 0, 1000, 1);
     nidus_cuckoo_stats ps = stats(probe);
     uint64_t tables_memory = 0;
     for (unsigned k = 0; k < ps.tables; k++) {
@@ -242,7 +200,7 @@ static void test_limits(void **state)
         else
             q.max_memory = tables_memory + 64; /* less than any table */
         nidus_filter *dst = cuckoo_with(&q);
-        add_keys(dst, "d", 1000, 1);
+        add_keys(dst, "d", 0, 1000, 1);
         assert_int_equal(stats(dst).tables, ps.tables);
         bytes before = filter_bytes(dst);
         assert_int_equal(nidus_filter_merge(dst, src), which == 0 ? NIDUS_ERR_LIMIT_TABLES : NIDUS_ERR_LIMIT_MEMORY);
@@ -254,8 +212,8 @@ static void test_limits(void **state)
     fixed.expansion = 0;
     fixed.capacity = 1000;
     nidus_filter *a = cuckoo_with(&fixed), *b = cuckoo_with(&fixed);
-    add_keys(a, "d", 700, 1);
-    add_keys(b, "s", 700, 1);
+    add_keys(a, "d", 0, 700, 1);
+    add_keys(b, "s", 0, 700, 1);
     bytes before = filter_bytes(a);
     assert_int_equal(nidus_filter_merge(a, b), NIDUS_ERR_FULL);
     assert_same_bytes(a, before);
@@ -275,9 +233,9 @@ static void test_allocation_failures(void **state)
     for (unsigned c = 0; c < 2; c++) {
         nidus_cuckoo_params p = params(caps[c]);
         nidus_filter *dst = cuckoo_with(&p), *src = cuckoo_with(&p);
-        add_keys(dst, "d", caps[c] * 5, 1);
-        add_keys(src, "s", caps[c] * 4, 1);
-        add_keys(src, "x", 2, 9);
+        add_keys(dst, "d", 0, caps[c] * 5, 1);
+        add_keys(src, "s", 0, caps[c] * 4, 1);
+        add_keys(src, "x", 0, 2, 9);
         unsigned tables = stats(dst).tables;
         bytes before = filter_bytes(dst);
         long live = g_fail.live, n = 1;
@@ -313,9 +271,9 @@ static void test_into_writable_mapping(void **state)
     long live = g_fail.live;
     nidus_cuckoo_params p = params(256);
     nidus_filter *dst = cuckoo_with(&p), *src = cuckoo_with(&p);
-    add_keys(dst, "d", 1500, 1);
-    add_keys(src, "s", 1200, 1);
-    add_keys(src, "d", 4, 9);
+    add_keys(dst, "d", 0, 1500, 1);
+    add_keys(src, "s", 0, 1200, 1);
+    add_keys(src, "d", 0, 4, 9);
     char path[] = "/tmp/nidus-siblings-XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
@@ -406,8 +364,8 @@ static void test_forged_levels(void **state)
     (void)state;
     nidus_cuckoo_params p = params(256);
     nidus_filter *dst = cuckoo_with(&p), *src = cuckoo_with(&p);
-    add_keys(dst, "d", 1500, 1);
-    add_keys(src, "s", 1500, 1);
+    add_keys(dst, "d", 0, 1500, 1);
+    add_keys(src, "s", 0, 1500, 1);
     bytes plain = filter_bytes(dst);
     assert_int_equal(nidus_filter_merge(dst, src), NIDUS_OK);
     bytes sib = filter_bytes(dst);
