@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Shared by the CLI tests: the binary under test, the fixtures, the file format's constants, and one way to run
-a command."""
+a command (or two: on a terminal)."""
 import os
 import subprocess
 
@@ -17,6 +17,27 @@ def run(*args, input=None, check_rc=None, **kw):
     if check_rc is not None:
         assert p.returncode == check_rc, (p.returncode, p.stdout, p.stderr[-2000:])
     return p
+
+
+def run_on_terminal(*args):
+    """`nidus ARGS...` with its stderr on a pseudo-terminal (stdout discarded): its exit status and all it wrote
+    there, as bytes."""
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([NIDUS, *map(str, args)], stderr=slave, stdout=subprocess.DEVNULL)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    rc = p.wait()
+    os.close(master)
+    return rc, seen
 
 
 def le(b):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from cli_util import NIDUS, run
+from cli_util import NIDUS, run, run_on_terminal
 
 
 @pytest.fixture
@@ -201,25 +201,11 @@ def test_build_and_check_a_million_keys(tmp_path, f):
 
 
 def test_build_shows_progress_on_a_terminal(tmp_path, f):
-    import pty
     keys = str(tmp_path / "keys.txt")
     with open(keys, "w") as out:
         for i in range(2000000):
             out.write("key-%d\n" % i)
-    master, slave = pty.openpty()
-    p = subprocess.Popen([NIDUS, "build", f, "--from", keys, "--capacity", "2000000"], stderr=slave,
-                         stdout=subprocess.DEVNULL)
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    assert p.wait() == 0
-    os.close(master)
+    rc, seen = run_on_terminal("build", f, "--from", keys, "--capacity", "2000000")
+    assert rc == 0
     assert b"building done: 2000000 items" in seen
     assert b"M/s" in seen

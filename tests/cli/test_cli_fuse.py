@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from cli_util import NIDUS, BLOCK, FOOTER, run, le
+from cli_util import NIDUS, BLOCK, FOOTER, run, run_on_terminal, le
 
 KEYS = 200000
 ABSENT = 100000
@@ -247,22 +247,8 @@ def test_verify_and_check_find_a_flipped_byte(fuse8, keys, tmp_path):
 
 
 def test_build_shows_progress_on_a_terminal(keys, tmp_path):
-    import pty
     f = str(tmp_path / "f.nidus")
-    master, slave = pty.openpty()
-    p = subprocess.Popen([NIDUS, "build", f, "--from", keys[0], "--type", "fuse"], stderr=slave,
-                         stdout=subprocess.DEVNULL)
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    assert p.wait() == 0
-    os.close(master)
+    rc, seen = run_on_terminal("build", f, "--from", keys[0], "--type", "fuse")
+    assert rc == 0
     assert b"reading keys done: %d items" % KEYS in seen and b"building done: %d items" % KEYS in seen
     assert b"M/s" in seen
