@@ -54,6 +54,12 @@ static nidus_status check_prefix(const uint8_t *f, uint64_t len, nidus_file_repo
 static nidus_status check_whole(const uint8_t *f, uint64_t len, nidus_file_report *r)
 {
     uint64_t meta = le(f + 16, 4);
+    /* One flipped bit turns a framed file's even version into an odd one (8 -> 9): the footer then says which
+     * byte is wrong, where the total length would only disagree with the file's length. */
+    if (le(f + 8, 8) != len && len >= NIDUS_CODEC_PREFIX_FIXED + NIDUS_FILE_FOOTER_BYTES &&
+        !memcmp(f + len - NIDUS_FILE_FOOTER_BYTES, "NIDUSBLK", 8))
+        return fail(r, NIDUS_ERR_CORRUPT, "format version",
+                    "is a whole encoding's, but the file ends in a block table's footer", 5, 1);
     if (le(f + 8, 8) != len)
         return fail(r, NIDUS_ERR_CORRUPT, "total length", "does not match the file's length (truncated?)", 8, 8);
     if (len < NIDUS_CODEC_PREFIX_FIXED + meta + NIDUS_CODEC_CHECKSUM_BYTES)

@@ -121,7 +121,12 @@ static void test_damage_is_found_in_its_block(void **state)
         nidus_status st = nidus_file_parse(file, len, &l);
         nidus_status verified = nidus_file_verify(bad, NULL, &r);
         assert_report_covers(&r, at, body_bytes);
-        if (st == NIDUS_OK) {
+        if (st == NIDUS_OK && l.version == 1) {
+            /* the version byte turned odd (8 -> 9): the parse takes it for a whole encoding, whose checksum the
+             * loader then finds wrong; verify names the version byte */
+            assert_int_equal(at, 5);
+            assert_string_equal(r.part, "format version");
+        } else if (st == NIDUS_OK) {
             uint64_t block;
             assert_true(at < l.body_bytes);
             assert_int_equal(nidus_file_verify_all(&l, &block), NIDUS_ERR_CORRUPT);
