@@ -10,7 +10,6 @@
 #include "file_format.h"
 #include "nidus/filter.h"
 
-static const uint8_t footer_magic[8] = {'N', 'I', 'D', 'U', 'S', 'B', 'L', 'K'};
 
 static uint64_t blocks_for(uint64_t body_bytes)
 {
@@ -55,7 +54,7 @@ void nidus_file_mark_body(uint8_t *body, size_t body_bytes)
 static uint8_t *put_footer(nidus_writer w, const uint8_t *body, uint64_t body_bytes, uint8_t *table, uint64_t blocks)
 {
     size_t prefix_bytes = NIDUS_CODEC_PREFIX_FIXED + nidus_read_le32(body + 16);
-    nidus_put_bytes(&w, footer_magic, sizeof footer_magic);
+    nidus_put_bytes(&w, NIDUS_FILE_FOOTER_MAGIC, NIDUS_FILE_FOOTER_MAGIC_BYTES);
     nidus_put_u32(&w, NIDUS_FILE_BLOCK_BYTES);
     nidus_put_u32(&w, 0);
     nidus_put_u64(&w, body_bytes);
@@ -102,10 +101,10 @@ nidus_status nidus_file_parse(const uint8_t *file, size_t len, nidus_file_layout
     if (len < NIDUS_CODEC_PREFIX_FIXED + NIDUS_FILE_FOOTER_BYTES)
         return NIDUS_ERR_CORRUPT;
     nidus_reader r = {file + len - NIDUS_FILE_FOOTER_BYTES, NIDUS_FILE_FOOTER_BYTES, false};
-    const uint8_t *magic = nidus_get_bytes(&r, sizeof footer_magic);
+    const uint8_t *magic = nidus_get_bytes(&r, NIDUS_FILE_FOOTER_MAGIC_BYTES);
     uint32_t block_bytes = nidus_get_u32(&r), zero = nidus_get_u32(&r);
     uint64_t body = nidus_get_u64(&r), blocks = nidus_get_u64(&r), stored = nidus_get_u64(&r);
-    if (r.bad || memcmp(magic, footer_magic, sizeof footer_magic) || zero || block_bytes < 4096 ||
+    if (r.bad || memcmp(magic, NIDUS_FILE_FOOTER_MAGIC, NIDUS_FILE_FOOTER_MAGIC_BYTES) || zero || block_bytes < 4096 ||
         block_bytes > (1u << 24) || (block_bytes & (block_bytes - 1)))
         return NIDUS_ERR_CORRUPT;
     /* body + 8 * blocks + footer == len, in arithmetic that cannot wrap */

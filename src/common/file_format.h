@@ -27,6 +27,9 @@
 
 #define NIDUS_FILE_BLOCK_BYTES 65536u
 #define NIDUS_FILE_FOOTER_BYTES 40u
+/* The footer's first 8 bytes (no terminator counted: compare NIDUS_FILE_FOOTER_MAGIC_BYTES of them). */
+#define NIDUS_FILE_FOOTER_MAGIC "NIDUSBLK"
+#define NIDUS_FILE_FOOTER_MAGIC_BYTES 8u
 
 /* Where the parts of a mapped file lie. */
 typedef struct nidus_file_layout {

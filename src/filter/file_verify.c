@@ -31,6 +31,12 @@ static uint64_t le(const uint8_t *p, unsigned n)
     return v;
 }
 
+/* Whether the file (at least a footer long) ends in a framed file's footer magic. */
+static bool ends_in_footer_magic(const uint8_t *f, uint64_t len)
+{
+    return !memcmp(f + len - NIDUS_FILE_FOOTER_BYTES, NIDUS_FILE_FOOTER_MAGIC, NIDUS_FILE_FOOTER_MAGIC_BYTES);
+}
+
 /* The fixed prefix: magic, version, kind, flags. */
 static nidus_status check_prefix(const uint8_t *f, uint64_t len, nidus_file_report *r)
 {
@@ -57,7 +63,7 @@ static nidus_status check_whole(const uint8_t *f, uint64_t len, nidus_file_repor
     /* One flipped bit turns a framed file's even version into an odd one (8 -> 9): the footer then says which
      * byte is wrong, where the total length would only disagree with the file's length. */
     if (le(f + 8, 8) != len && len >= NIDUS_CODEC_PREFIX_FIXED + NIDUS_FILE_FOOTER_BYTES &&
-        !memcmp(f + len - NIDUS_FILE_FOOTER_BYTES, "NIDUSBLK", 8))
+        ends_in_footer_magic(f, len))
         return fail(r, NIDUS_ERR_CORRUPT, "format version",
                     "is a whole encoding's, but the file ends in a block table's footer", 5, 1);
     if (le(f + 8, 8) != len)
@@ -78,7 +84,7 @@ static nidus_status check_framed(const uint8_t *f, uint64_t len, nidus_file_repo
         return fail(r, NIDUS_ERR_CORRUPT, "file", "is shorter than a header and a footer (truncated)", 0, len);
     uint64_t at = len - NIDUS_FILE_FOOTER_BYTES;
     const uint8_t *footer = f + at;
-    if (memcmp(footer, "NIDUSBLK", 8))
+    if (!ends_in_footer_magic(f, len))
         return fail(r, NIDUS_ERR_CORRUPT, "footer magic", "is not \"NIDUSBLK\" (truncated or extended?)", at, 8);
     uint64_t block = le(footer + 8, 4), body = le(footer + 16, 8), blocks = le(footer + 24, 8);
     if (block < 4096 || block > (1u << 24) || (block & (block - 1)))
