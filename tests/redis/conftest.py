@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Shared by the Redis tests: real server processes with nidus.so loaded, each on its own free port.
 
-The server is redis-server, or the binary NIDUS_SERVER names (CTest runs every file once with redis-server and
-once with valkey-server); SERVER_KIND says which ("redis" or "valkey")."""
+The server is redis-server, or the binary NIDUS_SERVER names (CTest runs every file once on each server of
+NIDUS_TEST_SERVERS: Redis 7.0, 8.0 and 8.6, Valkey 8.0 and 9.1). SERVER_KIND says which ("redis" or "valkey"),
+SERVER_VERSION its version as a tuple of ints (Valkey's own, not the redis_version it reports), SERVER_LABEL both
+("valkey 9.1.2") for skip reasons, and REDIS8 whether it is Redis 8 or later (RedisBloom's config names)."""
 import os
 import random
 import re
@@ -22,12 +24,19 @@ MODULE = os.environ.get(
 SERVER = os.environ.get("NIDUS_SERVER") or shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
-def _kind():
+def _kind_and_version():
+    """From `SERVER --version`: "Redis server v=7.0.15 sha=..." or "Valkey server v=9.1.2 ..."."""
     out = subprocess.run([SERVER, "--version"], capture_output=True, text=True, timeout=20).stdout
-    return "valkey" if out.lower().startswith("valkey") else "redis"
+    kind = "valkey" if out.lower().startswith("valkey") else "redis"
+    m = re.search(r"\bv=(\d+)\.(\d+)\.(\d+)", out)
+    if not m:
+        raise RuntimeError("%s --version names no version: %r" % (SERVER, out))
+    return kind, tuple(int(x) for x in m.groups())
 
 
-SERVER_KIND = _kind()
+SERVER_KIND, SERVER_VERSION = _kind_and_version()
+SERVER_LABEL = "%s %s" % (SERVER_KIND, ".".join(map(str, SERVER_VERSION)))
+REDIS8 = SERVER_KIND == "redis" and SERVER_VERSION >= (8, 0, 0)
 
 
 def port_free(port):
