@@ -6,10 +6,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "rb_bf.h"
-#include "rb_cf.h"
+#include "rb/rb_bf.h"
+#include "rb/rb_cf.h"
 #include "module_stubs.h"
-#include "rb_types.h"
+#include "rb/rb_types.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -39,7 +39,7 @@ uint64_t nidus_load_limit(void);
  * arrive; DEL drops it. Reads answer as for an empty filter. */
 #define NIDUS_MSG_CF_LOADING "ERR filter is still loading (CF.LOADCHUNK): send the remaining chunks, or DEL the key"
 #define NIDUS_MSG_BF_LOADING "ERR filter is still loading (BF.LOADCHUNK): send the remaining chunks, or DEL the key"
-/* CF.DEL of an item that a key loaded from RedisBloom holds in both of its parts (rb_commands.c says why). */
+/* CF.DEL of an item that a key loaded from RedisBloom holds in both of its parts (rb/rb_commands.c says why). */
 #define RB_CF_DEL_AMBIGUOUS                                                                                  \
     "ERR not deleted: the item matches both this key's RedisBloom tables and the tables grown after them, and " \
     "deleting either match could remove another item"

@@ -11,8 +11,8 @@
 
 #include "commands.h"
 #include "common.h"
-#include "rb_merge.h"
-#include "rb_types.h"
+#include "rb/rb_merge.h"
+#include "rb/rb_types.h"
 #include "types.h"
 
 /* What differs between the two commands. */

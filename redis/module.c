@@ -8,7 +8,7 @@
 #include "commands.h"
 #include "common.h"
 #include "config.h"
-#include "rb_types.h"
+#include "rb/rb_types.h"
 #include "types.h"
 
 #define NIDUS_MODULE_VERSION 100 /* 0.1.0 */
@@ -45,7 +45,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
     if (nidus_register_types(ctx) != REDISMODULE_OK)
         return bail(ctx, "could not create the data types");
-    /* every command through its router, which serves keys loaded from RedisBloom (rb_commands.c) */
+    /* every command through its router, which serves keys loaded from RedisBloom (rb/rb_commands.c) */
     nidus_command routed[sizeof commands / sizeof commands[0]];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         routed[i] = (nidus_command){commands[i].name, nidus_rb_route(commands[i].fn)};

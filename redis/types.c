@@ -11,7 +11,7 @@
 
 #include "commands.h"
 #include "common.h"
-#include "rb_types.h"
+#include "rb/rb_types.h"
 #include "types.h"
 
 /* Encoding versions of our RDB payload. */

@@ -10,7 +10,7 @@
 int nidus_register_types(RedisModuleCtx *ctx);
 
 /* The filter's chunks as RDB strings, then an empty string: the nidus types' RDB payload, and the growth
- * part of filters loaded from RedisBloom (rb_types.c). The loader checks every chunk and returns NULL (after
+ * part of filters loaded from RedisBloom (rb/rb_types.c). The loader checks every chunk and returns NULL (after
  * logging) for anything it refuses. */
 void nidus_rdb_save_filter(const nidus_filter_ops *t, RedisModuleIO *io, void *value);
 void *nidus_rdb_load_filter(const nidus_filter_ops *t, RedisModuleIO *io);
