@@ -139,6 +139,12 @@ static size_t mem_usage(const nidus_filter_ops *t, const void *value)
     return (size_t)t->memory(value) + VALUE_WRAPPER_BYTES;
 }
 
+size_t nidus_free_effort(uint64_t bytes)
+{
+    uint64_t effort = 1 + bytes / NIDUS_FREE_EFFORT_BYTES;
+    return effort < SIZE_MAX ? (size_t)effort : SIZE_MAX;
+}
+
 /* The type methods, one set per type, over the shared code above. */
 #define TYPE_METHODS(prefix, ops)                                                                              \
     static void *prefix##_rdb_load(RedisModuleIO *io, int encver)                                           \
@@ -149,7 +155,12 @@ static size_t mem_usage(const nidus_filter_ops *t, const void *value)
     static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v) { aof_rewrite(&ops, aof, key, v); } \
     static size_t prefix##_mem(const void *v) { return mem_usage(&ops, v); }                                  \
     static void prefix##_digest(RedisModuleDigest *md, void *v) { digest(&ops, md, v); }                      \
-    static void prefix##_free(void *v) { ops.destroy(v); }                                             \
+    static void prefix##_free(void *v) { ops.destroy(v); }                                                    \
+    static size_t prefix##_free_effort(RedisModuleString *key, const void *v)                                  \
+    {                                                                                                          \
+        (void)key;                                                                                             \
+        return nidus_free_effort(ops.memory(v));                                                               \
+    }                                                                                                          \
     static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
     {                                                                                                          \
         (void)from;                                                                                            \
@@ -164,6 +175,7 @@ static size_t mem_usage(const nidus_filter_ops *t, const void *value)
         .mem_usage = prefix##_mem,                                                                             \
         .digest = prefix##_digest,                                                                             \
         .free = prefix##_free,                                                                                 \
+        .free_effort = prefix##_free_effort,                                                                   \
         .copy = prefix##_copy,                                                                                 \
     };
 

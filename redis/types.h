@@ -15,6 +15,13 @@ int nidus_register_types(RedisModuleCtx *ctx);
 void nidus_rdb_save_filter(const nidus_filter_ops *t, RedisModuleIO *io, void *value);
 void *nidus_rdb_load_filter(const nidus_filter_ops *t, RedisModuleIO *io);
 
+/* What freeing a value of `bytes` costs, in the units of the server's free_effort: one, and one more for each
+ * NIDUS_FREE_EFFORT_BYTES. The server frees a value of more than 64 (LAZYFREE_THRESHOLD) on its background
+ * thread for UNLINK, FLUSHALL ASYNC and the lazyfree-lazy-* settings, and defragments a value of more than
+ * active-defrag-max-scan-fields (1000 by default) in steps. Never 0 (the server reads 0 as "unbounded"). */
+#define NIDUS_FREE_EFFORT_BYTES 16384u
+size_t nidus_free_effort(uint64_t bytes);
+
 /* A copy of a filter of type `t` (its chunks replayed into a new one, as COPY makes it); NULL without memory. */
 void *nidus_filter_copy(const nidus_filter_ops *t, const void *value);
 

@@ -412,6 +412,11 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
         RedisModule_DigestEndSequence(md);                                                                     \
     }                                                                                                          \
     static void prefix##_free(void *v) { rb_value_free(&kind, v); }                                              \
+    static size_t prefix##_free_effort(RedisModuleString *key, const void *v)                                  \
+    {                                                                                                          \
+        (void)key;                                                                                             \
+        return nidus_free_effort(rb_value_memory(&kind, v));                                                   \
+    }                                                                                                          \
     static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
     {                                                                                                          \
         (void)from;                                                                                            \
@@ -426,6 +431,7 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
         .mem_usage = prefix##_mem,                                                                             \
         .digest = prefix##_digest,                                                                             \
         .free = prefix##_free,                                                                                 \
+        .free_effort = prefix##_free_effort,                                                                   \
         .copy = prefix##_copy,                                                                                 \
     };
 
