@@ -31,14 +31,14 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"CF.RESERVE", nidus_cf_reserve},   {"CF.ADD", nidus_cf_add},           {"CF.ADDNX", nidus_cf_add},
-    {"CF.INSERT", nidus_cf_insert},     {"CF.INSERTNX", nidus_cf_insert},   {"CF.EXISTS", nidus_cf_exists},
-    {"CF.MEXISTS", nidus_cf_mexists},   {"CF.COUNT", nidus_cf_count},       {"CF.DEL", nidus_cf_del},
-    {"CF.COMPACT", nidus_cf_compact},   {"CF.INFO", nidus_cf_info},         {"CF.SCANDUMP", nidus_cf_scandump},
-    {"CF.LOADCHUNK", nidus_cf_loadchunk}, {"BF.RESERVE", nidus_bf_reserve}, {"BF.ADD", nidus_bf_add},
-    {"BF.MADD", nidus_bf_madd},         {"BF.INSERT", nidus_bf_insert},     {"BF.EXISTS", nidus_bf_exists},
-    {"BF.MEXISTS", nidus_bf_mexists},   {"BF.INFO", nidus_bf_info},         {"BF.CARD", nidus_bf_card},
-    {"BF.SCANDUMP", nidus_bf_scandump}, {"BF.LOADCHUNK", nidus_bf_loadchunk},
+    {"CF.RESERVE", mod_cf_reserve},   {"CF.ADD", mod_cf_add},           {"CF.ADDNX", mod_cf_add},
+    {"CF.INSERT", mod_cf_insert},     {"CF.INSERTNX", mod_cf_insert},   {"CF.EXISTS", mod_cf_exists},
+    {"CF.MEXISTS", mod_cf_mexists},   {"CF.COUNT", mod_cf_count},       {"CF.DEL", mod_cf_del},
+    {"CF.COMPACT", mod_cf_compact},   {"CF.INFO", mod_cf_info},         {"CF.SCANDUMP", mod_cf_scandump},
+    {"CF.LOADCHUNK", mod_cf_loadchunk}, {"BF.RESERVE", mod_bf_reserve}, {"BF.ADD", mod_bf_add},
+    {"BF.MADD", mod_bf_madd},         {"BF.INSERT", mod_bf_insert},     {"BF.EXISTS", mod_bf_exists},
+    {"BF.MEXISTS", mod_bf_mexists},   {"BF.INFO", mod_bf_info},         {"BF.CARD", mod_bf_card},
+    {"BF.SCANDUMP", mod_bf_scandump}, {"BF.LOADCHUNK", mod_bf_loadchunk},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -223,7 +223,7 @@ static void copy_by_chunks(reader *r, bool bloom)
         push_str(&b, bloom ? "BF.SCANDUMP" : "CF.SCANDUMP");
         push(&b, from, 2);
         push_num(&b, it);
-        call(bloom ? nidus_bf_scandump : nidus_cf_scandump, b.a, b.n);
+        call(bloom ? mod_bf_scandump : mod_cf_scandump, b.a, b.n);
         release(&b);
         if (reply.last_error || !reply.last_str)
             return;
@@ -234,7 +234,7 @@ static void copy_by_chunks(reader *r, bool bloom)
         push(&b, to, 2);
         push_num(&b, it);
         push(&b, (const char *)reply.last_str, reply.last_len);
-        call(bloom ? nidus_bf_loadchunk : nidus_cf_loadchunk, b.a, b.n);
+        call(bloom ? mod_bf_loadchunk : mod_cf_loadchunk, b.a, b.n);
         release(&b);
         if (reply.last_error || (upto && c >= upto))
             return;
@@ -265,7 +265,7 @@ static void run_op(reader *r)
             push_str(&b, "ERROR"), push_str(&b, rates[byte(r) % 8]);
         if (opts & 32)
             push_str(&b, "SEMISORT");
-        fn = nidus_cf_reserve;
+        fn = mod_cf_reserve;
         break;
     }
     case 1:
@@ -274,7 +274,7 @@ static void run_op(reader *r)
         push_str(&b, op == 3 ? "CF.ADDNX" : "CF.ADD");
         push_key(&b, r);
         push_item(&b, r);
-        fn = nidus_cf_add;
+        fn = mod_cf_add;
         break;
     case 4:
     case 5: {
@@ -288,7 +288,7 @@ static void run_op(reader *r)
         if (!(opts & 4))
             push_str(&b, "ITEMS");
         items(&b, r);
-        fn = nidus_cf_insert;
+        fn = mod_cf_insert;
         break;
     }
     case 6:
@@ -296,25 +296,25 @@ static void run_op(reader *r)
         push_str(&b, op == 6 ? "CF.EXISTS" : "CF.COUNT");
         push_key(&b, r);
         push_item(&b, r);
-        fn = op == 6 ? nidus_cf_exists : nidus_cf_count;
+        fn = op == 6 ? mod_cf_exists : mod_cf_count;
         break;
     case 8:
         push_str(&b, "CF.MEXISTS");
         push_key(&b, r);
         items(&b, r);
-        fn = nidus_cf_mexists;
+        fn = mod_cf_mexists;
         break;
     case 9:
     case 10:
         push_str(&b, "CF.DEL");
         push_key(&b, r);
         push_item(&b, r);
-        fn = nidus_cf_del;
+        fn = mod_cf_del;
         break;
     case 11:
         push_str(&b, byte(r) & 1 ? "CF.COMPACT" : "CF.INFO");
         push_key(&b, r);
-        fn = b.a[0].p[3] == 'C' ? nidus_cf_compact : nidus_cf_info;
+        fn = b.a[0].p[3] == 'C' ? mod_cf_compact : mod_cf_info;
         break;
     case 12: { /* BF.RESERVE key rate capacity [EXPANSION e] [NONSCALING] */
         push_str(&b, "BF.RESERVE");
@@ -326,7 +326,7 @@ static void run_op(reader *r)
             push_str(&b, "EXPANSION"), push_number(&b, r, expansions, 5);
         if (opts & 2)
             push_str(&b, "NONSCALING");
-        fn = nidus_bf_reserve;
+        fn = mod_bf_reserve;
         break;
     }
     case 13:
@@ -334,13 +334,13 @@ static void run_op(reader *r)
         push_str(&b, "BF.ADD");
         push_key(&b, r);
         push_item(&b, r);
-        fn = nidus_bf_add;
+        fn = mod_bf_add;
         break;
     case 15:
         push_str(&b, "BF.MADD");
         push_key(&b, r);
         items(&b, r);
-        fn = nidus_bf_madd;
+        fn = mod_bf_madd;
         break;
     case 16: { /* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS ... */
         push_str(&b, "BF.INSERT");
@@ -358,14 +358,14 @@ static void run_op(reader *r)
             push_str(&b, "NONSCALING");
         push_str(&b, "ITEMS");
         items(&b, r);
-        fn = nidus_bf_insert;
+        fn = mod_bf_insert;
         break;
     }
     case 17:
         push_str(&b, "BF.MEXISTS");
         push_key(&b, r);
         items(&b, r);
-        fn = nidus_bf_mexists;
+        fn = mod_bf_mexists;
         break;
     case 18: {
         unsigned which = byte(r) % 3;
@@ -373,7 +373,7 @@ static void run_op(reader *r)
         push_key(&b, r);
         if (which == 2)
             push_item(&b, r);
-        fn = which == 0 ? nidus_bf_info : which == 1 ? nidus_bf_card : nidus_bf_exists;
+        fn = which == 0 ? mod_bf_info : which == 1 ? mod_bf_card : mod_bf_exists;
         break;
     }
     case 19:
@@ -390,7 +390,7 @@ static void run_op(reader *r)
         push(&b, (const char *)r->p, n);
         r->p += n;
         r->left -= n;
-        fn = bloom ? nidus_bf_loadchunk : nidus_cf_loadchunk;
+        fn = bloom ? mod_bf_loadchunk : mod_cf_loadchunk;
         break;
     }
     case 22: { /* DEL */
@@ -411,7 +411,7 @@ static void run_op(reader *r)
         push_num(&b, say >= 240 ? (long long)(say % 5) - 1 : (long long)n);
         for (unsigned k = 0; k < n; k++)
             push_key(&b, r);
-        fn = bloom ? nidus_bf_merge : nidus_cf_merge;
+        fn = bloom ? mod_bf_merge : mod_cf_merge;
         break;
     }
     }
@@ -432,9 +432,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* limits small enough that fuzzing never allocates much, and often meets them */
     unsigned limits = byte(&r);
     static const uint64_t memory[] = {UINT64_C(1) << 20, 4096, 65536, UINT64_C(8) << 20};
-    nidus_config.max_memory = memory[limits & 3];
-    nidus_config.max_capacity = (limits & 4) ? 100000 : 1000;
-    nidus_config.cf_max_expansions = 1 + (limits >> 3) % 8;
+    mod_cfg.max_memory = memory[limits & 3];
+    mod_cfg.max_capacity = (limits & 4) ? 100000 : 1000;
+    mod_cfg.cf_max_expansions = 1 + (limits >> 3) % 8;
     ctx.flags = 0;
     for (unsigned steps = 0; r.left && steps < 128; steps++) {
         run_op(&r);

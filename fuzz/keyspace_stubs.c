@@ -429,6 +429,6 @@ void stubs_install(void)
     RedisModule_DigestAddStringBuffer = s_digest_add;
     RedisModule_DigestEndSequence = s_digest_end;
     RedisModule_CreateDataType = s_create_type;
-    nidus_register_types(NULL);
+    mod_register_types(NULL);
 }
 

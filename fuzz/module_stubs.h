@@ -46,7 +46,7 @@ static void module_stubs_setup(void)
     RedisModule_Realloc = stub_realloc;
     RedisModule_Free = stub_free;
     RedisModule_GetContextFlags = stub_context_flags;
-    nidus_register_types(NULL);
+    mod_register_types(NULL);
 }
 
 #endif

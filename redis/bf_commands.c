@@ -13,46 +13,46 @@ typedef struct bf_options {
 
 static bf_options bf_defaults(void)
 {
-    return (bf_options){.error = nidus_config.bf_error_rate, .capacity = (long long)nidus_config.bf_initial_size,
-                        .expansion = nidus_config.bf_expansion, .create = true};
+    return (bf_options){.error = mod_cfg.bf_error_rate, .capacity = (long long)mod_cfg.bf_initial_size,
+                        .expansion = mod_cfg.bf_expansion, .create = true};
 }
 
 /* Creates the filter into `key`, or replies the error and returns NULL. */
 static void *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options)
 {
     const bf_options *o = options;
-    if ((uint64_t)o->capacity > nidus_config.max_capacity) {
-        RedisModule_ReplyWithError(ctx, NIDUS_MSG_CAPACITY);
+    if ((uint64_t)o->capacity > mod_cfg.max_capacity) {
+        RedisModule_ReplyWithError(ctx, MOD_MSG_CAPACITY);
         return NULL;
     }
     nidus_bloom_params p = {.capacity = (uint64_t)o->capacity, .error_rate = o->error,
                             .expansion = o->nonscaling ? 0 : (unsigned)o->expansion,
-                            .max_memory = nidus_config.max_memory, .allocator = &nidus_redis_allocator};
+                            .max_memory = mod_cfg.max_memory, .allocator = &mod_allocator};
     nidus_bloom *bf = NULL;
     nidus_status st = nidus_bloom_new(&p, &bf);
     if (st) {
         RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY || st == NIDUS_ERR_TOO_LARGE
-                                            ? NIDUS_MSG_TOO_BIG
+                                            ? MOD_MSG_TOO_BIG
                                             : "ERR could not create filter");
         return NULL;
     }
-    RedisModule_ModuleTypeSetValue(key, nidus_bf_type, bf);
+    RedisModule_ModuleTypeSetValue(key, mod_bf_type, bf);
     return bf;
 }
 
-const char *nidus_bf_add_error(nidus_status st)
+const char *mod_bf_add_error(nidus_status st)
 {
     switch (st) {
     case NIDUS_ERR_FULL: return "ERR non scaling filter is full";
     case NIDUS_ERR_LIMIT_TABLES: return "ERR filter reached its maximum number of sub-filters";
-    case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
-    case NIDUS_ERR_READ_ONLY: return NIDUS_MSG_BF_LOADING;
+    case NIDUS_ERR_LIMIT_MEMORY: return MOD_MSG_TOO_BIG;
+    case NIDUS_ERR_READ_ONLY: return MOD_MSG_BF_LOADING;
     default: return "ERR could not add the item";
     }
 }
 
-void nidus_bf_add_and_reply(RedisModuleCtx *ctx, RedisModuleString **items, int n, bool multi, bool changed,
-                            nidus_bf_add_fn add, void *filter)
+void mod_bf_add_and_reply(RedisModuleCtx *ctx, RedisModuleString **items, int n, bool multi, bool changed,
+                            mod_bf_add_fn add, void *filter)
 {
     if (multi)
         RedisModule_ReplyWithArray(ctx, REDISMODULE_POSTPONED_LEN);
@@ -63,12 +63,12 @@ void nidus_bf_add_and_reply(RedisModuleCtx *ctx, RedisModuleString **items, int 
         bool added = false;
         nidus_status st = add(filter, s, len, &added);
         if (st) {
-            RedisModule_ReplyWithError(ctx, nidus_bf_add_error(st));
+            RedisModule_ReplyWithError(ctx, mod_bf_add_error(st));
             replies++;
             break;
         }
         changed |= added;
-        nidus_reply_bool(ctx, added);
+        mod_reply_bool(ctx, added);
     }
     if (multi)
         RedisModule_ReplySetArrayLength(ctx, replies);
@@ -82,7 +82,7 @@ static nidus_status add_to_bloom(void *filter, const char *s, size_t len, bool *
 }
 
 /* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] */
-int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4 || argc > 7)
         return RedisModule_WrongArity(ctx);
@@ -93,14 +93,14 @@ int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_ReplyWithError(ctx, "ERR error rate must be in the range (0.000000, 1.000000)");
     if (RedisModule_StringToLongLong(argv[3], &o.capacity) != REDISMODULE_OK)
         return RedisModule_ReplyWithError(ctx, "ERR bad capacity");
-    if (o.capacity < 1 || (uint64_t)o.capacity > nidus_config.max_capacity)
-        return nidus_reply_errorf(ctx, "ERR capacity must be in the range [1, %llu]",
-                                  (unsigned long long)nidus_config.max_capacity);
+    if (o.capacity < 1 || (uint64_t)o.capacity > mod_cfg.max_capacity)
+        return mod_reply_errorf(ctx, "ERR capacity must be in the range [1, %llu]",
+                                  (unsigned long long)mod_cfg.max_capacity);
     bool expansion_given = false;
     for (int i = 4; i < argc; i++) {
-        if (nidus_arg_is(argv[i], "NONSCALING")) {
+        if (mod_arg_is(argv[i], "NONSCALING")) {
             o.nonscaling = true;
-        } else if (nidus_arg_is(argv[i], "EXPANSION")) {
+        } else if (mod_arg_is(argv[i], "EXPANSION")) {
             if (++i == argc)
                 return RedisModule_ReplyWithError(ctx, "ERR no expansion");
             if (RedisModule_StringToLongLong(argv[i], &o.expansion) != REDISMODULE_OK)
@@ -115,7 +115,7 @@ int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
     if (expansion_given && (o.expansion < 0 || o.expansion > NIDUS_BLOOM_MAX_EXPANSION))
         return RedisModule_ReplyWithError(ctx, "ERR expansion must be in the range [0, 32768]");
-    return nidus_reserve(ctx, argv[1], nidus_bf_type, bf_create, &o);
+    return mod_reserve(ctx, argv[1], mod_bf_type, bf_create, &o);
 }
 
 /* Adds items (BF.ADD, BF.MADD, BF.INSERT). A full non-scaling filter ends the reply with its error. */
@@ -124,7 +124,7 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
 {
     RedisModuleKey *key;
     void *value;
-    key_state ks = nidus_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, nidus_bf_type, &key, &value);
+    key_state ks = mod_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, mod_bf_type, &key, &value);
     nidus_bloom *bf = value;
     if (ks == KEY_WRONGTYPE || (ks == KEY_EMPTY && !o->create)) {
         RedisModule_CloseKey(key);
@@ -134,12 +134,12 @@ static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
-    nidus_bf_add_and_reply(ctx, items, n, multi, ks == KEY_EMPTY, add_to_bloom, bf);
+    mod_bf_add_and_reply(ctx, items, n, multi, ks == KEY_EMPTY, add_to_bloom, bf);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
 
-int nidus_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
@@ -147,7 +147,7 @@ int nidus_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return bf_insert_common(ctx, argv[1], argv + 2, 1, false, &o);
 }
 
-int nidus_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
@@ -156,31 +156,31 @@ int nidus_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item... */
-int nidus_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
     bf_options o = bf_defaults();
     int i = 2;
-    for (; i < argc && !nidus_arg_is(argv[i], "ITEMS"); i++) {
-        if (nidus_arg_is(argv[i], "NOCREATE")) {
+    for (; i < argc && !mod_arg_is(argv[i], "ITEMS"); i++) {
+        if (mod_arg_is(argv[i], "NOCREATE")) {
             o.create = false;
-        } else if (nidus_arg_is(argv[i], "NONSCALING")) {
+        } else if (mod_arg_is(argv[i], "NONSCALING")) {
             o.nonscaling = true;
-        } else if (nidus_arg_is(argv[i], "CAPACITY") || nidus_arg_is(argv[i], "ERROR") ||
-                   nidus_arg_is(argv[i], "EXPANSION")) {
+        } else if (mod_arg_is(argv[i], "CAPACITY") || mod_arg_is(argv[i], "ERROR") ||
+                   mod_arg_is(argv[i], "EXPANSION")) {
             if (i + 1 == argc)
                 return RedisModule_WrongArity(ctx);
             RedisModuleString *opt = argv[i++];
             /* RedisBloom's three errors, for a value that is not a number and for one out of range alike */
-            if (nidus_arg_is(opt, "ERROR") &&
+            if (mod_arg_is(opt, "ERROR") &&
                 (RedisModule_StringToDouble(argv[i], &o.error) != REDISMODULE_OK || !(o.error > 0 && o.error < 1)))
                 return RedisModule_ReplyWithError(ctx, "Bad error rate");
-            if (nidus_arg_is(opt, "CAPACITY") &&
+            if (mod_arg_is(opt, "CAPACITY") &&
                 (RedisModule_StringToLongLong(argv[i], &o.capacity) != REDISMODULE_OK || o.capacity < 1 ||
-                 (uint64_t)o.capacity > nidus_config.max_capacity))
+                 (uint64_t)o.capacity > mod_cfg.max_capacity))
                 return RedisModule_ReplyWithError(ctx, "Bad capacity");
-            if (nidus_arg_is(opt, "EXPANSION") &&
+            if (mod_arg_is(opt, "EXPANSION") &&
                 (RedisModule_StringToLongLong(argv[i], &o.expansion) != REDISMODULE_OK || o.expansion < 0 ||
                  o.expansion > NIDUS_BLOOM_MAX_EXPANSION))
                 return RedisModule_ReplyWithError(ctx, "Bad expansion");
@@ -196,17 +196,17 @@ int nidus_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static uint64_t bf_hash_any(const void *f, const void *key, size_t len) { return nidus_bloom_hash(f, key, len); }
 static void bf_many_any(const void *f, const uint64_t *h, size_t n, bool *out) { nidus_bloom_contains_many_hash(f, h, n, out); }
 
-int nidus_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return nidus_exists_command(ctx, argv, argc, false, nidus_bf_type, bf_hash_any, bf_many_any);
+    return mod_exists_command(ctx, argv, argc, false, mod_bf_type, bf_hash_any, bf_many_any);
 }
 
-int nidus_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return nidus_exists_command(ctx, argv, argc, true, nidus_bf_type, bf_hash_any, bf_many_any);
+    return mod_exists_command(ctx, argv, argc, true, mod_bf_type, bf_hash_any, bf_many_any);
 }
 
-int nidus_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const long long values[5], bool scaling)
+int mod_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const long long values[5], bool scaling)
 {
     static const char *const names[] = {"Capacity", "Size", "Number of filters", "Number of items inserted",
                                         "Expansion rate"};
@@ -214,17 +214,17 @@ int nidus_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const lon
     int only = -1;
     if (field) {
         for (int f = 0; f < 5; f++)
-            if (nidus_arg_is(field, fields[f]))
+            if (mod_arg_is(field, fields[f]))
                 only = f;
         if (only < 0)
             return RedisModule_ReplyWithError(ctx, "Invalid information value");
     }
     /* one field: [value] in RESP2, {name: value} in RESP3, as RedisBloom */
-    bool named = only < 0 || nidus_resp3(ctx);
+    bool named = only < 0 || mod_resp3(ctx);
     if (only >= 0 && !named)
         RedisModule_ReplyWithArray(ctx, 1);
     else
-        nidus_reply_map(ctx, only >= 0 ? 1 : 5);
+        mod_reply_map(ctx, only >= 0 ? 1 : 5);
     for (int f = 0; f < 5; f++) {
         if (only >= 0 && f != only)
             continue;
@@ -239,13 +239,13 @@ int nidus_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const lon
 }
 
 /* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION] */
-int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2 && argc != 3)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    if (!nidus_open_existing(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, "ERR not found", &key, &value)) {
+    if (!mod_open_existing(ctx, argv[1], REDISMODULE_READ, mod_bf_type, "ERR not found", &key, &value)) {
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
@@ -254,17 +254,17 @@ int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_CloseKey(key);
     long long values[] = {(long long)s.capacity, (long long)s.memory_bytes, s.layers, (long long)s.items,
                           s.expansion};
-    return nidus_bf_info_reply(ctx, argc == 3 ? argv[2] : NULL, values, s.expansion != 0);
+    return mod_bf_info_reply(ctx, argc == 3 ? argv[2] : NULL, values, s.expansion != 0);
 }
 
 /* BF.CARD key: items added that were new; 0 for a missing key. */
-int nidus_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, &key, &value);
+    key_state ks = mod_open(ctx, argv[1], REDISMODULE_READ, mod_bf_type, &key, &value);
     int rc;
     if (ks == KEY_WRONGTYPE) {
         rc = RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
@@ -278,7 +278,7 @@ int nidus_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return rc;
 }
 
-void nidus_bf_reply_debug_layers(RedisModuleCtx *ctx, const nidus_bloom *bf)
+void mod_bf_reply_debug_layers(RedisModuleCtx *ctx, const nidus_bloom *bf)
 {
     nidus_bloom_stats s;
     nidus_bloom_get_stats(bf, &s);
@@ -294,31 +294,31 @@ void nidus_bf_reply_debug_layers(RedisModuleCtx *ctx, const nidus_bloom *bf)
 }
 
 /* BF.DEBUG key: RedisBloom's lines, "size:<items>" and one per sub-filter (hashwidth: our hashes are 64-bit). */
-int nidus_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    if (nidus_open_existing(ctx, argv[1], REDISMODULE_READ, nidus_bf_type, "ERR not found", &key, &value)) {
+    if (mod_open_existing(ctx, argv[1], REDISMODULE_READ, mod_bf_type, "ERR not found", &key, &value)) {
         nidus_bloom_stats s;
         nidus_bloom_get_stats(value, &s);
         RedisModule_ReplyWithArray(ctx, 1 + (long)s.layers);
         char line[256];
         int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)s.items);
         RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
-        nidus_bf_reply_debug_layers(ctx, value);
+        mod_bf_reply_debug_layers(ctx, value);
     }
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
 
-int nidus_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return nidus_scandump_command(ctx, argv, argc, &nidus_bf_ops);
+    return mod_scandump_command(ctx, argv, argc, &mod_bf_ops);
 }
 
-int nidus_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return nidus_load_chunk_command(ctx, argv, argc, &nidus_bf_ops);
+    return mod_load_chunk_command(ctx, argv, argc, &mod_bf_ops);
 }

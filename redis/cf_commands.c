@@ -16,8 +16,8 @@ typedef struct cf_options {
 
 static cf_options cf_defaults(long long capacity)
 {
-    return (cf_options){.capacity = capacity, .bucket_size = nidus_config.cf_bucket_size,
-                        .max_iterations = nidus_config.cf_max_iterations, .expansion = nidus_config.cf_expansion};
+    return (cf_options){.capacity = capacity, .bucket_size = mod_cfg.cf_bucket_size,
+                        .max_iterations = mod_cfg.cf_max_iterations, .expansion = mod_cfg.cf_expansion};
 }
 
 /* Bucket sizes 1..255 are accepted as RedisBloom accepts them; ours are 1, 2, 4 and 8, so a request is
@@ -28,8 +28,8 @@ static unsigned supported_bucket_size(long long b) { return b <= 1 ? 1 : b <= 2 
 static void *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options)
 {
     const cf_options *o = options;
-    if ((uint64_t)o->capacity > nidus_config.max_capacity) {
-        RedisModule_ReplyWithError(ctx, NIDUS_MSG_CAPACITY);
+    if ((uint64_t)o->capacity > mod_cfg.max_capacity) {
+        RedisModule_ReplyWithError(ctx, MOD_MSG_CAPACITY);
         return NULL;
     }
     nidus_cuckoo_params p = {
@@ -37,39 +37,39 @@ static void *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *opt
         .bucket_size = supported_bucket_size(o->bucket_size),
         .max_kicks = (unsigned)o->max_iterations,
         .expansion = (unsigned)o->expansion,
-        .max_tables = nidus_config.cf_max_expansions,
-        .max_memory = nidus_config.max_memory,
+        .max_tables = mod_cfg.cf_max_expansions,
+        .max_memory = mod_cfg.max_memory,
         .fingerprint_bits = (unsigned)o->fingerprint_bits,
-        .error_rate = o->fingerprint_bits ? 0.0 : o->error ? o->error : nidus_config.cf_error_rate,
+        .error_rate = o->fingerprint_bits ? 0.0 : o->error ? o->error : mod_cfg.cf_error_rate,
         .semi_sort = o->semi_sort,
-        .allocator = &nidus_redis_allocator,
+        .allocator = &mod_allocator,
     };
     nidus_cuckoo *cf = NULL;
     nidus_status st = nidus_cuckoo_new(&p, &cf);
     if (st) {
         RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY || st == NIDUS_ERR_TOO_LARGE
-                                            ? NIDUS_MSG_TOO_BIG
+                                            ? MOD_MSG_TOO_BIG
                                         : st == NIDUS_ERR_INVALID_ARGUMENT
                                             ? "ERR SEMISORT needs BUCKETSIZE 4 and FINGERPRINT 5..32"
                                             : "Couldn't create Cuckoo Filter");
         return NULL;
     }
-    RedisModule_ModuleTypeSetValue(key, nidus_cf_type, cf);
+    RedisModule_ModuleTypeSetValue(key, mod_cf_type, cf);
     return cf;
 }
 
-const char *nidus_cf_add_error(nidus_status st)
+const char *mod_cf_add_error(nidus_status st)
 {
     switch (st) {
     case NIDUS_ERR_FULL: return "Filter is full";
     case NIDUS_ERR_LIMIT_TABLES: return "Maximum expansions reached";
-    case NIDUS_ERR_LIMIT_MEMORY: return NIDUS_MSG_TOO_BIG;
-    case NIDUS_ERR_READ_ONLY: return NIDUS_MSG_CF_LOADING;
+    case NIDUS_ERR_LIMIT_MEMORY: return MOD_MSG_TOO_BIG;
+    case NIDUS_ERR_READ_ONLY: return MOD_MSG_CF_LOADING;
     default: return "Memory allocation failure";
     }
 }
 
-void nidus_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx, bool multi)
+void mod_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx, bool multi)
 {
     /* As RedisBloom replies: CF.INSERTNX integers in both protocols; the others booleans in RESP3; a full
      * filter in CF.INSERT/INSERTNX -1 (false for CF.INSERT in RESP3), in CF.ADD/ADDNX an error. */
@@ -77,16 +77,16 @@ void nidus_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool n
     bool no_room = st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_LIMIT_MEMORY ||
                    st == NIDUS_ERR_NO_MEMORY;
     if (st == NIDUS_OK)
-        integers ? RedisModule_ReplyWithLongLong(ctx, added) : nidus_reply_bool(ctx, added);
+        integers ? RedisModule_ReplyWithLongLong(ctx, added) : mod_reply_bool(ctx, added);
     else if (multi && no_room)
-        integers || !nidus_resp3(ctx) ? RedisModule_ReplyWithLongLong(ctx, -1) : RedisModule_ReplyWithBool(ctx, 0);
+        integers || !mod_resp3(ctx) ? RedisModule_ReplyWithLongLong(ctx, -1) : RedisModule_ReplyWithBool(ctx, 0);
     else
-        RedisModule_ReplyWithError(ctx, nidus_cf_add_error(st));
+        RedisModule_ReplyWithError(ctx, mod_cf_add_error(st));
 }
 
 /* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e] [ERROR rate | FINGERPRINT bits]
  * [SEMISORT] */
-int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
@@ -96,27 +96,27 @@ int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     cf_options o = cf_defaults(capacity);
     for (int i = 3; i < argc; i++) {
         bool last = i + 1 >= argc;
-        if (nidus_arg_is(argv[i], "SEMISORT")) {
+        if (mod_arg_is(argv[i], "SEMISORT")) {
             o.semi_sort = true;
             continue;
         }
         if (last)
             return RedisModule_WrongArity(ctx);
         RedisModuleString *v = argv[++i];
-        if (nidus_arg_is(argv[i - 1], "BUCKETSIZE")) {
-            if (!nidus_option_range(ctx, v, "BUCKETSIZE", 1, 255, &o.bucket_size))
+        if (mod_arg_is(argv[i - 1], "BUCKETSIZE")) {
+            if (!mod_option_range(ctx, v, "BUCKETSIZE", 1, 255, &o.bucket_size))
                 return REDISMODULE_OK;
-        } else if (nidus_arg_is(argv[i - 1], "MAXITERATIONS")) {
-            if (!nidus_option_range(ctx, v, "MAXITERATIONS", 1, 65535, &o.max_iterations))
+        } else if (mod_arg_is(argv[i - 1], "MAXITERATIONS")) {
+            if (!mod_option_range(ctx, v, "MAXITERATIONS", 1, 65535, &o.max_iterations))
                 return REDISMODULE_OK;
-        } else if (nidus_arg_is(argv[i - 1], "EXPANSION")) {
-            if (!nidus_option_range(ctx, v, "EXPANSION", 0, 32768, &o.expansion))
+        } else if (mod_arg_is(argv[i - 1], "EXPANSION")) {
+            if (!mod_option_range(ctx, v, "EXPANSION", 0, 32768, &o.expansion))
                 return REDISMODULE_OK;
-        } else if (nidus_arg_is(argv[i - 1], "ERROR")) {
+        } else if (mod_arg_is(argv[i - 1], "ERROR")) {
             if (RedisModule_StringToDouble(v, &o.error) != REDISMODULE_OK || !(o.error > 0 && o.error < 1))
                 return RedisModule_ReplyWithError(ctx, "ERR (0 < error rate range < 1)");
-        } else if (nidus_arg_is(argv[i - 1], "FINGERPRINT")) {
-            if (!nidus_arg_range(v, 4, 32, &o.fingerprint_bits))
+        } else if (mod_arg_is(argv[i - 1], "FINGERPRINT")) {
+            if (!mod_arg_range(v, 4, 32, &o.fingerprint_bits))
                 return RedisModule_ReplyWithError(ctx, "ERR FINGERPRINT must be an integer between 4 and 32");
         } else {
             return RedisModule_ReplyWithError(ctx, "Unknown argument received");
@@ -124,10 +124,10 @@ int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (o.error && o.fingerprint_bits)
         return RedisModule_ReplyWithError(ctx, "ERR ERROR and FINGERPRINT cannot be used together");
-    if (o.bucket_size * 2 > capacity || (uint64_t)capacity > nidus_config.max_capacity)
-        return nidus_reply_errorf(ctx, "Capacity must be in the range [2 * BUCKETSIZE, %llu]",
-                                  (unsigned long long)nidus_config.max_capacity);
-    return nidus_reserve(ctx, argv[1], nidus_cf_type, cf_create, &o);
+    if (o.bucket_size * 2 > capacity || (uint64_t)capacity > mod_cfg.max_capacity)
+        return mod_reply_errorf(ctx, "Capacity must be in the range [2 * BUCKETSIZE, %llu]",
+                                  (unsigned long long)mod_cfg.max_capacity);
+    return mod_reserve(ctx, argv[1], mod_cf_type, cf_create, &o);
 }
 
 /* Adds `n` items (CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX). */
@@ -136,7 +136,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
 {
     RedisModuleKey *key;
     void *value;
-    key_state ks = nidus_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, &key, &value);
+    key_state ks = mod_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, mod_cf_type, &key, &value);
     nidus_cuckoo *cf = value;
     if (ks == KEY_WRONGTYPE || (ks == KEY_EMPTY && !create)) {
         RedisModule_CloseKey(key);
@@ -158,7 +158,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
         bool added = true;
         nidus_status st = nx ? nidus_cuckoo_add_unique(cf, s, len, &added) : nidus_cuckoo_add(cf, s, len);
         changed |= st == NIDUS_OK && added;
-        nidus_cf_reply_add(ctx, st, added, nx, multi);
+        mod_cf_reply_add(ctx, st, added, nx, multi);
     }
     if (changed)
         RedisModule_ReplicateVerbatim(ctx);
@@ -174,32 +174,32 @@ static bool ends_with_nx(RedisModuleString *cmd)
 }
 
 /* CF.ADD key item, CF.ADDNX key item */
-int nidus_cf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
     return cf_insert_common(ctx, argv[1], argv + 2, 1, ends_with_nx(argv[0]), false, true,
-                            (long long)nidus_config.cf_initial_size);
+                            (long long)mod_cfg.cf_initial_size);
 }
 
 /* CF.INSERT / CF.INSERTNX key [CAPACITY n] [NOCREATE] ITEMS item... */
-int nidus_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
-    long long capacity = (long long)nidus_config.cf_initial_size;
+    long long capacity = (long long)mod_cfg.cf_initial_size;
     bool create = true;
     int i = 2;
-    for (; i < argc && !nidus_arg_is(argv[i], "ITEMS"); i++) {
-        if (nidus_arg_is(argv[i], "CAPACITY")) {
+    for (; i < argc && !mod_arg_is(argv[i], "ITEMS"); i++) {
+        if (mod_arg_is(argv[i], "CAPACITY")) {
             if (++i == argc)
                 return RedisModule_WrongArity(ctx);
             if (RedisModule_StringToLongLong(argv[i], &capacity) != REDISMODULE_OK)
                 return RedisModule_ReplyWithError(ctx, "Bad capacity");
-            if (2 * (long long)nidus_config.cf_bucket_size > capacity || (uint64_t)capacity > nidus_config.max_capacity)
-                return nidus_reply_errorf(ctx, "Capacity must be in the range [cf-bucket-size * 2, %llu]",
-                                          (unsigned long long)nidus_config.max_capacity);
-        } else if (nidus_arg_is(argv[i], "NOCREATE")) {
+            if (2 * (long long)mod_cfg.cf_bucket_size > capacity || (uint64_t)capacity > mod_cfg.max_capacity)
+                return mod_reply_errorf(ctx, "Capacity must be in the range [cf-bucket-size * 2, %llu]",
+                                          (unsigned long long)mod_cfg.max_capacity);
+        } else if (mod_arg_is(argv[i], "NOCREATE")) {
             create = false;
         } else {
             return RedisModule_ReplyWithError(ctx, "Unknown argument received");
@@ -213,24 +213,24 @@ int nidus_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 static uint64_t cf_hash_any(const void *f, const void *key, size_t len) { return nidus_cuckoo_hash(f, key, len); }
 static void cf_many_any(const void *f, const uint64_t *h, size_t n, bool *out) { nidus_cuckoo_contains_many_hash(f, h, n, out); }
 
-int nidus_cf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return nidus_exists_command(ctx, argv, argc, false, nidus_cf_type, cf_hash_any, cf_many_any);
+    return mod_exists_command(ctx, argv, argc, false, mod_cf_type, cf_hash_any, cf_many_any);
 }
 
-int nidus_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return nidus_exists_command(ctx, argv, argc, true, nidus_cf_type, cf_hash_any, cf_many_any);
+    return mod_exists_command(ctx, argv, argc, true, mod_cf_type, cf_hash_any, cf_many_any);
 }
 
 /* CF.COUNT key item: 0 for a missing key. */
-int nidus_cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    if (nidus_open(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, &key, &value) == KEY_WRONGTYPE) {
+    if (mod_open(ctx, argv[1], REDISMODULE_READ, mod_cf_type, &key, &value) == KEY_WRONGTYPE) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     }
@@ -242,39 +242,39 @@ int nidus_cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* CF.DEL key item: "Not found" for a missing key. */
-int nidus_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
     int rc = REDISMODULE_OK;
-    if (nidus_open_existing(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type, "Not found", &key,
+    if (mod_open_existing(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, mod_cf_type, "Not found", &key,
                             &value)) {
         size_t len;
         const char *s = RedisModule_StringPtrLen(argv[2], &len);
         nidus_status st = nidus_cuckoo_remove(value, s, len);
         if (st == NIDUS_OK)
             RedisModule_ReplicateVerbatim(ctx);
-        rc = st == NIDUS_ERR_READ_ONLY ? RedisModule_ReplyWithError(ctx, nidus_cf_add_error(st))
-                                       : nidus_reply_bool(ctx, st == NIDUS_OK);
+        rc = st == NIDUS_ERR_READ_ONLY ? RedisModule_ReplyWithError(ctx, mod_cf_add_error(st))
+                                       : mod_reply_bool(ctx, st == NIDUS_OK);
     }
     RedisModule_CloseKey(key);
     return rc;
 }
 
 /* CF.COMPACT key */
-int nidus_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
     int rc = REDISMODULE_OK;
-    if (!nidus_open_existing(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, nidus_cf_type,
+    if (!mod_open_existing(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, mod_cf_type,
                              "Cuckoo filter was not found", &key, &value)) {
     } else if (nidus_cuckoo_compact(value, NULL) != NIDUS_OK) {
-        rc = RedisModule_ReplyWithError(ctx, nidus_cf_add_error(NIDUS_ERR_READ_ONLY));
+        rc = RedisModule_ReplyWithError(ctx, mod_cf_add_error(NIDUS_ERR_READ_ONLY));
     } else {
         RedisModule_ReplicateVerbatim(ctx);
         rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
@@ -285,19 +285,19 @@ int nidus_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 /* CF.INFO key: RedisBloom's eight fields in its order, then ours: the capacity the tables are sized for, bits
  * per item at that capacity (not per item present), and the load (occupied slots / slots). */
-int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    if (!nidus_open_existing(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, "ERR not found", &key, &value)) {
+    if (!mod_open_existing(ctx, argv[1], REDISMODULE_READ, mod_cf_type, "ERR not found", &key, &value)) {
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
     nidus_cuckoo_stats s;
     nidus_cuckoo_get_stats(value, &s);
-    nidus_reply_map(ctx, 13);
+    mod_reply_map(ctx, 13);
     RedisModule_ReplyWithSimpleString(ctx, "Size");
     RedisModule_ReplyWithLongLong(ctx, (long long)s.memory_bytes);
     RedisModule_ReplyWithSimpleString(ctx, "Number of buckets");
@@ -329,13 +329,13 @@ int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 }
 
 /* CF.DEBUG key: RedisBloom's one line (buckets: of the first sub-filter). */
-int nidus_cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    if (nidus_open_existing(ctx, argv[1], REDISMODULE_READ, nidus_cf_type, "ERR not found", &key, &value)) {
+    if (mod_open_existing(ctx, argv[1], REDISMODULE_READ, mod_cf_type, "ERR not found", &key, &value)) {
         nidus_cuckoo_stats s;
         nidus_cuckoo_get_stats(value, &s);
         char line[256];
@@ -349,15 +349,15 @@ int nidus_cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return REDISMODULE_OK;
 }
 
-int nidus_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     long long iter;
     if (argc == 3 && RedisModule_StringToLongLong(argv[2], &iter) == REDISMODULE_OK && iter < 0)
         return RedisModule_ReplyWithError(ctx, "Invalid position");
-    return nidus_scandump_command(ctx, argv, argc, &nidus_cf_ops);
+    return mod_scandump_command(ctx, argv, argc, &mod_cf_ops);
 }
 
-int nidus_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return nidus_load_chunk_command(ctx, argv, argc, &nidus_cf_ops);
+    return mod_load_chunk_command(ctx, argv, argc, &mod_cf_ops);
 }

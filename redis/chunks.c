@@ -3,10 +3,10 @@
 #include "commands.h"
 #include "common.h"
 
-#define NIDUS_HEADER_MIN 20 /* the fixed part of an encoding's prefix: a header chunk carries at least this */
+#define MOD_HEADER_MIN 20 /* the fixed part of an encoding's prefix: a header chunk carries at least this */
 
 /* Replies [next, chunk], or [0, nil] past the last chunk (and for iter < 0). */
-static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, const nidus_filter_ops *ops)
+static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, const mod_filter_ops *ops)
 {
     if (ops->loading(f)) /* its chunks would be a partial copy */
         return RedisModule_ReplyWithError(ctx, ops->still_loading);
@@ -31,7 +31,7 @@ static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, const
     return rc;
 }
 
-int nidus_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const nidus_filter_ops *ops)
+int mod_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const mod_filter_ops *ops)
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
@@ -41,7 +41,7 @@ int nidus_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     RedisModuleKey *key;
     void *value;
     int rc = REDISMODULE_OK;
-    if (nidus_open_existing(ctx, argv[1], REDISMODULE_READ, *ops->type, "ERR not found", &key, &value))
+    if (mod_open_existing(ctx, argv[1], REDISMODULE_READ, *ops->type, "ERR not found", &key, &value))
         rc = reply_chunk(ctx, value, ops->dump_empty || ops->items(value) ? iter : -1, ops);
     RedisModule_CloseKey(key);
     return rc;
@@ -49,7 +49,7 @@ int nidus_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
 
 /* True when the filter's final check failed: it can never complete, so the key goes (a load refused earlier
  * changed nothing, and the copy may still continue). */
-static bool load_failed(const nidus_filter_ops *ops, const void *f)
+static bool load_failed(const mod_filter_ops *ops, const void *f)
 {
     uint8_t header[NIDUS_CHUNK_OVERHEAD + 4096];
     size_t len;
@@ -57,7 +57,7 @@ static bool load_failed(const nidus_filter_ops *ops, const void *f)
     return ops->loading(f) && ops->dump(f, 0, header, sizeof header, &len, &next) == NIDUS_ERR_CORRUPT;
 }
 
-int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const nidus_filter_ops *ops)
+int mod_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const mod_filter_ops *ops)
 {
     RedisModuleType *type = *ops->type;
     if (argc != 4)
@@ -69,7 +69,7 @@ int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     const char *data = RedisModule_StringPtrLen(argv[3], &len);
     RedisModuleKey *key;
     void *value;
-    key_state ks = nidus_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, type, &key, &value);
+    key_state ks = mod_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, type, &key, &value);
     int rc;
     if (ks == KEY_WRONGTYPE) {
         rc = RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
@@ -79,7 +79,7 @@ int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     } else {
         bool fresh = ks == KEY_EMPTY;
         void *before = value;
-        nidus_status st = ops->load(&value, data, len, nidus_load_limit());
+        nidus_status st = ops->load(&value, data, len, mod_load_limit());
         if (st == NIDUS_OK) {
             if (fresh)
                 RedisModule_ModuleTypeSetValue(key, type, value);
@@ -91,8 +91,8 @@ int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
             if (!fresh && load_failed(ops, value))
                 RedisModule_DeleteKey(key); /* the last chunk landed and the whole failed its check */
             /* RedisBloom's words: a header chunk too short to be one, or one whose contents are refused */
-            bool header_sized = len >= NIDUS_CHUNK_OVERHEAD + NIDUS_HEADER_MIN;
-            rc = RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY ? NIDUS_MSG_TOO_BIG
+            bool header_sized = len >= NIDUS_CHUNK_OVERHEAD + MOD_HEADER_MIN;
+            rc = RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY ? MOD_MSG_TOO_BIG
                                                  : !fresh                    ? ops->refused
                                                  : header_sized              ? ops->bad_header
                                                                              : ops->short_header);

@@ -280,7 +280,7 @@ static int set_info(RedisModuleCtx *ctx, const command_doc *d)
     return REDISMODULE_OK;
 }
 
-int nidus_register_commands(RedisModuleCtx *ctx, const nidus_command *commands, size_t n)
+int mod_register_commands(RedisModuleCtx *ctx, const mod_command *commands, size_t n)
 {
     add_acl_categories(ctx);
     for (size_t i = 0; i < n; i++) {

@@ -9,15 +9,15 @@
 #include "module_api.h"
 
 /* A command the module serves: its name and handler. */
-typedef struct nidus_command {
+typedef struct mod_command {
     const char *name;
     RedisModuleCmdFunc fn;
-} nidus_command;
+} mod_command;
 
 /* Creates each command with the flags documented for its name (key at position 1), then sets its
  * documentation when the server has RedisModule_SetCommandInfo (Redis >= 7.0; skipped otherwise) and
  * RedisBloom's ACL categories "bloom" / "cuckoo" when it has RedisModule_AddACLCategory (Redis >= 7.4).
  * REDISMODULE_ERR, logged, when a name has no documentation entry or the server refuses a command. */
-int nidus_register_commands(RedisModuleCtx *ctx, const nidus_command *commands, size_t n);
+int mod_register_commands(RedisModuleCtx *ctx, const mod_command *commands, size_t n);
 
 #endif

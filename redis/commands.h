@@ -9,68 +9,68 @@
 
 #include "module_api.h"
 
-int nidus_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-int nidus_cf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-int nidus_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
-int nidus_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_exists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_card(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_bf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* BF.INFO's reply from its five values (capacity, size, filters, items, expansion): all as a map, or the one
  * `field` names (NULL: all); the expansion is nil for a non-scaling filter. */
-int nidus_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const long long values[5], bool scaling);
+int mod_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const long long values[5], bool scaling);
 
 /* One add's reply in CF.ADD / ADDNX / INSERT / INSERTNX (`nx`, `multi` say which), RedisBloom's in either
  * protocol: 1/0 (booleans in RESP3), -1 or false for no room in the INSERTs, else the error. */
-void nidus_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx, bool multi);
+void mod_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx, bool multi);
 
 /* The error text of a failed cuckoo add, as RedisBloom words it where it has one. */
-const char *nidus_cf_add_error(nidus_status st);
+const char *mod_cf_add_error(nidus_status st);
 
 /* The error text of a failed Bloom add. */
-const char *nidus_bf_add_error(nidus_status st);
+const char *mod_bf_add_error(nidus_status st);
 
 /* Adds one Bloom item to `filter` (a nidus_bloom or a RedisBloom-format key), setting *added. */
-typedef nidus_status (*nidus_bf_add_fn)(void *filter, const char *s, size_t len, bool *added);
+typedef nidus_status (*mod_bf_add_fn)(void *filter, const char *s, size_t len, bool *added);
 
 /* The items of BF.ADD / MADD / INSERT added one by one through `add`, each answered 1/0 (booleans in RESP3) in
  * an array when `multi`; the first failure is answered with its error and ends the reply. Replicates the
  * command verbatim when an item was added or `changed` is already true (a key the command created). */
-void nidus_bf_add_and_reply(RedisModuleCtx *ctx, RedisModuleString **items, int n, bool multi, bool changed,
-                            nidus_bf_add_fn add, void *filter);
+void mod_bf_add_and_reply(RedisModuleCtx *ctx, RedisModuleString **items, int n, bool multi, bool changed,
+                            mod_bf_add_fn add, void *filter);
 
 /* BF.DEBUG's line for each layer of `bf` ("bytes:... ratio:..."). */
-void nidus_bf_reply_debug_layers(RedisModuleCtx *ctx, const nidus_bloom *bf);
-int nidus_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+void mod_bf_reply_debug_layers(RedisModuleCtx *ctx, const nidus_bloom *bf);
+int mod_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* A filter type's chunk dump (nidus_*_dump_chunk behind a cast). */
-typedef nidus_status (*nidus_dump_fn)(const void *f, uint64_t cursor, void *buf, size_t cap, size_t *len,
+typedef nidus_status (*mod_dump_fn)(const void *f, uint64_t cursor, void *buf, size_t cap, size_t *len,
                                       uint64_t *next);
 
 /* What the shared code (SCANDUMP, LOADCHUNK, persistence) needs of a filter type. */
-typedef struct nidus_filter_ops {
+typedef struct mod_filter_ops {
     RedisModuleType **type;
-    nidus_dump_fn dump;
+    mod_dump_fn dump;
     nidus_status (*load)(void **f, const void *chunk, size_t len, uint64_t max_bytes);
     bool (*loading)(const void *f);
     void (*destroy)(void *f);
@@ -84,12 +84,12 @@ typedef struct nidus_filter_ops {
     const char *bad_header;   /* LOADCHUNK's reply when a header chunk is refused */
     const char *short_header; /* ... when it is too short to be one */
     const char *still_loading; /* the reply to a write or SCANDUMP while a LOADCHUNK copy is unfinished */
-} nidus_filter_ops;
+} mod_filter_ops;
 
-extern const nidus_filter_ops nidus_cf_ops, nidus_bf_ops;
+extern const mod_filter_ops mod_cf_ops, mod_bf_ops;
 
 /* SCANDUMP key iter and LOADCHUNK key iter data, for either type. */
-int nidus_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const nidus_filter_ops *ops);
-int nidus_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const nidus_filter_ops *ops);
+int mod_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const mod_filter_ops *ops);
+int mod_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const mod_filter_ops *ops);
 
 #endif

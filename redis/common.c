@@ -7,7 +7,7 @@
 
 #include "common.h"
 
-nidus_redis_config nidus_config = {
+mod_config mod_cfg = {
     .bf_error_rate = 0.01,
     .bf_initial_size = 100,
     .bf_expansion = 2,
@@ -21,11 +21,11 @@ nidus_redis_config nidus_config = {
     .max_memory = UINT64_C(1) << 31,
 };
 
-RedisModuleType *nidus_cf_type, *nidus_bf_type;
+RedisModuleType *mod_cf_type, *mod_bf_type;
 
-uint64_t nidus_load_limit(void)
+uint64_t mod_load_limit(void)
 {
-    return RedisModule_GetContextFlags(NULL) & REDISMODULE_CTX_FLAGS_LOADING ? 0 : nidus_config.max_memory;
+    return RedisModule_GetContextFlags(NULL) & REDISMODULE_CTX_FLAGS_LOADING ? 0 : mod_cfg.max_memory;
 }
 
 static void *rm_malloc(void *ctx, size_t n)
@@ -49,9 +49,9 @@ static void rm_free(void *ctx, void *p)
     RedisModule_Free(p);
 }
 
-const nidus_allocator nidus_redis_allocator = {rm_malloc, rm_calloc, rm_realloc, rm_free, NULL};
+const nidus_allocator mod_allocator = {rm_malloc, rm_calloc, rm_realloc, rm_free, NULL};
 
-key_state nidus_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+key_state mod_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
                      RedisModuleKey **key, void **value)
 {
     *key = RedisModule_OpenKey(ctx, name, mode);
@@ -65,22 +65,22 @@ key_state nidus_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, Red
     return KEY_OK;
 }
 
-bool nidus_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+bool mod_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
                          const char *missing, RedisModuleKey **key, void **value)
 {
-    key_state ks = nidus_open(ctx, name, mode, type, key, value);
+    key_state ks = mod_open(ctx, name, mode, type, key, value);
     if (ks == KEY_OK)
         return true;
     RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : missing);
     return false;
 }
 
-int nidus_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, nidus_create_fn create,
+int mod_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, mod_create_fn create,
                   const void *options)
 {
     RedisModuleKey *key;
     void *value;
-    key_state ks = nidus_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, type, &key, &value);
+    key_state ks = mod_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, type, &key, &value);
     int rc = REDISMODULE_OK;
     if (ks != KEY_EMPTY) {
         rc = RedisModule_ReplyWithError(ctx, ks == KEY_OK ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE);
@@ -92,9 +92,9 @@ int nidus_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType 
     return rc;
 }
 
-bool nidus_resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
+bool mod_resp3(RedisModuleCtx *ctx) { return (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_RESP3) != 0; }
 
-int nidus_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...)
+int mod_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -104,26 +104,26 @@ int nidus_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...)
     return RedisModule_ReplyWithError(ctx, msg);
 }
 
-bool nidus_option_range(RedisModuleCtx *ctx, RedisModuleString *arg, const char *name, long long min, long long max,
+bool mod_option_range(RedisModuleCtx *ctx, RedisModuleString *arg, const char *name, long long min, long long max,
                         long long *out)
 {
     if (RedisModule_StringToLongLong(arg, out) != REDISMODULE_OK) {
-        nidus_reply_errorf(ctx, "Couldn't parse %s", name);
+        mod_reply_errorf(ctx, "Couldn't parse %s", name);
         return false;
     }
     if (*out < min || *out > max) {
-        nidus_reply_errorf(ctx, "%s: value must be in the range [%lld, %lld]", name, min, max);
+        mod_reply_errorf(ctx, "%s: value must be in the range [%lld, %lld]", name, min, max);
         return false;
     }
     return true;
 }
 
-int nidus_reply_bool(RedisModuleCtx *ctx, bool b)
+int mod_reply_bool(RedisModuleCtx *ctx, bool b)
 {
-    return nidus_resp3(ctx) ? RedisModule_ReplyWithBool(ctx, b) : RedisModule_ReplyWithLongLong(ctx, b);
+    return mod_resp3(ctx) ? RedisModule_ReplyWithBool(ctx, b) : RedisModule_ReplyWithLongLong(ctx, b);
 }
 
-int nidus_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, RedisModuleType *type,
+int mod_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, RedisModuleType *type,
                          uint64_t (*hash)(const void *f, const void *key, size_t len),
                          void (*many)(const void *f, const uint64_t *hashes, size_t n, bool *out))
 {
@@ -131,7 +131,7 @@ int nidus_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         return RedisModule_WrongArity(ctx);
     RedisModuleKey *key;
     void *value;
-    if (nidus_open(ctx, argv[1], REDISMODULE_READ, type, &key, &value) == KEY_WRONGTYPE) {
+    if (mod_open(ctx, argv[1], REDISMODULE_READ, type, &key, &value) == KEY_WRONGTYPE) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     }
@@ -149,26 +149,26 @@ int nidus_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         many(value, hashes, (size_t)n, found);
     }
     for (int i = 0; i < n; i++)
-        nidus_reply_bool(ctx, found[i]);
+        mod_reply_bool(ctx, found[i]);
     RedisModule_Free(hashes);
     RedisModule_Free(found);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
 
-int nidus_reply_map(RedisModuleCtx *ctx, long pairs)
+int mod_reply_map(RedisModuleCtx *ctx, long pairs)
 {
-    return nidus_resp3(ctx) ? RedisModule_ReplyWithMap(ctx, pairs) : RedisModule_ReplyWithArray(ctx, 2 * pairs);
+    return mod_resp3(ctx) ? RedisModule_ReplyWithMap(ctx, pairs) : RedisModule_ReplyWithArray(ctx, 2 * pairs);
 }
 
-bool nidus_arg_is(RedisModuleString *arg, const char *keyword)
+bool mod_arg_is(RedisModuleString *arg, const char *keyword)
 {
     size_t n;
     const char *s = RedisModule_StringPtrLen(arg, &n);
     return n == strlen(keyword) && strncasecmp(s, keyword, n) == 0;
 }
 
-bool nidus_arg_range(RedisModuleString *arg, long long min, long long max, long long *out)
+bool mod_arg_range(RedisModuleString *arg, long long min, long long max, long long *out)
 {
     long long v;
     if (RedisModule_StringToLongLong(arg, &v) != REDISMODULE_OK || v < min || v > max)

@@ -10,7 +10,7 @@
 #include "module_api.h"
 
 /* Defaults and limits, set by load arguments and CONFIG SET (see config.h, which names each setting). */
-typedef struct nidus_redis_config {
+typedef struct mod_config {
     double bf_error_rate;       /* bf-error-rate: BF.ADD / BF.INSERT on a missing key */
     uint64_t bf_initial_size;   /* bf-initial-size */
     unsigned bf_expansion;      /* bf-expansion-factor: new Bloom filters without EXPANSION (0: no growth) */
@@ -22,78 +22,78 @@ typedef struct nidus_redis_config {
     unsigned cf_max_expansions; /* cf-max-expansions: sub-filters a cuckoo filter may grow to, at most 64 */
     uint64_t max_capacity;      /* max-capacity: the largest capacity any command accepts */
     uint64_t max_memory;        /* max-filter-memory: bytes one filter may hold, creation, growth and loading */
-} nidus_redis_config;
+} mod_config;
 
-extern nidus_redis_config nidus_config;
+extern mod_config mod_cfg;
 
 /* The limit a load (RDB, RESTORE, LOADCHUNK) checks a filter against: max_filter_memory for what clients
  * send; while the server loads its own RDB or AOF (or a replica its master's), 0, so a filter is held only to
  * the limit recorded in it — the one it was created or copied in under — and lowering max_filter_memory never
  * makes the server refuse its own dataset. */
-uint64_t nidus_load_limit(void);
+uint64_t mod_load_limit(void);
 
 /* Replies shared by both filter types. */
-#define NIDUS_MSG_TOO_BIG "ERR filter would be larger than the module's max_filter_memory"
-#define NIDUS_MSG_CAPACITY "ERR capacity is larger than the module's max_capacity"
+#define MOD_MSG_TOO_BIG "ERR filter would be larger than the module's max_filter_memory"
+#define MOD_MSG_CAPACITY "ERR capacity is larger than the module's max_capacity"
 /* A key whose SCANDUMP/LOADCHUNK copy is unfinished refuses writes (and SCANDUMP) until its remaining chunks
  * arrive; DEL drops it. Reads answer as for an empty filter. */
-#define NIDUS_MSG_CF_LOADING "ERR filter is still loading (CF.LOADCHUNK): send the remaining chunks, or DEL the key"
-#define NIDUS_MSG_BF_LOADING "ERR filter is still loading (BF.LOADCHUNK): send the remaining chunks, or DEL the key"
+#define MOD_MSG_CF_LOADING "ERR filter is still loading (CF.LOADCHUNK): send the remaining chunks, or DEL the key"
+#define MOD_MSG_BF_LOADING "ERR filter is still loading (BF.LOADCHUNK): send the remaining chunks, or DEL the key"
 /* CF.DEL of an item that a key loaded from RedisBloom holds in both of its parts (rb/rb_commands.c says why). */
 #define RB_CF_DEL_AMBIGUOUS                                                                                  \
     "ERR not deleted: the item matches both this key's RedisBloom tables and the tables grown after them, and " \
     "deleting either match could remove another item"
-extern RedisModuleType *nidus_cf_type, *nidus_bf_type;
-extern const nidus_allocator nidus_redis_allocator; /* RedisModule_Alloc and friends */
+extern RedisModuleType *mod_cf_type, *mod_bf_type;
+extern const nidus_allocator mod_allocator; /* RedisModule_Alloc and friends */
 
 /* What a key holds, from the point of view of one filter type. */
 typedef enum { KEY_EMPTY, KEY_OK, KEY_WRONGTYPE } key_state;
 
 /* Opens `name` and classifies it; `*value` is the filter when KEY_OK. The key stays open (AutoMemory-free
  * code: the caller closes it). */
-key_state nidus_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+key_state mod_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
                      RedisModuleKey **key, void **value);
 
 /* Opens a key that must hold a filter of `type`: otherwise replies WRONGTYPE or `missing` and returns false
  * (the key is open either way; the caller closes it). */
-bool nidus_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
+bool mod_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
                          const char *missing, RedisModuleKey **key, void **value);
 
 /* Creates a filter into an open, empty key with the given options, or replies the error and returns NULL. */
-typedef void *(*nidus_create_fn)(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options);
+typedef void *(*mod_create_fn)(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options);
 
 /* The end of CF.RESERVE and BF.RESERVE: refuses an existing key ("ERR item exists") or one of another type,
  * else creates the filter, replicates, replies OK. */
-int nidus_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, nidus_create_fn create,
+int mod_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, mod_create_fn create,
                   const void *options);
 
 /* EXISTS key item and MEXISTS key item... for either type: 1 / 0 (booleans in RESP3), 0 for a missing key.
  * The items are hashed first, then looked up in one batched call that prefetches. */
-int nidus_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, RedisModuleType *type,
+int mod_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool multi, RedisModuleType *type,
                          uint64_t (*hash)(const void *f, const void *key, size_t len),
                          void (*many)(const void *f, const uint64_t *hashes, size_t n, bool *out));
 
 /* 1 / 0, or true / false to a RESP3 client (as RedisBloom replies). */
-int nidus_reply_bool(RedisModuleCtx *ctx, bool b);
+int mod_reply_bool(RedisModuleCtx *ctx, bool b);
 
 /* An array in RESP2, a map of `pairs` pairs in RESP3. */
-int nidus_reply_map(RedisModuleCtx *ctx, long pairs);
+int mod_reply_map(RedisModuleCtx *ctx, long pairs);
 
 /* Case-insensitive comparison of an argument with a keyword. */
-bool nidus_arg_is(RedisModuleString *arg, const char *keyword);
+bool mod_arg_is(RedisModuleString *arg, const char *keyword);
 
 /* An integer option of a command, with RedisBloom's errors: "Couldn't parse NAME" when it is not an integer,
  * "NAME: value must be in the range [min, max]" when it is out of range (replied; then false). */
-bool nidus_option_range(RedisModuleCtx *ctx, RedisModuleString *arg, const char *name, long long min, long long max,
+bool mod_option_range(RedisModuleCtx *ctx, RedisModuleString *arg, const char *name, long long min, long long max,
                         long long *out);
 
 /* True when the client speaks RESP3. */
-bool nidus_resp3(RedisModuleCtx *ctx);
+bool mod_resp3(RedisModuleCtx *ctx);
 
 /* Replies an error composed like printf. */
-int nidus_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int mod_reply_errorf(RedisModuleCtx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The argument as a long long in [min, max]; false when it is not one. */
-bool nidus_arg_range(RedisModuleString *arg, long long min, long long max, long long *out);
+bool mod_arg_range(RedisModuleString *arg, long long min, long long max, long long *out);
 
 #endif

@@ -25,13 +25,13 @@ typedef struct setting {
 
 #define GIB (1LL << 30)
 #define RATE(name_, legacy_, rb, initial_, cap_, field) \
-    {name_, legacy_, rb, initial_, 0, 0, 0, cap_, &nidus_config.field, NULL, NULL}
+    {name_, legacy_, rb, initial_, 0, 0, 0, cap_, &mod_cfg.field, NULL, NULL}
 #define U64(name_, legacy_, rb, initial_, lo_, hi_, field) \
-    {name_, legacy_, rb, initial_, lo_, hi_, hi_, 0, NULL, &nidus_config.field, NULL}
+    {name_, legacy_, rb, initial_, lo_, hi_, hi_, 0, NULL, &mod_cfg.field, NULL}
 #define UINT(name_, legacy_, rb, initial_, lo_, hi_, most_, field) \
-    {name_, legacy_, rb, initial_, lo_, hi_, most_, 0, NULL, NULL, &nidus_config.field}
+    {name_, legacy_, rb, initial_, lo_, hi_, most_, 0, NULL, NULL, &mod_cfg.field}
 
-/* The initial texts match common.c's defaults of nidus_config. */
+/* The initial texts match common.c's defaults of mod_cfg. */
 static const setting settings[] = {
     RATE("bf-error-rate", "ERROR_RATE", true, "0.01", 0.25, bf_error_rate),
     U64("bf-initial-size", "INITIAL_SIZE", true, "100", 1, GIB, bf_initial_size),
@@ -67,10 +67,10 @@ static void range(const setting *s, long long *lo, long long *hi)
 {
     *lo = s->lo;
     *hi = s->hi;
-    if (s->uint == &nidus_config.cf_bucket_size && (long long)(nidus_config.cf_initial_size / 2) < *hi)
-        *hi = (long long)(nidus_config.cf_initial_size / 2);
-    else if (s->u64 == &nidus_config.cf_initial_size)
-        *lo = 2 * (long long)nidus_config.cf_bucket_size;
+    if (s->uint == &mod_cfg.cf_bucket_size && (long long)(mod_cfg.cf_initial_size / 2) < *hi)
+        *hi = (long long)(mod_cfg.cf_initial_size / 2);
+    else if (s->u64 == &mod_cfg.cf_initial_size)
+        *lo = 2 * (long long)mod_cfg.cf_bucket_size;
 }
 
 /* Parses `value` for the setting of `st` and applies it; false with RedisBloom's message in `err` when it is
@@ -122,14 +122,14 @@ static bool take(struct state *st, RedisModuleString *value, char *err, size_t e
 static struct state *find(RedisModuleString *name, bool *legacy)
 {
     for (size_t i = 0; i < NSETTINGS; i++) {
-        *legacy = settings[i].legacy && nidus_arg_is(name, settings[i].legacy);
-        if (*legacy || nidus_arg_is(name, settings[i].name))
+        *legacy = settings[i].legacy && mod_arg_is(name, settings[i].legacy);
+        if (*legacy || mod_arg_is(name, settings[i].name))
             return &states[i];
     }
     return NULL;
 }
 
-int nidus_config_load_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_config_load_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     init_states();
     size_t len;
@@ -182,7 +182,7 @@ static bool server_is_redis8(RedisModuleCtx *ctx)
     RedisModuleServerInfoData *info = RedisModule_GetServerInfo(ctx, "server");
     if (!info)
         return false;
-    bool redis8 = nidus_server_is_redis8(RedisModule_ServerInfoGetFieldC(info, "server_name"),
+    bool redis8 = mod_server_is_redis8(RedisModule_ServerInfoGetFieldC(info, "server_name"),
                                          RedisModule_ServerInfoGetFieldC(info, "redis_version"));
     RedisModule_FreeServerInfo(ctx, info);
     return redis8;
@@ -194,7 +194,7 @@ static int register_one(RedisModuleCtx *ctx, struct state *st, unsigned flags)
                                             config_get, config_set, NULL, st);
 }
 
-int nidus_config_register(RedisModuleCtx *ctx)
+int mod_config_register(RedisModuleCtx *ctx)
 {
     if (!RedisModule_RegisterStringConfig || !RedisModule_LoadConfigs)
         return REDISMODULE_OK;

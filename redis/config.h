@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The module's settings: load arguments and module configs (CONFIG GET / SET), both feeding nidus_config.
+/* The module's settings: load arguments and module configs (CONFIG GET / SET), both feeding mod_cfg.
  *
  * Each setting has today's RedisBloom name (bf-error-rate, bf-initial-size, bf-expansion-factor,
  * cf-bucket-size, cf-initial-size, cf-max-iterations, cf-expansion-factor, cf-max-expansions) or nidus's own
@@ -15,13 +15,13 @@
 
 #include "module_api.h"
 
-/* Applies the load arguments (NAME VALUE pairs) to nidus_config. REDISMODULE_ERR, with the offending argument
+/* Applies the load arguments (NAME VALUE pairs) to mod_cfg. REDISMODULE_ERR, with the offending argument
  * named in the server log, for an odd count, an unknown name or a value out of range. */
-int nidus_config_load_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_config_load_args(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
 /* Registers the settings as module configs, with the values the load arguments gave as defaults, and loads
  * what the server's configuration sets for them. REDISMODULE_OK without doing anything on a server without
  * module configs (before 7.0); a refused unprefixed name falls back to "nidus.<name>" with a warning. */
-int nidus_config_register(RedisModuleCtx *ctx);
+int mod_config_register(RedisModuleCtx *ctx);
 
 #endif

@@ -9,7 +9,7 @@ static nidus_status cf_dump(const void *f, uint64_t c, void *b, size_t cap, size
 }
 static nidus_status cf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
 {
-    return nidus_cuckoo_load_chunk((nidus_cuckoo **)f, chunk, len, max_bytes, &nidus_redis_allocator);
+    return nidus_cuckoo_load_chunk((nidus_cuckoo **)f, chunk, len, max_bytes, &mod_allocator);
 }
 static bool cf_loading(const void *f) { return nidus_cuckoo_loading(f); }
 static void cf_destroy(void *f) { nidus_cuckoo_free(f); }
@@ -32,7 +32,7 @@ static nidus_status bf_dump(const void *f, uint64_t c, void *b, size_t cap, size
 }
 static nidus_status bf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
 {
-    return nidus_bloom_load_chunk((nidus_bloom **)f, chunk, len, max_bytes, &nidus_redis_allocator);
+    return nidus_bloom_load_chunk((nidus_bloom **)f, chunk, len, max_bytes, &mod_allocator);
 }
 static bool bf_loading(const void *f) { return nidus_bloom_loading(f); }
 static void bf_destroy(void *f) { nidus_bloom_free(f); }
@@ -49,14 +49,14 @@ static uint64_t bf_items(const void *f)
     return s.items;
 }
 
-const nidus_filter_ops nidus_cf_ops = {
-    &nidus_cf_type, cf_dump, cf_load, cf_loading, cf_destroy, cf_memory, cf_items, false,
+const mod_filter_ops mod_cf_ops = {
+    &mod_cf_type, cf_dump, cf_load, cf_loading, cf_destroy, cf_memory, cf_items, false,
     "CF.LOADCHUNK", "Couldn't load chunk!", "Invalid position", "Invalid position", "Couldn't create filter!",
-    "Invalid header", NIDUS_MSG_CF_LOADING,
+    "Invalid header", MOD_MSG_CF_LOADING,
 };
 
-const nidus_filter_ops nidus_bf_ops = {
-    &nidus_bf_type, bf_dump, bf_load, bf_loading, bf_destroy, bf_memory, bf_items, true,
+const mod_filter_ops mod_bf_ops = {
+    &mod_bf_type, bf_dump, bf_load, bf_loading, bf_destroy, bf_memory, bf_items, true,
     "BF.LOADCHUNK", "ERR received bad data", "ERR Second argument must be numeric", "Second argument must be numeric",
-    "ERR received bad data", "ERR received bad data", NIDUS_MSG_BF_LOADING,
+    "ERR received bad data", "ERR received bad data", MOD_MSG_BF_LOADING,
 };

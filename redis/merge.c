@@ -17,7 +17,7 @@
 
 /* What differs between the two commands. */
 typedef struct merge_kind {
-    const nidus_filter_ops *ops;
+    const mod_filter_ops *ops;
     RedisModuleType **rb_type;
     const rb_kind *rb;
     nidus_status (*merge)(void *dst, const void *src);
@@ -36,8 +36,8 @@ static size_t bf_differ(const void *d, const void *s, char *b, size_t n)
     return nidus_bloom_merge_difference(d, s, b, n);
 }
 
-static const merge_kind cf_kind = {&nidus_cf_ops, &rb_cf_type, &rb_cf_kind, cf_merge, cf_differ, nidus_cf_add_error};
-static const merge_kind bf_kind = {&nidus_bf_ops, &rb_bf_type, &rb_bf_kind, bf_merge, bf_differ, nidus_bf_add_error};
+static const merge_kind cf_kind = {&mod_cf_ops, &rb_cf_type, &rb_cf_kind, cf_merge, cf_differ, mod_cf_add_error};
+static const merge_kind bf_kind = {&mod_bf_ops, &rb_bf_type, &rb_bf_kind, bf_merge, bf_differ, mod_bf_add_error};
 
 /* One filter taking part: destkey's value (position 0) or a sourcekey's (its position, from 1). */
 typedef struct merge_input {
@@ -74,7 +74,7 @@ static uint64_t merge_limit(RedisModuleCtx *ctx)
 {
     int flags = RedisModule_GetContextFlags(ctx);
     return flags & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING) ? UINT64_MAX
-                                                                                    : nidus_config.max_memory;
+                                                                                    : mod_cfg.max_memory;
 }
 
 /* The error of a merge that failed for a limit or for memory (NULL: another status, said by nidus_strerror). */
@@ -82,7 +82,7 @@ static const char *merge_error(const merge_kind *m, nidus_status st)
 {
     switch (st) {
     case NIDUS_ERR_LIMIT_MEMORY:
-    case NIDUS_ERR_TOO_LARGE: return NIDUS_MSG_TOO_BIG;
+    case NIDUS_ERR_TOO_LARGE: return MOD_MSG_TOO_BIG;
     case NIDUS_ERR_LIMIT_TABLES:
     case NIDUS_ERR_READ_ONLY: return m->error(st);
     case NIDUS_ERR_NO_MEMORY: return "ERR out of memory";
@@ -98,16 +98,16 @@ static int reply_merge_error(RedisModuleCtx *ctx, const merge_kind *m, nidus_sta
         char why[200];
         bool known = in->rb ? rb_value_difference(m->rb, base->value, in->value, why, sizeof why)
                             : m->difference(base->value, in->value, why, sizeof why) > 0;
-        return nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in->position,
+        return mod_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in->position,
                                   known ? why : "sub-filters of other shapes");
     }
     if (st == NIDUS_ERR_FULL && m == &cf_kind)
-        return nidus_reply_errorf(ctx,
+        return mod_reply_errorf(ctx,
                                   "ERR filter is full: a sub-filter of destkey has no room for the items of sourcekey "
                                   "%d in the same sub-filter",
                                   in->position);
     const char *error = merge_error(m, st);
-    return error ? RedisModule_ReplyWithError(ctx, error) : nidus_reply_errorf(ctx, "ERR %s", nidus_strerror(st));
+    return error ? RedisModule_ReplyWithError(ctx, error) : mod_reply_errorf(ctx, "ERR %s", nidus_strerror(st));
 }
 
 /* Checks every input against the first (format and parameters); replies the first difference. */
@@ -124,7 +124,7 @@ static bool all_compatible(RedisModuleCtx *ctx, const merge_kind *m, const merge
         else
             differs = m->difference(in[0].value, in[i].value, why, sizeof why) > 0;
         if (differs) {
-            nidus_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in[i].position, why);
+            mod_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in[i].position, why);
             return false;
         }
     }
@@ -135,7 +135,7 @@ static void *copy_input(const merge_kind *m, const merge_input *in)
 {
     if (in->rb)
         return rb_value_copy(m->rb, in->value);
-    return nidus_filter_copy(m->ops, in->value);
+    return mod_filter_copy(m->ops, in->value);
 }
 
 static void free_value(const merge_kind *m, bool rb, void *value)
@@ -167,7 +167,7 @@ static int merge_inputs(RedisModuleCtx *ctx, const merge_kind *m, RedisModuleKey
     }
     if (!in_place && input_memory(m, &target) > limit) {
         free_value(m, in[0].rb, work);
-        return RedisModule_ReplyWithError(ctx, NIDUS_MSG_TOO_BIG);
+        return RedisModule_ReplyWithError(ctx, MOD_MSG_TOO_BIG);
     }
     if (!in_place)
         RedisModule_ModuleTypeSetValue(dest, in[0].rb ? *m->rb_type : *m->ops->type, work);
@@ -192,7 +192,7 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     if (RedisModule_StringToLongLong(argv[2], &numkeys) != REDISMODULE_OK || numkeys < 1)
         return RedisModule_ReplyWithError(ctx, "ERR numkeys must be a positive integer");
     if (numkeys != argc - 3)
-        return nidus_reply_errorf(ctx, "ERR numkeys (%lld) does not match the number of sourcekeys (%d)", numkeys,
+        return mod_reply_errorf(ctx, "ERR numkeys (%lld) does not match the number of sourcekeys (%d)", numkeys,
                                   argc - 3);
     RedisModuleKey *dest = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     merge_input *in = RedisModule_Calloc((size_t)argc, sizeof *in);
@@ -231,7 +231,7 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
             largest = bytes > largest ? bytes : largest;
             total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
         }
-        rc = largest > limit ? RedisModule_ReplyWithError(ctx, NIDUS_MSG_TOO_BIG)
+        rc = largest > limit ? RedisModule_ReplyWithError(ctx, MOD_MSG_TOO_BIG)
                              : merge_inputs(ctx, m, dest, dest_exists, in, n, limit, total);
     }
     RedisModule_Free(in);
@@ -240,13 +240,13 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
 }
 
 /* CF.MERGE destkey numkeys sourcekey [sourcekey ...] */
-int nidus_cf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_cf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     return merge_command(ctx, argv, argc, &cf_kind);
 }
 
 /* BF.MERGE destkey numkeys sourcekey [sourcekey ...] */
-int nidus_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+int mod_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     return merge_command(ctx, argv, argc, &bf_kind);
 }

@@ -11,7 +11,7 @@
 #include "rb/rb_types.h"
 #include "types.h"
 
-#define NIDUS_MODULE_VERSION 100 /* 0.1.0 */
+#define MODULE_VERSION 100 /* 0.1.0 */
 
 static int bail(RedisModuleCtx *ctx, const char *what)
 {
@@ -19,16 +19,16 @@ static int bail(RedisModuleCtx *ctx, const char *what)
     return REDISMODULE_ERR;
 }
 
-static const nidus_command commands[] = {
-    {"cf.reserve", nidus_cf_reserve},     {"cf.add", nidus_cf_add},         {"cf.addnx", nidus_cf_add},
-    {"cf.insert", nidus_cf_insert},       {"cf.insertnx", nidus_cf_insert}, {"cf.exists", nidus_cf_exists},
-    {"cf.mexists", nidus_cf_mexists},     {"cf.count", nidus_cf_count},     {"cf.del", nidus_cf_del},
-    {"cf.compact", nidus_cf_compact},     {"cf.info", nidus_cf_info},       {"cf.scandump", nidus_cf_scandump},
-    {"cf.loadchunk", nidus_cf_loadchunk}, {"bf.reserve", nidus_bf_reserve}, {"bf.add", nidus_bf_add},
-    {"bf.madd", nidus_bf_madd},           {"bf.insert", nidus_bf_insert},   {"bf.exists", nidus_bf_exists},
-    {"bf.mexists", nidus_bf_mexists},     {"bf.info", nidus_bf_info},       {"bf.card", nidus_bf_card},
-    {"bf.scandump", nidus_bf_scandump},   {"bf.loadchunk", nidus_bf_loadchunk}, {"cf.debug", nidus_cf_debug},
-    {"bf.debug", nidus_bf_debug},         {"cf.merge", nidus_cf_merge},     {"bf.merge", nidus_bf_merge},
+static const mod_command commands[] = {
+    {"cf.reserve", mod_cf_reserve},     {"cf.add", mod_cf_add},         {"cf.addnx", mod_cf_add},
+    {"cf.insert", mod_cf_insert},       {"cf.insertnx", mod_cf_insert}, {"cf.exists", mod_cf_exists},
+    {"cf.mexists", mod_cf_mexists},     {"cf.count", mod_cf_count},     {"cf.del", mod_cf_del},
+    {"cf.compact", mod_cf_compact},     {"cf.info", mod_cf_info},       {"cf.scandump", mod_cf_scandump},
+    {"cf.loadchunk", mod_cf_loadchunk}, {"bf.reserve", mod_bf_reserve}, {"bf.add", mod_bf_add},
+    {"bf.madd", mod_bf_madd},           {"bf.insert", mod_bf_insert},   {"bf.exists", mod_bf_exists},
+    {"bf.mexists", mod_bf_mexists},     {"bf.info", mod_bf_info},       {"bf.card", mod_bf_card},
+    {"bf.scandump", mod_bf_scandump},   {"bf.loadchunk", mod_bf_loadchunk}, {"cf.debug", mod_cf_debug},
+    {"bf.debug", mod_bf_debug},         {"cf.merge", mod_cf_merge},     {"bf.merge", mod_bf_merge},
 };
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
@@ -36,18 +36,18 @@ __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ct
 
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (nidus_redis_init(ctx, "nidus", NIDUS_MODULE_VERSION) != REDISMODULE_OK)
+    if (mod_redis_init(ctx, "nidus", MODULE_VERSION) != REDISMODULE_OK)
         return REDISMODULE_ERR;
-    if (nidus_config_load_args(ctx, argv, argc) != REDISMODULE_OK)
+    if (mod_config_load_args(ctx, argv, argc) != REDISMODULE_OK)
         return REDISMODULE_ERR;
-    if (nidus_config_register(ctx) != REDISMODULE_OK)
+    if (mod_config_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
     RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
-    if (nidus_register_types(ctx) != REDISMODULE_OK)
+    if (mod_register_types(ctx) != REDISMODULE_OK)
         return bail(ctx, "could not create the data types");
     /* every command through its router, which serves keys loaded from RedisBloom (rb/rb_commands.c) */
-    nidus_command routed[sizeof commands / sizeof commands[0]];
+    mod_command routed[sizeof commands / sizeof commands[0]];
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        routed[i] = (nidus_command){commands[i].name, nidus_rb_route(commands[i].fn)};
-    return nidus_register_commands(ctx, routed, sizeof routed / sizeof routed[0]);
+        routed[i] = (mod_command){commands[i].name, mod_rb_route(commands[i].fn)};
+    return mod_register_commands(ctx, routed, sizeof routed / sizeof routed[0]);
 }

@@ -34,7 +34,7 @@
 #define REDISMODULE_ERRORMSG_WRONGTYPE "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 /* Version 3 of the type methods: up to copy and defrag (Redis 6.2 and later read it). */
-#define NIDUS_TYPE_METHOD_VERSION 3
+#define MOD_TYPE_METHOD_VERSION 3
 
 typedef struct RedisModuleCtx RedisModuleCtx;
 typedef struct RedisModuleKey RedisModuleKey;
@@ -171,7 +171,7 @@ typedef struct RedisModuleTypeMethods {
 } RedisModuleTypeMethods;
 
 /* The API functions, fetched by name at load time. X(return type, name, parameters) */
-#define NIDUS_REDIS_API(X)                                                                                    \
+#define MOD_REDIS_API(X)                                                                                    \
     X(int, CreateCommand, (RedisModuleCtx *, const char *, RedisModuleCmdFunc, const char *, int, int, int))  \
     X(void, SetModuleAttribs, (RedisModuleCtx *, const char *, int, int))                                     \
     X(int, IsModuleNameBusy, (const char *))                                                                  \
@@ -224,7 +224,7 @@ typedef struct RedisModuleTypeMethods {
     X(void, FreeString, (RedisModuleCtx *, RedisModuleString *))
 
 /* Functions a server may lack: fetched when present, NULL otherwise; each use checks. */
-#define NIDUS_REDIS_API_OPTIONAL(X)                                                                           \
+#define MOD_REDIS_API_OPTIONAL(X)                                                                           \
     X(RedisModuleServerInfoData *, GetServerInfo, (RedisModuleCtx *, const char *))                           \
     X(const char *, ServerInfoGetFieldC, (RedisModuleServerInfoData *, const char *))                         \
     X(void, FreeServerInfo, (RedisModuleCtx *, RedisModuleServerInfoData *))                                  \
@@ -237,14 +237,14 @@ typedef struct RedisModuleTypeMethods {
     X(int, AddACLCategory, (RedisModuleCtx *, const char *))                                                  \
     X(int, SetCommandACLCategories, (RedisModuleCommand *, const char *))
 
-#define NIDUS_DECLARE_API(ret, name, params) extern ret(*RedisModule_##name) params;
-NIDUS_REDIS_API(NIDUS_DECLARE_API)
-NIDUS_REDIS_API_OPTIONAL(NIDUS_DECLARE_API)
-#undef NIDUS_DECLARE_API
+#define MOD_DECLARE_API(ret, name, params) extern ret(*RedisModule_##name) params;
+MOD_REDIS_API(MOD_DECLARE_API)
+MOD_REDIS_API_OPTIONAL(MOD_DECLARE_API)
+#undef MOD_DECLARE_API
 
 /* Fetches every function above through the context's RedisModule_GetApi, refuses a taken module name, and
  * registers the module: what redismodule.h's RedisModule_Init does. REDISMODULE_ERR when a function of
- * NIDUS_REDIS_API is missing; those of NIDUS_REDIS_API_OPTIONAL may be NULL. */
-int nidus_redis_init(RedisModuleCtx *ctx, const char *name, int version);
+ * MOD_REDIS_API is missing; those of MOD_REDIS_API_OPTIONAL may be NULL. */
+int mod_redis_init(RedisModuleCtx *ctx, const char *name, int version);
 
 #endif

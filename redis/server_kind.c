@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-bool nidus_server_is_redis8(const char *server_name, const char *redis_version)
+bool mod_server_is_redis8(const char *server_name, const char *redis_version)
 {
     /* Valkey >= 7.2.5 says server_name:valkey; Redis up to 8 says nothing. A fork that names itself is not Redis. */
     if (server_name && strcmp(server_name, "redis") != 0)

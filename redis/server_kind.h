@@ -10,6 +10,6 @@
 /* True when the server is Redis 8 or later: no `server_name` field or `server_name:redis`, and a
  * `redis_version` of major 8 or more. NULL stands for an absent field; Valkey (server_name:valkey, whose
  * redis_version stays at 7.2.x) and any other server answer false. */
-bool nidus_server_is_redis8(const char *server_name, const char *redis_version);
+bool mod_server_is_redis8(const char *server_name, const char *redis_version);
 
 #endif

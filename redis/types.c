@@ -15,10 +15,10 @@
 #include "types.h"
 
 /* Encoding versions of our RDB payload. */
-#define NIDUS_RDB_VERSION 1
+#define MOD_RDB_VERSION 1
 
 /* Calls visit(chunk, len, next) for every chunk of f. */
-static void each_chunk(const nidus_filter_ops *t, const void *f, void (*visit)(void *arg, const uint8_t *, size_t, uint64_t),
+static void each_chunk(const mod_filter_ops *t, const void *f, void (*visit)(void *arg, const uint8_t *, size_t, uint64_t),
                        void *arg)
 {
     size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len;
@@ -37,18 +37,18 @@ static void save_chunk(void *io, const uint8_t *chunk, size_t len, uint64_t next
     RedisModule_SaveStringBuffer(io, (const char *)chunk, len);
 }
 
-void nidus_rdb_save_filter(const nidus_filter_ops *t, RedisModuleIO *io, void *value)
+void mod_rdb_save_filter(const mod_filter_ops *t, RedisModuleIO *io, void *value)
 {
     each_chunk(t, value, save_chunk, io);
     RedisModule_SaveStringBuffer(io, "", 0);
 }
 
-void *nidus_rdb_load_filter(const nidus_filter_ops *t, RedisModuleIO *io)
+void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io)
 {
     void *f = NULL;
     /* The header chunk fixes how many data chunks follow; the loader refuses any beyond them. The limit is
      * measured as writes measure it, so whatever a write produced loads, and a payload no write could
-     * produce is refused before its tables are allocated (see nidus_load_limit). */
+     * produce is refused before its tables are allocated (see mod_load_limit). */
     for (;;) {
         size_t len = 0;
         char *chunk = RedisModule_LoadStringBuffer(io, &len);
@@ -60,7 +60,7 @@ void *nidus_rdb_load_filter(const nidus_filter_ops *t, RedisModuleIO *io)
                 return f;
             break;
         }
-        nidus_status st = t->load(&f, chunk, len, nidus_load_limit());
+        nidus_status st = t->load(&f, chunk, len, mod_load_limit());
         RedisModule_Free(chunk);
         if (st) {
             RedisModule_LogIOError(io, "warning", "nidus: refused a filter in the RDB payload: %s",
@@ -85,7 +85,7 @@ static void emit_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t nex
     RedisModule_EmitAOF(a->aof, a->cmd, "slb", a->key, (long long)next, (const char *)chunk, len);
 }
 
-static void aof_rewrite(const nidus_filter_ops *t, RedisModuleIO *aof, RedisModuleString *key, void *value)
+static void aof_rewrite(const mod_filter_ops *t, RedisModuleIO *aof, RedisModuleString *key, void *value)
 {
     aof_arg a = {aof, key, t->loadchunk};
     each_chunk(t, value, emit_chunk, &a);
@@ -97,14 +97,14 @@ static void digest_chunk(void *md, const uint8_t *chunk, size_t len, uint64_t ne
     RedisModule_DigestAddStringBuffer(md, (const char *)chunk, len);
 }
 
-static void digest(const nidus_filter_ops *t, RedisModuleDigest *md, void *value)
+static void digest(const mod_filter_ops *t, RedisModuleDigest *md, void *value)
 {
     each_chunk(t, value, digest_chunk, md);
     RedisModule_DigestEndSequence(md);
 }
 
 typedef struct copy_arg {
-    const nidus_filter_ops *t;
+    const mod_filter_ops *t;
     void *to;
     bool failed;
 } copy_arg;
@@ -117,7 +117,7 @@ static void copy_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t nex
         c->failed = true;
 }
 
-void *nidus_filter_copy(const nidus_filter_ops *t, const void *value)
+void *mod_filter_copy(const mod_filter_ops *t, const void *value)
 {
     copy_arg c = {t, NULL, false};
     each_chunk(t, value, copy_chunk, &c);
@@ -134,14 +134,14 @@ void *nidus_filter_copy(const nidus_filter_ops *t, const void *value)
  * is a few dozen bytes, so without them its MEMORY USAGE would miss a third of what the key costs. */
 #define VALUE_WRAPPER_BYTES 32u
 
-static size_t mem_usage(const nidus_filter_ops *t, const void *value)
+static size_t mem_usage(const mod_filter_ops *t, const void *value)
 {
     return (size_t)t->memory(value) + VALUE_WRAPPER_BYTES;
 }
 
-size_t nidus_free_effort(uint64_t bytes)
+size_t mod_free_effort(uint64_t bytes)
 {
-    uint64_t effort = 1 + bytes / NIDUS_FREE_EFFORT_BYTES;
+    uint64_t effort = 1 + bytes / MOD_FREE_EFFORT_BYTES;
     return effort < SIZE_MAX ? (size_t)effort : SIZE_MAX;
 }
 
@@ -149,9 +149,9 @@ size_t nidus_free_effort(uint64_t bytes)
 #define TYPE_METHODS(prefix, ops)                                                                              \
     static void *prefix##_rdb_load(RedisModuleIO *io, int encver)                                           \
     {                                                                                                          \
-        return encver == NIDUS_RDB_VERSION ? nidus_rdb_load_filter(&ops, io) : NULL;                          \
+        return encver == MOD_RDB_VERSION ? mod_rdb_load_filter(&ops, io) : NULL;                          \
     }                                                                                                          \
-    static void prefix##_rdb_save(RedisModuleIO *io, void *v) { nidus_rdb_save_filter(&ops, io, v); }         \
+    static void prefix##_rdb_save(RedisModuleIO *io, void *v) { mod_rdb_save_filter(&ops, io, v); }         \
     static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v) { aof_rewrite(&ops, aof, key, v); } \
     static size_t prefix##_mem(const void *v) { return mem_usage(&ops, v); }                                  \
     static void prefix##_digest(RedisModuleDigest *md, void *v) { digest(&ops, md, v); }                      \
@@ -159,16 +159,16 @@ size_t nidus_free_effort(uint64_t bytes)
     static size_t prefix##_free_effort(RedisModuleString *key, const void *v)                                  \
     {                                                                                                          \
         (void)key;                                                                                             \
-        return nidus_free_effort(ops.memory(v));                                                               \
+        return mod_free_effort(ops.memory(v));                                                               \
     }                                                                                                          \
     static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
     {                                                                                                          \
         (void)from;                                                                                            \
         (void)to;                                                                                              \
-        return nidus_filter_copy(&ops, v);                                                                     \
+        return mod_filter_copy(&ops, v);                                                                     \
     }                                                                                                          \
     static RedisModuleTypeMethods prefix##_methods = {                                                         \
-        .version = NIDUS_TYPE_METHOD_VERSION,                                                                  \
+        .version = MOD_TYPE_METHOD_VERSION,                                                                  \
         .rdb_load = prefix##_rdb_load,                                                                         \
         .rdb_save = prefix##_rdb_save,                                                                         \
         .aof_rewrite = prefix##_aof,                                                                           \
@@ -179,14 +179,14 @@ size_t nidus_free_effort(uint64_t bytes)
         .copy = prefix##_copy,                                                                                 \
     };
 
-TYPE_METHODS(cf, nidus_cf_ops)
-TYPE_METHODS(bf, nidus_bf_ops)
+TYPE_METHODS(cf, mod_cf_ops)
+TYPE_METHODS(bf, mod_bf_ops)
 
-int nidus_register_types(RedisModuleCtx *ctx)
+int mod_register_types(RedisModuleCtx *ctx)
 {
     /* Type names are exactly nine characters; ours differ from RedisBloom's, whose RDB encoding differs. */
-    nidus_cf_type = RedisModule_CreateDataType(ctx, "nidus--CF", NIDUS_RDB_VERSION, &cf_methods);
-    nidus_bf_type = RedisModule_CreateDataType(ctx, "nidus--BF", NIDUS_RDB_VERSION, &bf_methods);
-    return nidus_cf_type && nidus_bf_type && nidus_rb_register_types(ctx) == REDISMODULE_OK ? REDISMODULE_OK
+    mod_cf_type = RedisModule_CreateDataType(ctx, "nidus--CF", MOD_RDB_VERSION, &cf_methods);
+    mod_bf_type = RedisModule_CreateDataType(ctx, "nidus--BF", MOD_RDB_VERSION, &bf_methods);
+    return mod_cf_type && mod_bf_type && mod_rb_register_types(ctx) == REDISMODULE_OK ? REDISMODULE_OK
                                                                                        : REDISMODULE_ERR;
 }

@@ -6,23 +6,23 @@
 #include "commands.h"
 #include "module_api.h"
 
-/* Creates the CF and BF data types (nidus_cf_type, nidus_bf_type). */
-int nidus_register_types(RedisModuleCtx *ctx);
+/* Creates the CF and BF data types (mod_cf_type, mod_bf_type). */
+int mod_register_types(RedisModuleCtx *ctx);
 
 /* The filter's chunks as RDB strings, then an empty string: the nidus types' RDB payload, and the growth
  * part of filters loaded from RedisBloom (rb/rb_types.c). The loader checks every chunk and returns NULL (after
  * logging) for anything it refuses. */
-void nidus_rdb_save_filter(const nidus_filter_ops *t, RedisModuleIO *io, void *value);
-void *nidus_rdb_load_filter(const nidus_filter_ops *t, RedisModuleIO *io);
+void mod_rdb_save_filter(const mod_filter_ops *t, RedisModuleIO *io, void *value);
+void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io);
 
 /* What freeing a value of `bytes` costs, in the units of the server's free_effort: one, and one more for each
- * NIDUS_FREE_EFFORT_BYTES. The server frees a value of more than 64 (LAZYFREE_THRESHOLD) on its background
+ * MOD_FREE_EFFORT_BYTES. The server frees a value of more than 64 (LAZYFREE_THRESHOLD) on its background
  * thread for UNLINK, FLUSHALL ASYNC and the lazyfree-lazy-* settings, and defragments a value of more than
  * active-defrag-max-scan-fields (1000 by default) in steps. Never 0 (the server reads 0 as "unbounded"). */
-#define NIDUS_FREE_EFFORT_BYTES 16384u
-size_t nidus_free_effort(uint64_t bytes);
+#define MOD_FREE_EFFORT_BYTES 16384u
+size_t mod_free_effort(uint64_t bytes);
 
 /* A copy of a filter of type `t` (its chunks replayed into a new one, as COPY makes it); NULL without memory. */
-void *nidus_filter_copy(const nidus_filter_ops *t, const void *value);
+void *mod_filter_copy(const mod_filter_ops *t, const void *value);
 
 #endif

@@ -48,16 +48,16 @@ static bool ends_with_nx(RedisModuleString *cmd)
 static int items_at(RedisModuleString **argv, int argc, const char *const *valued, const char *const *flags)
 {
     for (int i = 2; i < argc; i++) {
-        if (nidus_arg_is(argv[i], "ITEMS"))
+        if (mod_arg_is(argv[i], "ITEMS"))
             return i + 1 < argc ? i : 0;
         bool known = false;
         for (const char *const *o = valued; *o && !known; o++)
-            if (nidus_arg_is(argv[i], *o)) {
+            if (mod_arg_is(argv[i], *o)) {
                 known = true;
                 i++;
             }
         for (const char *const *o = flags; *o && !known; o++)
-            known = nidus_arg_is(argv[i], *o);
+            known = mod_arg_is(argv[i], *o);
         if (!known)
             return 0;
     }
@@ -71,15 +71,15 @@ static bool option_values_valid(RedisModuleString **argv, int items, bool cuckoo
     for (int i = 2; i + 1 < items; i++) {
         long long n;
         double d;
-        if (nidus_arg_is(argv[i], "CAPACITY")) {
-            long long low = cuckoo ? 2 * (long long)nidus_config.cf_bucket_size : 1;
-            if (!nidus_arg_range(argv[++i], low, (long long)nidus_config.max_capacity, &n))
+        if (mod_arg_is(argv[i], "CAPACITY")) {
+            long long low = cuckoo ? 2 * (long long)mod_cfg.cf_bucket_size : 1;
+            if (!mod_arg_range(argv[++i], low, (long long)mod_cfg.max_capacity, &n))
                 return false;
-        } else if (nidus_arg_is(argv[i], "ERROR")) {
+        } else if (mod_arg_is(argv[i], "ERROR")) {
             if (RedisModule_StringToDouble(argv[++i], &d) != REDISMODULE_OK || !(d > 0 && d < 1))
                 return false;
-        } else if (nidus_arg_is(argv[i], "EXPANSION")) {
-            if (!nidus_arg_range(argv[++i], 0, NIDUS_BLOOM_MAX_EXPANSION, &n))
+        } else if (mod_arg_is(argv[i], "EXPANSION")) {
+            if (!mod_arg_range(argv[++i], 0, NIDUS_BLOOM_MAX_EXPANSION, &n))
                 return false;
         }
     }
@@ -99,20 +99,20 @@ static nidus_status cf_grow(rb_value *v)
 {
     const rb_cf *cf = v->rb;
     uint64_t used = rb_cf_memory(cf);
-    if (used >= nidus_config.max_memory)
+    if (used >= mod_cfg.max_memory)
         return NIDUS_ERR_LIMIT_MEMORY;
     uint64_t slots = cf->tables[cf->ntables - 1].buckets * cf->bucket_size;
     uint64_t capacity = slots > UINT64_MAX / cf->expansion ? UINT64_MAX : slots * cf->expansion;
     unsigned b = cf->bucket_size;
     nidus_cuckoo_params p = {
-        .capacity = capacity < nidus_config.max_capacity ? capacity : nidus_config.max_capacity,
+        .capacity = capacity < mod_cfg.max_capacity ? capacity : mod_cfg.max_capacity,
         .bucket_size = b <= 1 ? 1 : b <= 2 ? 2 : b <= 4 ? 4 : 8,
         .max_kicks = cf->max_iterations,
         .expansion = cf->expansion,
-        .max_tables = nidus_config.cf_max_expansions,
-        .max_memory = nidus_config.max_memory - used,
-        .error_rate = nidus_config.cf_error_rate,
-        .allocator = &nidus_redis_allocator,
+        .max_tables = mod_cfg.cf_max_expansions,
+        .max_memory = mod_cfg.max_memory - used,
+        .error_rate = mod_cfg.cf_error_rate,
+        .allocator = &mod_allocator,
     };
     return nidus_cuckoo_new(&p, (nidus_cuckoo **)&v->grown);
 }
@@ -154,7 +154,7 @@ static int rb_cf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
         bool added = !(nx && cf_contains(v, s, len));
         nidus_status st = added ? cf_add(v, s, len) : NIDUS_OK;
         changed |= st == NIDUS_OK && added;
-        nidus_cf_reply_add(ctx, st, added, nx, multi);
+        mod_cf_reply_add(ctx, st, added, nx, multi);
     }
     if (changed)
         RedisModule_ReplicateVerbatim(ctx);
@@ -164,12 +164,12 @@ static int rb_cf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
 
 static int rb_cf_add_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return rb_cf_insert_command(ctx, argv, argc, false, nidus_cf_add);
+    return rb_cf_insert_command(ctx, argv, argc, false, mod_cf_add);
 }
 
 static int rb_cf_insert_items(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return rb_cf_insert_command(ctx, argv, argc, true, nidus_cf_insert);
+    return rb_cf_insert_command(ctx, argv, argc, true, mod_cf_insert);
 }
 
 /* CF.EXISTS key item, CF.MEXISTS key item... */
@@ -188,7 +188,7 @@ static int rb_exists_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
         bool found = cuckoo ? cf_contains(v, s, len)
                             : rb_bf_contains(v->rb, rb_bf_hash_of(v->rb, s, len)) ||
                                   (v->grown && nidus_bloom_contains(v->grown, s, len));
-        nidus_reply_bool(ctx, found);
+        mod_reply_bool(ctx, found);
     }
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
@@ -249,7 +249,7 @@ static int rb_cf_del_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
     if (removed)
         RedisModule_ReplicateVerbatim(ctx);
     RedisModule_CloseKey(key);
-    return nidus_reply_bool(ctx, removed);
+    return mod_reply_bool(ctx, removed);
 }
 
 /* CF.COMPACT: RedisBloom's compaction of its part, ours of the growth part. */
@@ -286,7 +286,7 @@ static int rb_cf_info_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
     nidus_cuckoo_stats s = {0};
     if (v->grown)
         nidus_cuckoo_get_stats(v->grown, &s);
-    nidus_reply_map(ctx, 8);
+    mod_reply_map(ctx, 8);
     reply_field(ctx, "Size", (long long)rb_value_memory(&rb_cf_kind, v));
     reply_field(ctx, "Number of buckets", (long long)cf->buckets);
     reply_field(ctx, "Number of filters", (long long)cf->ntables + s.tables);
@@ -308,16 +308,16 @@ static nidus_status bf_grow(rb_value *v)
     const rb_bf *bf = v->rb;
     const rb_bf_layer *last = &bf->layers[bf->nlayers - 1];
     uint64_t used = rb_bf_memory(bf);
-    if (used >= nidus_config.max_memory)
+    if (used >= mod_cfg.max_memory)
         return NIDUS_ERR_LIMIT_MEMORY;
     unsigned growth = bf->growth < 1 ? 1 : bf->growth > NIDUS_BLOOM_MAX_EXPANSION ? NIDUS_BLOOM_MAX_EXPANSION : bf->growth;
     uint64_t capacity = last->entries > UINT64_MAX / growth ? UINT64_MAX : last->entries * growth;
     nidus_bloom_params p = {
-        .capacity = capacity < nidus_config.max_capacity ? capacity : nidus_config.max_capacity,
+        .capacity = capacity < mod_cfg.max_capacity ? capacity : mod_cfg.max_capacity,
         .error_rate = last->error,
         .expansion = growth,
-        .max_memory = nidus_config.max_memory - used,
-        .allocator = &nidus_redis_allocator,
+        .max_memory = mod_cfg.max_memory - used,
+        .allocator = &mod_allocator,
     };
     return nidus_bloom_new(&p, (nidus_bloom **)&v->grown);
 }
@@ -353,7 +353,7 @@ static int rb_bf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     RedisModuleKey *key;
     rb_value *v;
     open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, rb_bf_type, &key, &v);
-    nidus_bf_add_and_reply(ctx, argv + first, argc - first, multi, false, bf_add, v);
+    mod_bf_add_and_reply(ctx, argv + first, argc - first, multi, false, bf_add, v);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
@@ -378,7 +378,7 @@ static int rb_bf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
                              *const flags[] = {"NOCREATE", "NONSCALING", NULL};
     int at = items_at(argv, argc, valued, flags);
     return at && option_values_valid(argv, at, false) ? rb_bf_add_items(ctx, argv, argc, at + 1, true)
-                                                      : nidus_bf_insert(ctx, argv, argc);
+                                                      : mod_bf_insert(ctx, argv, argc);
 }
 
 /* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION], both parts together. */
@@ -400,7 +400,7 @@ static int rb_bf_info_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
                           (long long)(bf->items + s.items), bf->growth};
     bool scaling = !(bf->options & RB_BF_NO_SCALING);
     RedisModule_CloseKey(key);
-    return nidus_bf_info_reply(ctx, argc == 3 ? argv[2] : NULL, values, scaling);
+    return mod_bf_info_reply(ctx, argc == 3 ? argv[2] : NULL, values, scaling);
 }
 
 static int rb_bf_card_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -465,7 +465,7 @@ static int rb_bf_debug_command(RedisModuleCtx *ctx, RedisModuleString **argv, in
         RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
     }
     if (v->grown)
-        nidus_bf_reply_debug_layers(ctx, v->grown);
+        mod_bf_reply_debug_layers(ctx, v->grown);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
@@ -557,19 +557,19 @@ static int rb_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
         /* a RedisBloom header for a key that holds something else: a filter of ours exists there, any other
          * value is the wrong type */
         bool ours = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE &&
-                    RedisModule_ModuleTypeGetType(key) == (cuckoo ? nidus_cf_type : nidus_bf_type);
+                    RedisModule_ModuleTypeGetType(key) == (cuckoo ? mod_cf_type : mod_bf_type);
         rc = RedisModule_ReplyWithError(ctx, RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY ? "ERR not found"
                                              : ours ? "ERR item exists"
                                                     : REDISMODULE_ERRORMSG_WRONGTYPE);
     } else {
-        nidus_status st = rb_value_load_chunk(k, &v, (uint64_t)pos, data, len, nidus_config.max_memory);
+        nidus_status st = rb_value_load_chunk(k, &v, (uint64_t)pos, data, len, mod_cfg.max_memory);
         if (st == NIDUS_OK) {
             if (!exists)
                 RedisModule_ModuleTypeSetValue(key, type, v);
             RedisModule_ReplicateVerbatim(ctx);
             rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
         } else {
-            rc = RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY ? NIDUS_MSG_TOO_BIG
+            rc = RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_LIMIT_MEMORY ? MOD_MSG_TOO_BIG
                                                  : !cuckoo                     ? "ERR received bad data"
                                                  : pos == 1                    ? "Couldn't create filter!"
                                                                                : "Couldn't load chunk!");
@@ -602,45 +602,45 @@ static int rb_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
         return rb ? ours(ctx, argv, argc) : nidus(ctx, argv, argc);                                            \
     }
 
-ROUTE(nidus_cf_reserve, rb_reserve_command, rb_cf_type, true, false)
-ROUTE(nidus_cf_add, rb_cf_add_command, rb_cf_type, true, false)
-ROUTE(nidus_cf_insert, rb_cf_insert_items, rb_cf_type, true, false)
-ROUTE(nidus_cf_exists, rb_cf_exists, rb_cf_type, true, false)
-ROUTE(nidus_cf_mexists, rb_cf_mexists, rb_cf_type, true, false)
-ROUTE(nidus_cf_count, rb_cf_count_command, rb_cf_type, true, false)
-ROUTE(nidus_cf_del, rb_cf_del_command, rb_cf_type, true, false)
-ROUTE(nidus_cf_compact, rb_cf_compact_command, rb_cf_type, true, false)
-ROUTE(nidus_cf_info, rb_cf_info_command, rb_cf_type, true, false)
-ROUTE(nidus_cf_debug, rb_cf_debug_command, rb_cf_type, true, false)
-ROUTE(nidus_cf_scandump, rb_cf_scandump, rb_cf_type, true, false)
-ROUTE(nidus_cf_loadchunk, rb_cf_loadchunk, rb_cf_type, true, true)
-ROUTE(nidus_bf_reserve, rb_reserve_command, rb_bf_type, false, false)
-ROUTE(nidus_bf_add, rb_bf_add_command, rb_bf_type, false, false)
-ROUTE(nidus_bf_madd, rb_bf_madd_command, rb_bf_type, false, false)
-ROUTE(nidus_bf_insert, rb_bf_insert_command, rb_bf_type, false, false)
-ROUTE(nidus_bf_exists, rb_bf_exists, rb_bf_type, false, false)
-ROUTE(nidus_bf_mexists, rb_bf_mexists, rb_bf_type, false, false)
-ROUTE(nidus_bf_info, rb_bf_info_command, rb_bf_type, false, false)
-ROUTE(nidus_bf_card, rb_bf_card_command, rb_bf_type, false, false)
-ROUTE(nidus_bf_debug, rb_bf_debug_command, rb_bf_type, false, false)
-ROUTE(nidus_bf_scandump, rb_bf_scandump, rb_bf_type, false, false)
-ROUTE(nidus_bf_loadchunk, rb_bf_loadchunk, rb_bf_type, false, true)
+ROUTE(mod_cf_reserve, rb_reserve_command, rb_cf_type, true, false)
+ROUTE(mod_cf_add, rb_cf_add_command, rb_cf_type, true, false)
+ROUTE(mod_cf_insert, rb_cf_insert_items, rb_cf_type, true, false)
+ROUTE(mod_cf_exists, rb_cf_exists, rb_cf_type, true, false)
+ROUTE(mod_cf_mexists, rb_cf_mexists, rb_cf_type, true, false)
+ROUTE(mod_cf_count, rb_cf_count_command, rb_cf_type, true, false)
+ROUTE(mod_cf_del, rb_cf_del_command, rb_cf_type, true, false)
+ROUTE(mod_cf_compact, rb_cf_compact_command, rb_cf_type, true, false)
+ROUTE(mod_cf_info, rb_cf_info_command, rb_cf_type, true, false)
+ROUTE(mod_cf_debug, rb_cf_debug_command, rb_cf_type, true, false)
+ROUTE(mod_cf_scandump, rb_cf_scandump, rb_cf_type, true, false)
+ROUTE(mod_cf_loadchunk, rb_cf_loadchunk, rb_cf_type, true, true)
+ROUTE(mod_bf_reserve, rb_reserve_command, rb_bf_type, false, false)
+ROUTE(mod_bf_add, rb_bf_add_command, rb_bf_type, false, false)
+ROUTE(mod_bf_madd, rb_bf_madd_command, rb_bf_type, false, false)
+ROUTE(mod_bf_insert, rb_bf_insert_command, rb_bf_type, false, false)
+ROUTE(mod_bf_exists, rb_bf_exists, rb_bf_type, false, false)
+ROUTE(mod_bf_mexists, rb_bf_mexists, rb_bf_type, false, false)
+ROUTE(mod_bf_info, rb_bf_info_command, rb_bf_type, false, false)
+ROUTE(mod_bf_card, rb_bf_card_command, rb_bf_type, false, false)
+ROUTE(mod_bf_debug, rb_bf_debug_command, rb_bf_type, false, false)
+ROUTE(mod_bf_scandump, rb_bf_scandump, rb_bf_type, false, false)
+ROUTE(mod_bf_loadchunk, rb_bf_loadchunk, rb_bf_type, false, true)
 
 #define ROUTE_ENTRY(nidus) {nidus, route_##nidus}
 
-RedisModuleCmdFunc nidus_rb_route(RedisModuleCmdFunc fn)
+RedisModuleCmdFunc mod_rb_route(RedisModuleCmdFunc fn)
 {
     static const struct {
         RedisModuleCmdFunc nidus, route;
     } routes[] = {
-        ROUTE_ENTRY(nidus_cf_reserve), ROUTE_ENTRY(nidus_cf_add),     ROUTE_ENTRY(nidus_cf_insert),
-        ROUTE_ENTRY(nidus_cf_exists),  ROUTE_ENTRY(nidus_cf_mexists), ROUTE_ENTRY(nidus_cf_count),
-        ROUTE_ENTRY(nidus_cf_del),     ROUTE_ENTRY(nidus_cf_compact), ROUTE_ENTRY(nidus_cf_info),
-        ROUTE_ENTRY(nidus_cf_scandump), ROUTE_ENTRY(nidus_cf_loadchunk), ROUTE_ENTRY(nidus_bf_reserve),
-        ROUTE_ENTRY(nidus_bf_add),     ROUTE_ENTRY(nidus_bf_madd),    ROUTE_ENTRY(nidus_bf_insert),
-        ROUTE_ENTRY(nidus_bf_exists),  ROUTE_ENTRY(nidus_bf_mexists), ROUTE_ENTRY(nidus_bf_info),
-        ROUTE_ENTRY(nidus_bf_card),    ROUTE_ENTRY(nidus_bf_scandump), ROUTE_ENTRY(nidus_bf_loadchunk),
-        ROUTE_ENTRY(nidus_cf_debug),   ROUTE_ENTRY(nidus_bf_debug),
+        ROUTE_ENTRY(mod_cf_reserve), ROUTE_ENTRY(mod_cf_add),     ROUTE_ENTRY(mod_cf_insert),
+        ROUTE_ENTRY(mod_cf_exists),  ROUTE_ENTRY(mod_cf_mexists), ROUTE_ENTRY(mod_cf_count),
+        ROUTE_ENTRY(mod_cf_del),     ROUTE_ENTRY(mod_cf_compact), ROUTE_ENTRY(mod_cf_info),
+        ROUTE_ENTRY(mod_cf_scandump), ROUTE_ENTRY(mod_cf_loadchunk), ROUTE_ENTRY(mod_bf_reserve),
+        ROUTE_ENTRY(mod_bf_add),     ROUTE_ENTRY(mod_bf_madd),    ROUTE_ENTRY(mod_bf_insert),
+        ROUTE_ENTRY(mod_bf_exists),  ROUTE_ENTRY(mod_bf_mexists), ROUTE_ENTRY(mod_bf_info),
+        ROUTE_ENTRY(mod_bf_card),    ROUTE_ENTRY(mod_bf_scandump), ROUTE_ENTRY(mod_bf_loadchunk),
+        ROUTE_ENTRY(mod_cf_debug),   ROUTE_ENTRY(mod_bf_debug),
     };
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
         if (routes[i].nidus == fn)

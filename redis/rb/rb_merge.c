@@ -89,6 +89,6 @@ nidus_status rb_value_merge(const rb_kind *k, rb_value *dst, const rb_value *src
     if (dst->grown)
         return cuckoo ? nidus_cuckoo_merge(dst->grown, src->grown) : nidus_bloom_merge(dst->grown, src->grown);
     /* the same RedisBloom sub-filters (rb_value_difference): src's growth part continues dst's as well */
-    dst->grown = nidus_filter_copy(cuckoo ? &nidus_cf_ops : &nidus_bf_ops, src->grown);
+    dst->grown = mod_filter_copy(cuckoo ? &mod_cf_ops : &mod_bf_ops, src->grown);
     return dst->grown ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
 }

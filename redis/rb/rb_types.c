@@ -33,7 +33,7 @@ void rb_cf_value_free(void *value)
     rb_value *v = value;
     rb_cf_free(v->rb);
     if (v->grown)
-        nidus_cf_ops.destroy(v->grown);
+        mod_cf_ops.destroy(v->grown);
     RedisModule_Free(v);
     rb_values_alive--;
 }
@@ -43,7 +43,7 @@ void rb_bf_value_free(void *value)
     rb_value *v = value;
     rb_bf_free(v->rb);
     if (v->grown)
-        nidus_bf_ops.destroy(v->grown);
+        mod_bf_ops.destroy(v->grown);
     RedisModule_Free(v);
     rb_values_alive--;
 }
@@ -179,28 +179,28 @@ static void save_rb_bf(RedisModuleIO *io, const rb_bf *bf)
 
 /* The growth part after the RedisBloom part: 0, or 1 and the filter (one still loading by LOADCHUNK saves
  * the chunks it received and loads back in that state, as the nidus types' keys do). */
-static void save_grown(RedisModuleIO *io, const nidus_filter_ops *ops, void *grown)
+static void save_grown(RedisModuleIO *io, const mod_filter_ops *ops, void *grown)
 {
     RedisModule_SaveUnsigned(io, grown != NULL);
     if (grown)
-        nidus_rdb_save_filter(ops, io, grown);
+        mod_rdb_save_filter(ops, io, grown);
 }
 
-static bool load_grown(RedisModuleIO *io, const nidus_filter_ops *ops, rb_value *v)
+static bool load_grown(RedisModuleIO *io, const mod_filter_ops *ops, rb_value *v)
 {
     uint64_t has = RedisModule_LoadUnsigned(io);
     if (!io_ok(io) || has > 1)
         return false;
-    if (has && !(v->grown = nidus_rdb_load_filter(ops, io)))
+    if (has && !(v->grown = mod_rdb_load_filter(ops, io)))
         return false;
     return true;
 }
 
 /* RESTORE obeys max_filter_memory; the server's own RDB and a replica's sync are loaded whatever their size,
- * as the nidus types' are (nidus_load_limit). */
+ * as the nidus types' are (mod_load_limit). */
 static uint64_t load_limit(void)
 {
-    uint64_t limit = nidus_load_limit();
+    uint64_t limit = mod_load_limit();
     return limit ? limit : UINT64_MAX;
 }
 
@@ -214,7 +214,7 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
         return NULL;
     }
     rb_value *v = rb_value_new(cf);
-    if (encver == RB_NIDUS_ENCVER && !load_grown(io, &nidus_cf_ops, v)) {
+    if (encver == RB_NIDUS_ENCVER && !load_grown(io, &mod_cf_ops, v)) {
         rb_cf_value_free(v);
         return NULL;
     }
@@ -231,7 +231,7 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
         return NULL;
     }
     rb_value *v = rb_value_new(bf);
-    if (encver == RB_NIDUS_ENCVER && !load_grown(io, &nidus_bf_ops, v)) {
+    if (encver == RB_NIDUS_ENCVER && !load_grown(io, &mod_bf_ops, v)) {
         rb_bf_value_free(v);
         return NULL;
     }
@@ -242,21 +242,21 @@ static void cf_rdb_save(RedisModuleIO *io, void *value)
 {
     rb_value *v = value;
     save_rb_cf(io, v->rb);
-    save_grown(io, &nidus_cf_ops, v->grown);
+    save_grown(io, &mod_cf_ops, v->grown);
 }
 
 static void bf_rdb_save(RedisModuleIO *io, void *value)
 {
     rb_value *v = value;
     save_rb_bf(io, v->rb);
-    save_grown(io, &nidus_bf_ops, v->grown);
+    save_grown(io, &mod_bf_ops, v->grown);
 }
 
 /* ---- the chunk stream (SCANDUMP, AOF): RedisBloom's, then the growth part's ---- */
 
 /* What each type's stream needs. */
 struct rb_kind {
-    const nidus_filter_ops *ops;
+    const mod_filter_ops *ops;
     rb_array_fn array;
     size_t (*header_size)(const void *rb);
     void (*header)(const void *rb, uint8_t *out);
@@ -271,8 +271,8 @@ static void cf_header(const void *rb, uint8_t *out) { rb_cf_header(rb, out); }
 static size_t bf_header_size(const void *rb) { return rb_bf_header_size(rb); }
 static void bf_header(const void *rb, uint8_t *out) { rb_bf_header(rb, out); }
 
-const rb_kind rb_cf_kind = {&nidus_cf_ops, rb_cf_array, cf_header_size, cf_header};
-const rb_kind rb_bf_kind = {&nidus_bf_ops, rb_bf_array, bf_header_size, bf_header};
+const rb_kind rb_cf_kind = {&mod_cf_ops, rb_cf_array, cf_header_size, cf_header};
+const rb_kind rb_bf_kind = {&mod_bf_ops, rb_bf_array, bf_header_size, bf_header};
 
 static uint64_t rb_array_bytes(const rb_kind *k, const void *rb)
 {
@@ -415,7 +415,7 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
     static size_t prefix##_free_effort(RedisModuleString *key, const void *v)                                  \
     {                                                                                                          \
         (void)key;                                                                                             \
-        return nidus_free_effort(rb_value_memory(&kind, v));                                                   \
+        return mod_free_effort(rb_value_memory(&kind, v));                                                   \
     }                                                                                                          \
     static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
     {                                                                                                          \
@@ -424,7 +424,7 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
         return rb_value_copy(&kind, v);                                                                        \
     }                                                                                                          \
     static RedisModuleTypeMethods prefix##_methods = {                                                         \
-        .version = NIDUS_TYPE_METHOD_VERSION,                                                                  \
+        .version = MOD_TYPE_METHOD_VERSION,                                                                  \
         .rdb_load = load,                                                                                      \
         .rdb_save = save,                                                                                      \
         .aof_rewrite = prefix##_aof,                                                                           \
@@ -438,7 +438,7 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
 RB_TYPE_METHODS(rbcf, rb_cf_kind, cf_rdb_save, cf_rdb_load, "CF.LOADCHUNK")
 RB_TYPE_METHODS(rbbf, rb_bf_kind, bf_rdb_save, bf_rdb_load, "BF.LOADCHUNK")
 
-int nidus_rb_register_types(RedisModuleCtx *ctx)
+int mod_rb_register_types(RedisModuleCtx *ctx)
 {
     /* RedisBloom's type names: Redis finds a module value's type by the name its RDB carries. */
     rb_cf_type = RedisModule_CreateDataType(ctx, "MBbloomCF", RB_NIDUS_ENCVER, &rbcf_methods);

@@ -30,8 +30,8 @@ extern RedisModuleType *rb_cf_type, *rb_bf_type;
  * frees values on a background thread. */
 extern atomic_llong rb_values_alive;
 
-/* Registers MBbloomCF and MBbloom-- (nidus_register_types calls it). */
-int nidus_rb_register_types(RedisModuleCtx *ctx);
+/* Registers MBbloomCF and MBbloom-- (mod_register_types calls it). */
+int mod_rb_register_types(RedisModuleCtx *ctx);
 
 /* A new value around a RedisBloom part (counted in rb_values_alive); the free functions free both parts. */
 rb_value *rb_value_new(void *rb);
@@ -66,6 +66,6 @@ nidus_status rb_value_load_chunk(const rb_kind *k, rb_value **v, uint64_t pos, c
 
 /* The command `fn` as registered: it serves keys loaded from RedisBloom itself and hands every other key to
  * `fn` (rb_commands.c). Commands without a key of these types are returned unchanged. */
-RedisModuleCmdFunc nidus_rb_route(RedisModuleCmdFunc fn);
+RedisModuleCmdFunc mod_rb_route(RedisModuleCmdFunc fn);
 
 #endif

@@ -10,7 +10,7 @@ import pytest
 import rb_payload as P
 
 # Bytes that make a value's free effort pass the server's LAZYFREE_THRESHOLD (64) several times over: one unit of
-# effort a 16 KiB (redis/types.h, NIDUS_FREE_EFFORT_BYTES), so 4 MiB is 256.
+# effort a 16 KiB (redis/types.h, MOD_FREE_EFFORT_BYTES), so 4 MiB is 256.
 LARGE = 4 << 20
 
 

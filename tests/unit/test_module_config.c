@@ -115,7 +115,7 @@ static const char *const redisbloom[] = {"bf-error-rate",     "bf-initial-size",
                                          "cf-expansion-factor", "cf-max-expansions"};
 static const char *const own[] = {"cf-error-rate", "max-capacity", "max-filter-memory"};
 
-/* Loads the module's settings into a stub server reporting these fields; returns nidus_config_register's status. */
+/* Loads the module's settings into a stub server reporting these fields; returns mod_config_register's status. */
 static int load(const char *server_name, const char *redis_version, bool refuses_unprefixed, bool has_info)
 {
     memset(&srv, 0, sizeof srv);
@@ -131,8 +131,8 @@ static int load(const char *server_name, const char *redis_version, bool refuses
     RedisModule_ServerInfoGetFieldC = has_info ? stub_info_field : NULL;
     RedisModule_FreeServerInfo = has_info ? stub_free_info : NULL;
     RedisModule_Log = stub_log;
-    assert_int_equal(nidus_config_load_args(NULL, NULL, 0), REDISMODULE_OK);
-    int status = nidus_config_register(NULL);
+    assert_int_equal(mod_config_load_args(NULL, NULL, 0), REDISMODULE_OK);
+    int status = mod_config_register(NULL);
     assert_int_equal(srv.info_open, 0);
     return status;
 }

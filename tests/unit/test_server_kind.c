@@ -15,13 +15,13 @@
 static void test_servers_as_they_report(void **state)
 {
     (void)state;
-    assert_false(nidus_server_is_redis8(NULL, "7.0.15"));      /* Debian 12's redis-server */
-    assert_false(nidus_server_is_redis8(NULL, "7.4.1"));
-    assert_true(nidus_server_is_redis8(NULL, "8.0.0"));        /* Redis 8 */
-    assert_true(nidus_server_is_redis8(NULL, "8.2.1"));
-    assert_true(nidus_server_is_redis8(NULL, "255.255.255")); /* Redis built from its unstable branch */
-    assert_false(nidus_server_is_redis8("valkey", "7.2.4"));  /* Valkey 7.2.5 .. 9.x */
-    assert_false(nidus_server_is_redis8(NULL, "7.2.4"));      /* Valkey 7.2.4, before server_name */
+    assert_false(mod_server_is_redis8(NULL, "7.0.15"));      /* Debian 12's redis-server */
+    assert_false(mod_server_is_redis8(NULL, "7.4.1"));
+    assert_true(mod_server_is_redis8(NULL, "8.0.0"));        /* Redis 8 */
+    assert_true(mod_server_is_redis8(NULL, "8.2.1"));
+    assert_true(mod_server_is_redis8(NULL, "255.255.255")); /* Redis built from its unstable branch */
+    assert_false(mod_server_is_redis8("valkey", "7.2.4"));  /* Valkey 7.2.5 .. 9.x */
+    assert_false(mod_server_is_redis8(NULL, "7.2.4"));      /* Valkey 7.2.4, before server_name */
 }
 
 /* A server that names itself otherwise is not Redis, whatever redis_version says; one naming itself "redis"
@@ -29,28 +29,28 @@ static void test_servers_as_they_report(void **state)
 static void test_the_name_decides_first(void **state)
 {
     (void)state;
-    assert_false(nidus_server_is_redis8("valkey", "8.0.1"));
-    assert_false(nidus_server_is_redis8("valkey", "9.0.0"));
-    assert_false(nidus_server_is_redis8("Redis", "8.0.0"));
-    assert_false(nidus_server_is_redis8("", "8.0.0"));
-    assert_true(nidus_server_is_redis8("redis", "8.0.0"));
-    assert_false(nidus_server_is_redis8("redis", "7.2.4"));
+    assert_false(mod_server_is_redis8("valkey", "8.0.1"));
+    assert_false(mod_server_is_redis8("valkey", "9.0.0"));
+    assert_false(mod_server_is_redis8("Redis", "8.0.0"));
+    assert_false(mod_server_is_redis8("", "8.0.0"));
+    assert_true(mod_server_is_redis8("redis", "8.0.0"));
+    assert_false(mod_server_is_redis8("redis", "7.2.4"));
 }
 
 /* Versions read by their major number, digit by digit: two-digit majors, and nothing that is not a version. */
 static void test_versions(void **state)
 {
     (void)state;
-    assert_true(nidus_server_is_redis8(NULL, "10.0.0"));
-    assert_true(nidus_server_is_redis8(NULL, "8"));
-    assert_true(nidus_server_is_redis8(NULL, "99999999999999999999999.0")); /* no wrap */
-    assert_false(nidus_server_is_redis8(NULL, "07.2.0"));
-    assert_false(nidus_server_is_redis8(NULL, "6.2.14"));
-    assert_false(nidus_server_is_redis8(NULL, "1.0"));
-    assert_false(nidus_server_is_redis8(NULL, "0.8"));
-    assert_false(nidus_server_is_redis8(NULL, ""));
-    assert_false(nidus_server_is_redis8(NULL, "v8.0.0"));
-    assert_false(nidus_server_is_redis8(NULL, NULL));
+    assert_true(mod_server_is_redis8(NULL, "10.0.0"));
+    assert_true(mod_server_is_redis8(NULL, "8"));
+    assert_true(mod_server_is_redis8(NULL, "99999999999999999999999.0")); /* no wrap */
+    assert_false(mod_server_is_redis8(NULL, "07.2.0"));
+    assert_false(mod_server_is_redis8(NULL, "6.2.14"));
+    assert_false(mod_server_is_redis8(NULL, "1.0"));
+    assert_false(mod_server_is_redis8(NULL, "0.8"));
+    assert_false(mod_server_is_redis8(NULL, ""));
+    assert_false(mod_server_is_redis8(NULL, "v8.0.0"));
+    assert_false(mod_server_is_redis8(NULL, NULL));
 }
 
 int main(void)
