@@ -6,6 +6,9 @@
 
 #include <nidus/nidus.h>
 
+#include "commands.h"
+#include "common.h"
+
 #define KEYS_TEXT                                                                                              \
     "Keys: the KEY arguments, or with none, one key per line on stdin. A line ends at LF; a CR right before it\n" \
     "is dropped (CRLF files work); an empty line is the empty key; any other byte, NUL included, is part of the\n" \
@@ -120,3 +123,19 @@ void help_usage(FILE *out)
 }
 
 void help_command(const help_entry *e, FILE *out) { fprintf(out, "%s\n\n%s", e->synopsis, e->text); }
+
+/* `nidus help [COMMAND]`: the usage of every command, or one command's full help. */
+int cmd_help(int argc, char **argv)
+{
+    if (argc == 0) {
+        help_usage(stdout);
+        return finish_output();
+    }
+    const help_entry *e = help_find(argv[0]);
+    if (!e || argc > 1) {
+        fprintf(stderr, "nidus help: unknown command '%s' (see 'nidus help')\n", argv[0]);
+        return EXIT_ERROR;
+    }
+    help_command(e, stdout);
+    return finish_output();
+}

@@ -17,10 +17,11 @@
 
 #include <nidus/nidus.h>
 
+#include "commands.h"
+#include "common.h"
 #include "progress.h"
 #include "remote.h"
 
-#define EXIT_ERROR 2
 #define WINDOW 4                     /* LOADCHUNK commands in flight: the server parses one while the next arrives */
 #define TEMP_TTL_MS "600000"         /* a push cut off (killed, the link lost) leaves nothing past ten minutes */
 #define PULL_ATTEMPTS 3              /* a key written to during a pull is read again from the start */
@@ -107,48 +108,10 @@ int move_temp_key(const char *key, size_t key_len, unsigned long long unique, ch
     return ok;
 }
 
-/* ---- options ---- */
+/* ---- errors ---- */
 
-static int usage_error(const char *cmd, const char *what, const char *arg)
-{
-    fprintf(stderr, "nidus %s: %s%s%s (see 'nidus help %s')\n", cmd, what, arg ? ": " : "", arg ? arg : "", cmd);
-    return EXIT_ERROR;
-}
-
-/* --url URL (or --url=URL) and --force; the two positional arguments into pos. */
-static int parse_move_options(const char *cmd, int argc, char **argv, const char **url, bool *force,
-                              const char *pos[2])
-{
-    int n = 0;
-    bool options = true;
-    *url = NULL;
-    *force = false;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (options && !strcmp(a, "--")) {
-            options = false;
-        } else if (options && !strcmp(a, "--force")) {
-            *force = true;
-        } else if (options && !strncmp(a, "--url=", 6)) {
-            *url = a + 6;
-        } else if (options && !strcmp(a, "--url")) {
-            if (i + 1 >= argc)
-                return usage_error(cmd, "--url needs a value", NULL);
-            *url = argv[++i];
-        } else if (options && !strncmp(a, "--", 2)) {
-            return usage_error(cmd, "unknown option", a);
-        } else {
-            if (n == 2)
-                return usage_error(cmd, "too many arguments", a);
-            pos[n++] = a;
-        }
-    }
-    if (n != 2)
-        return usage_error(cmd, !strcmp(cmd, "push") ? "expected FILE and KEY" : "expected KEY and FILE", NULL);
-    return 0;
-}
-
-static int file_error(const char *path, nidus_status st)
+/* FILE's line for push and pull: a damaged file is named, and 'nidus verify' says where. */
+static int move_file_error(const char *path, nidus_status st)
 {
     fprintf(stderr, "nidus: %s: %s\n", path,
             st == NIDUS_ERR_IO ? strerror(errno)
@@ -214,7 +177,7 @@ static int send_chunks(remote *r, nidus_filter *f, const char *path, const char 
                                            : nidus_bloom_dump_chunk(nidus_filter_bloom(f), cursor, buf, CHUNK_CAP,
                                                                     &len, &next);
             if (st) {
-                file_error(path, st);
+                move_file_error(path, st);
                 failed = true;
                 rc = EXIT_ERROR;
             }
@@ -348,14 +311,14 @@ int cmd_push(int argc, char **argv)
 {
     const char *url, *pos[2];
     bool force;
-    int rc = parse_move_options("push", argc, argv, &url, &force, pos);
+    int rc = parse_remote_options("push", argc, argv, &url, &force, pos);
     if (rc)
         return rc;
     const char *path = pos[0], *key = pos[1];
     nidus_filter *f;
     nidus_status st = nidus_filter_open(path, NIDUS_FILTER_MAP, NULL, NULL, &f);
     if (st)
-        return file_error(path, st);
+        return move_file_error(path, st);
     nidus_kind kind = nidus_filter_kind(f);
     if (kind == NIDUS_KIND_COUNTING_BLOOM || kind == NIDUS_KIND_FUSE) {
         fprintf(stderr, "nidus push: %s: a %s filter: the module holds cuckoo (CF) and Bloom (BF) filters only\n",
@@ -469,7 +432,7 @@ int cmd_pull(int argc, char **argv)
 {
     const char *url, *pos[2];
     bool force;
-    int rc = parse_move_options("pull", argc, argv, &url, &force, pos);
+    int rc = parse_remote_options("pull", argc, argv, &url, &force, pos);
     if (rc)
         return rc;
     const char *key = pos[0], *path = pos[1];
@@ -525,7 +488,7 @@ int cmd_pull(int argc, char **argv)
     nidus_status st = out.kind == NIDUS_KIND_CUCKOO ? nidus_cuckoo_save_file(out.cf, path)
                                                     : nidus_bloom_save_file(out.bf, path);
     if (st) {
-        rc = file_error(path, st);
+        rc = move_file_error(path, st);
         goto done;
     }
     uint64_t items;

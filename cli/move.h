@@ -6,9 +6,7 @@
 
 #include <stddef.h>
 
-/* The commands, argv past the command name; exit codes as main.c's. */
-int cmd_push(int argc, char **argv);
-int cmd_pull(int argc, char **argv);
+/* The commands themselves, cmd_push and cmd_pull, are declared in commands.h. */
 
 /* The name of a temporary key in `key`'s hash slot (Redis Cluster's rule), starting with `key` unless `key` has a
  * '{' without a tag, into out (cap bytes, at least twice the key's length + 96); `unique` tells concurrent

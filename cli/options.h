@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The options of every command, parsed in one place: those of the commands on files (create and build take the
+ * filter's parameters) and those of the commands that talk to a server (push, pull). */
+#ifndef NIDUS_CLI_OPTIONS_H
+#define NIDUS_CLI_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "filter.h"
+
+typedef struct options {
+    cli_create_options create;
+    bool force, json, has_type, has_capacity, keep_going;
+    const char *from;
+    const char *fingerprint_bits; /* as given: its range depends on the kind, checked once all are read */
+} options;
+
+/* Parses the options of `cmd` out of argv (in place: what is left are the positional arguments); `creating`:
+ * the command takes a new filter's parameters (create, build). 0, or EXIT_ERROR after a usage line. */
+int parse_options(const char *cmd, int *argc, char **argv, options *o, bool creating);
+
+/* push and pull: --url URL (or --url=URL) and --force; the two positional arguments into pos. 0, or EXIT_ERROR
+ * after a usage line. */
+int parse_remote_options(const char *cmd, int argc, char **argv, const char **url, bool *force, const char *pos[2]);
+
+#endif
