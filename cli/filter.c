@@ -48,13 +48,6 @@ typedef struct sub_filter {
     double error_bound;
 } sub_filter;
 
-/* What every kind reports: the same fields, so `info --json` has one shape. */
-typedef struct summary {
-    uint64_t capacity, items, memory_bytes;
-    double error_bound;
-    unsigned subs;
-} summary;
-
 /* One sub-filter's line, or its JSON object; `extra` ends the line, `json_extra` (fields with their leading
  * ", ") ends the object. */
 static void print_sub(FILE *out, bool json, unsigned k, const sub_filter *t, const char *extra, const char *json_extra)
@@ -72,7 +65,8 @@ static void print_sub(FILE *out, bool json, unsigned k, const sub_filter *t, con
                 (unsigned long long)t->memory_bytes, extra);
 }
 
-static void print_summary(FILE *out, bool json, const summary *s, const char *load_note)
+/* What every kind reports (nidus_filter_get_stats): the same fields, so `info --json` has one shape. */
+static void print_summary(FILE *out, bool json, const nidus_filter_stats *s, const char *load_note)
 {
     double per_item = s->items ? (double)s->memory_bytes * 8.0 / (double)s->items : 0.0;
     double load = s->capacity ? (double)s->items / (double)s->capacity : 0.0;
@@ -86,15 +80,16 @@ static void print_summary(FILE *out, bool json, const summary *s, const char *lo
                 "capacity:       %llu\nitems:          %llu\nmemory:         %llu bytes, %.2f bits per item\n"
                 "load:           %.4f%s\nerror bound:    %.6g\nsub-filters:    %u\n",
                 (unsigned long long)s->capacity, (unsigned long long)s->items, (unsigned long long)s->memory_bytes,
-                per_item, load, load_note, s->error_bound, s->subs);
+                per_item, load, load_note, s->error_bound, s->sub_filters);
 }
 
-static void info_cuckoo(const nidus_cuckoo *f, bool json, FILE *out)
+/* A cuckoo filter's capacity here is its slots, so that its load is the tables' fill (items / slots). */
+static void info_cuckoo(const nidus_cuckoo *f, nidus_filter_stats *sum, bool json, FILE *out)
 {
     nidus_cuckoo_stats s;
     nidus_cuckoo_get_stats(f, &s);
-    summary sum = {s.total_slots, s.items, s.memory_bytes, s.error_bound, s.tables};
-    print_summary(out, json, &sum, " (items / slots)");
+    sum->capacity = s.total_slots;
+    print_summary(out, json, sum, " (items / slots)");
     if (json)
         fprintf(out,
                 "\"parameters\": {\"bucket_size\": %u, \"fingerprint_bits\": %u, \"semi_sort\": %s, "
@@ -128,12 +123,11 @@ static void info_cuckoo(const nidus_cuckoo *f, bool json, FILE *out)
         fprintf(out, "]");
 }
 
-static void info_bloom(const nidus_bloom *f, bool json, FILE *out)
+static void info_bloom(const nidus_bloom *f, const nidus_filter_stats *sum, bool json, FILE *out)
 {
     nidus_bloom_stats s;
     nidus_bloom_get_stats(f, &s);
-    summary sum = {s.capacity, s.items, s.memory_bytes, s.error_bound, s.layers};
-    print_summary(out, json, &sum, " (items / capacity)");
+    print_summary(out, json, sum, " (items / capacity)");
     if (json)
         fprintf(out,
                 "\"parameters\": {\"error_rate\": %.6g, \"expansion\": %u, \"hashes\": %u}, \"details\": {}, "
@@ -156,12 +150,11 @@ static void info_bloom(const nidus_bloom *f, bool json, FILE *out)
         fprintf(out, "]");
 }
 
-static void info_counting(const nidus_counting_bloom *f, bool json, FILE *out)
+static void info_counting(const nidus_counting_bloom *f, const nidus_filter_stats *sum, bool json, FILE *out)
 {
     nidus_counting_bloom_stats s;
     nidus_counting_bloom_get_stats(f, &s);
-    summary sum = {s.capacity, s.items, s.memory_bytes, s.error_rate, 1};
-    print_summary(out, json, &sum, " (items / capacity)");
+    print_summary(out, json, sum, " (items / capacity)");
     if (json)
         fprintf(out,
                 "\"parameters\": {\"error_rate\": %.6g, \"hashes\": %u}, \"details\": {\"saturated_counters\": "
@@ -231,12 +224,14 @@ void cli_filter_info(nidus_filter *f, const char *path, bool json, FILE *out)
     } else {
         fprintf(out, "file:           %s\nkind:           %s filter\n", path, nidus_kind_name(kind));
     }
+    nidus_filter_stats sum;
+    nidus_filter_get_stats(f, &sum);
     if (nidus_filter_cuckoo(f))
-        info_cuckoo(nidus_filter_cuckoo(f), json, out);
+        info_cuckoo(nidus_filter_cuckoo(f), &sum, json, out);
     else if (nidus_filter_bloom(f))
-        info_bloom(nidus_filter_bloom(f), json, out);
+        info_bloom(nidus_filter_bloom(f), &sum, json, out);
     else if (nidus_filter_counting_bloom(f))
-        info_counting(nidus_filter_counting_bloom(f), json, out);
+        info_counting(nidus_filter_counting_bloom(f), &sum, json, out);
     else if (nidus_filter_fuse(f))
         info_fuse(nidus_filter_fuse(f), json, out);
     if (json)
