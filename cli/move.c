@@ -154,7 +154,7 @@ static void delete_key(remote *r, const char *key, size_t len)
 static int send_chunks(remote *r, nidus_filter *f, const char *path, const char *tmp, size_t tmp_len)
 {
     nidus_kind kind = nidus_filter_kind(f);
-    const char *command = kind == NIDUS_KIND_CUCKOO ? "CF.LOADCHUNK" : "BF.LOADCHUNK";
+    const char *command = kind == NIDUS_KIND_CUCKOO ? NIDUS_CF_LOADCHUNK : NIDUS_BF_LOADCHUNK;
     uint8_t *buf = malloc(CHUNK_CAP);
     if (!buf) {
         fprintf(stderr, "nidus push: %s: out of memory\n", path);
@@ -383,7 +383,7 @@ static void pulled_free(pulled *p)
  * the pass: try again); 2 after a line. */
 static int scan_key(remote *r, const char *key, pulled *out, progress *p)
 {
-    const char *command = out->kind == NIDUS_KIND_CUCKOO ? "CF.SCANDUMP" : "BF.SCANDUMP";
+    const char *command = out->kind == NIDUS_KIND_CUCKOO ? NIDUS_CF_SCANDUMP : NIDUS_BF_SCANDUMP;
     unsigned long long cursor = 0;
     uint64_t got = 0, total = 0;
     for (;;) {

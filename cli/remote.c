@@ -9,7 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
-#define EXIT_ERROR 2
+#include <nidus/protocol.h>
+
+#include "common.h"
 
 typedef struct url_parts {
     bool unix_socket;
@@ -256,14 +258,14 @@ static int check_module(remote *r)
     }
     freeReplyObject(reply);
     if (!known) { /* MODULE LIST refused (an ACL, say): ask about the command instead */
-        if (!(reply = remote_call(r, 3, (const char *[]){"COMMAND", "INFO", "CF.LOADCHUNK"}, NULL)))
+        if (!(reply = remote_call(r, 3, (const char *[]){"COMMAND", "INFO", NIDUS_CF_LOADCHUNK}, NULL)))
             return EXIT_ERROR;
         if ((known = reply->type == REDIS_REPLY_ARRAY && reply->elements == 1))
             found = reply->element[0]->type == REDIS_REPLY_ARRAY;
         freeReplyObject(reply);
     }
     if (!known) { /* COMMAND refused as well: the command itself, without its arguments */
-        if (!(reply = remote_call(r, 1, (const char *[]){"CF.LOADCHUNK"}, NULL)))
+        if (!(reply = remote_call(r, 1, (const char *[]){NIDUS_CF_LOADCHUNK}, NULL)))
             return EXIT_ERROR;
         found = !unknown_command(reply);
         freeReplyObject(reply);

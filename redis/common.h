@@ -37,8 +37,10 @@ uint64_t mod_load_limit(void);
 #define MOD_MSG_CAPACITY "ERR capacity is larger than the module's max_capacity"
 /* A key whose SCANDUMP/LOADCHUNK copy is unfinished refuses writes (and SCANDUMP) until its remaining chunks
  * arrive; DEL drops it. Reads answer as for an empty filter. */
-#define MOD_MSG_CF_LOADING "ERR filter is still loading (CF.LOADCHUNK): send the remaining chunks, or DEL the key"
-#define MOD_MSG_BF_LOADING "ERR filter is still loading (BF.LOADCHUNK): send the remaining chunks, or DEL the key"
+#define MOD_MSG_CF_LOADING \
+    "ERR filter is still loading (" NIDUS_CF_LOADCHUNK "): send the remaining chunks, or DEL the key"
+#define MOD_MSG_BF_LOADING \
+    "ERR filter is still loading (" NIDUS_BF_LOADCHUNK "): send the remaining chunks, or DEL the key"
 /* CF.DEL of an item that a key loaded from RedisBloom holds in both of its parts (rb/rb_commands.c says why). */
 #define RB_CF_DEL_AMBIGUOUS                                                                                  \
     "ERR not deleted: the item matches both this key's RedisBloom tables and the tables grown after them, and " \

@@ -17,6 +17,7 @@
 #include "fuse.h"
 #include "verify.h"
 #include "filter.h"
+#include "protocol.h"
 
 #include "api.h"
 

@@ -435,8 +435,8 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
         .copy = prefix##_copy,                                                                                 \
     };
 
-RB_TYPE_METHODS(rbcf, rb_cf_kind, cf_rdb_save, cf_rdb_load, "CF.LOADCHUNK")
-RB_TYPE_METHODS(rbbf, rb_bf_kind, bf_rdb_save, bf_rdb_load, "BF.LOADCHUNK")
+RB_TYPE_METHODS(rbcf, rb_cf_kind, cf_rdb_save, cf_rdb_load, NIDUS_CF_LOADCHUNK)
+RB_TYPE_METHODS(rbbf, rb_bf_kind, bf_rdb_save, bf_rdb_load, NIDUS_BF_LOADCHUNK)
 
 int mod_rb_register_types(RedisModuleCtx *ctx)
 {
