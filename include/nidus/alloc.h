@@ -3,6 +3,7 @@
 #ifndef NIDUS_ALLOC_H
 #define NIDUS_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -21,6 +22,16 @@ typedef struct nidus_allocator {
     void (*free)(void *ctx, void *ptr);
     void *ctx;
 } nidus_allocator;
+
+/* What an active defragmenter gives nidus_cuckoo_relocate and nidus_bloom_relocate. `move` is offered one block
+ * the filter holds through its allocator and returns the block's new address (the contents copied there, the old
+ * block freed through the same allocator), or NULL to leave it where it is: RedisModule_DefragAlloc's contract.
+ * `stop` (NULL: never) is asked after each offer whether to pause. `ctx` is passed back untouched. */
+typedef struct nidus_mover {
+    void *(*move)(void *ctx, void *block);
+    bool (*stop)(void *ctx);
+    void *ctx;
+} nidus_mover;
 
 #ifdef __cplusplus
 }

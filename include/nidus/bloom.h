@@ -69,6 +69,11 @@ typedef struct nidus_bloom_stats {
 NIDUS_API nidus_status nidus_bloom_new(const nidus_bloom_params *params, nidus_bloom **out);
 NIDUS_API void nidus_bloom_free(nidus_bloom *filter);
 
+/* As nidus_cuckoo_relocate: offers the blocks *filter holds to mover->move from position *cursor, points the filter
+ * at whatever moved (*filter itself may move); true past the last block (*cursor 0 again), false when
+ * mover->stop asked it to pause. A view, a mapped filter and one still loading are left as they are. */
+NIDUS_API bool nidus_bloom_relocate(nidus_bloom **filter, const nidus_mover *mover, uint64_t *cursor);
+
 /* The 64-bit hash the key-based calls use (seeded XXH3). */
 NIDUS_API uint64_t nidus_bloom_hash(const nidus_bloom *filter, const void *key, size_t len);
 

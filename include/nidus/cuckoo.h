@@ -114,6 +114,13 @@ NIDUS_API nidus_status nidus_cuckoo_new(const nidus_cuckoo_params *params, nidus
 /* Releases the filter and everything it holds. NULL is accepted and ignored. */
 NIDUS_API void nidus_cuckoo_free(nidus_cuckoo *filter);
 
+/* Offers the blocks *filter holds to mover->move, one at a time from position *cursor (0: the first), and points
+ * the filter at whatever moved; *filter itself may move. True when it went past the last block (*cursor is 0
+ * again); false when mover->stop asked it to pause (*cursor says where to resume, and stays valid however the
+ * filter changes meanwhile). Blocks it does not own (a view's or a mapped file's tables) and a filter still
+ * loading chunks are left where they are. Answers and encoding never change. */
+NIDUS_API bool nidus_cuckoo_relocate(nidus_cuckoo **filter, const nidus_mover *mover, uint64_t *cursor);
+
 /* The 64-bit hash the key-based calls use for `key` (seeded XXH3). Pass it to the `_hash` variants to hash
  * once and probe several filters created with the same seed. */
 NIDUS_API uint64_t nidus_cuckoo_hash(const nidus_cuckoo *filter, const void *key, size_t len);
