@@ -1,0 +1,1390 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* nidus._nidus: the nidus filters as Python objects, on CPython's own C API (3.9 and later).
+ *
+ * One object layout for every kind: a nidus_filter (nidus/filter.h) and its typed handle. Calls of one key hold
+ * the GIL throughout; batched calls hash their keys with the GIL held, a chunk at a time, then run the filter's
+ * batched call without it; file I/O and encoding run without it too. The object's lock is taken for those
+ * GIL-free stretches, and `busy` (read and written only with the GIL held) tells a one-key call that another
+ * thread is inside one, so that it waits: the one-key path pays one load and branch, never a lock. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <nidus/nidus.h>
+
+#include "guard.h"
+
+#define CHUNK 8192 /* keys hashed with the GIL held before each GIL-free batched call */
+
+#if defined(__GNUC__)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define UNLIKELY(x) (x)
+#endif
+
+typedef struct {
+    PyObject_HEAD
+    nidus_filter *f;
+    nidus_kind kind;
+    void *typed;             /* nidus_cuckoo *, nidus_bloom *, nidus_counting_bloom * or nidus_fuse * */
+    PyThread_type_lock lock; /* held across every GIL-free stretch */
+    int busy;                /* a thread is in such a stretch (GIL held to read or write) */
+    py_guard *guard;         /* lazy verification of a mapped file, or NULL */
+    PyObject *path;          /* the file it was opened from (bytes, FS encoding), or NULL */
+    Py_buffer source;        /* from_bytes' view: the buffer the filter reads (source.obj NULL otherwise) */
+    PyObject *weakrefs;
+} FilterObject;
+
+static PyTypeObject FilterType, CuckooType, BloomType, CountingType, FuseType;
+static PyObject *Error, *FilterFull, *CorruptFile, *VersionError, *ReadOnlyError, *UnsupportedError,
+    *IncompatibleError;
+
+/* ---- errors ---- */
+
+static PyObject *raise_status(nidus_status st, PyObject *filename)
+{
+    const char *what = nidus_strerror(st);
+    switch (st) {
+    case NIDUS_OK: break;
+    case NIDUS_ERR_INVALID_ARGUMENT:
+    case NIDUS_ERR_TOO_LARGE: PyErr_Format(PyExc_ValueError, "nidus: %s", what); break;
+    case NIDUS_ERR_NO_MEMORY: PyErr_NoMemory(); break;
+    case NIDUS_ERR_FULL:
+    case NIDUS_ERR_LIMIT_TABLES:
+    case NIDUS_ERR_LIMIT_MEMORY: PyErr_Format(FilterFull, "%s", what); break;
+    case NIDUS_ERR_NOT_FOUND: PyErr_SetString(PyExc_KeyError, "key not in the filter"); break;
+    case NIDUS_ERR_CORRUPT: PyErr_Format(CorruptFile, "%s", what); break;
+    case NIDUS_ERR_VERSION: PyErr_Format(VersionError, "%s", what); break;
+    case NIDUS_ERR_READ_ONLY: PyErr_Format(ReadOnlyError, "%s", what); break;
+    case NIDUS_ERR_UNSUPPORTED: PyErr_Format(UnsupportedError, "%s", what); break;
+    case NIDUS_ERR_INCOMPATIBLE: PyErr_Format(IncompatibleError, "%s", what); break;
+    case NIDUS_ERR_IO:
+        if (errno)
+            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, filename);
+        else
+            PyErr_Format(PyExc_OSError, "nidus: %s", what);
+        break;
+    case NIDUS_ERR_NOT_REGULAR:
+        PyErr_Format(PyExc_OSError, "nidus: %s: %R", what, filename ? filename : Py_None);
+        break;
+    default: PyErr_Format(Error, "%s", what); break;
+    }
+    return NULL;
+}
+
+/* A mapped file whose block failed its check: the object is unusable from then on. */
+static int check_corrupt(FilterObject *self)
+{
+    if (UNLIKELY(self->guard && py_guard_corrupt(self->guard))) {
+        PyErr_Format(CorruptFile, "block %llu of %R does not match its checksum",
+                     (unsigned long long)py_guard_corrupt_block(self->guard), self->path ? self->path : Py_None);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the object's lock ---- */
+
+/* Waits while another thread is in a GIL-free stretch on this object (GIL held on entry and exit). */
+static void wait_idle_slow(FilterObject *self)
+{
+    while (self->busy) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        PyThread_release_lock(self->lock);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+static void take(FilterObject *self);
+static void give(FilterObject *self);
+
+static inline int ready(FilterObject *self)
+{
+#ifdef NIDUS_PY_LOCK_EACH_CALL /* measurement only: what taking the lock around every call would cost */
+    take(self);
+    give(self);
+#endif
+    if (UNLIKELY(self->busy))
+        wait_idle_slow(self);
+    return check_corrupt(self);
+}
+
+/* Takes the object for a GIL-free stretch (GIL held on entry; released by the caller after). */
+static void take(FilterObject *self)
+{
+    if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(self->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+    self->busy = 1;
+}
+
+static void give(FilterObject *self)
+{
+    self->busy = 0;
+    PyThread_release_lock(self->lock);
+}
+
+/* ---- keys ---- */
+
+typedef struct {
+    const char *p;
+    Py_ssize_t n;
+    Py_buffer view;
+    int has_view;
+} key_bytes;
+
+/* str as UTF-8 (cached in the str), bytes, or any contiguous buffer; anything else: TypeError. */
+static inline int key_get(PyObject *k, key_bytes *kb)
+{
+    kb->has_view = 0;
+    if (PyUnicode_Check(k)) {
+        kb->p = PyUnicode_AsUTF8AndSize(k, &kb->n);
+        return kb->p ? 0 : -1;
+    }
+    if (PyBytes_Check(k)) {
+        kb->p = PyBytes_AS_STRING(k);
+        kb->n = PyBytes_GET_SIZE(k);
+        return 0;
+    }
+    if (PyObject_CheckBuffer(k)) {
+        if (PyObject_GetBuffer(k, &kb->view, PyBUF_SIMPLE) != 0) {
+            PyErr_Format(PyExc_TypeError, "a key must be str or a contiguous bytes-like object, not %.200s",
+                         Py_TYPE(k)->tp_name);
+            return -1;
+        }
+        kb->p = kb->view.buf;
+        kb->n = kb->view.len;
+        kb->has_view = 1;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "a key must be str or bytes-like, not %.200s", Py_TYPE(k)->tp_name);
+    return -1;
+}
+
+static inline void key_done(key_bytes *kb)
+{
+    if (kb->has_view)
+        PyBuffer_Release(&kb->view);
+}
+
+/* The key's hash as the filter computes it (GIL held; may run the key's buffer code). */
+static inline int key_hash(FilterObject *self, PyObject *k, uint64_t *h)
+{
+    key_bytes kb;
+    if (key_get(k, &kb) != 0)
+        return -1;
+    *h = nidus_filter_hash(self->f, kb.p, (size_t)kb.n);
+    key_done(&kb);
+    return 0;
+}
+
+/* Walks a list, a tuple or any iterable a chunk of hashes at a time: fill() hashes up to CHUNK keys. */
+typedef struct {
+    PyObject *seq; /* list or tuple (a new reference), or NULL */
+    PyObject *it;  /* iterator, or NULL */
+    Py_ssize_t at;
+} key_walk;
+
+static int walk_start(key_walk *w, PyObject *iterable)
+{
+    w->seq = w->it = NULL;
+    w->at = 0;
+    if (PyList_CheckExact(iterable) || PyTuple_CheckExact(iterable)) {
+        Py_INCREF(iterable);
+        w->seq = iterable;
+        return 0;
+    }
+    w->it = PyObject_GetIter(iterable);
+    return w->it ? 0 : -1;
+}
+
+static void walk_end(key_walk *w)
+{
+    Py_XDECREF(w->seq);
+    Py_XDECREF(w->it);
+}
+
+/* Hashes the next keys into h (at most CHUNK) and returns how many; *failed is set (with an exception) when a key
+or the iterator failed, after the keys before it were hashed. */
+static Py_ssize_t walk_fill(FilterObject *self, key_walk *w, uint64_t *h, int *failed)
+{
+    Py_ssize_t n = 0;
+    *failed = 0;
+    if (w->seq) {
+        int list = PyList_CheckExact(w->seq);
+        while (n < CHUNK) {
+            Py_ssize_t size = list ? PyList_GET_SIZE(w->seq) : PyTuple_GET_SIZE(w->seq);
+            if (w->at >= size)
+                break;
+            PyObject *k = list ? PyList_GET_ITEM(w->seq, w->at) : PyTuple_GET_ITEM(w->seq, w->at);
+            w->at++;
+            if (PyUnicode_CheckExact(k)) { /* the common case, no reference needed: no Python code runs */
+                Py_ssize_t len;
+                const char *p = PyUnicode_AsUTF8AndSize(k, &len);
+                if (!p) {
+                    *failed = 1;
+                    return n;
+                }
+                h[n++] = nidus_filter_hash(self->f, p, (size_t)len);
+                continue;
+            }
+            Py_INCREF(k);
+            int rc = key_hash(self, k, &h[n]);
+            Py_DECREF(k);
+            if (rc != 0) {
+                *failed = 1;
+                return n;
+            }
+            n++;
+        }
+        return n;
+    }
+    while (n < CHUNK) {
+        PyObject *k = PyIter_Next(w->it);
+        if (!k) {
+            *failed = PyErr_Occurred() != NULL;
+            return n;
+        }
+        int rc = key_hash(self, k, &h[n]);
+        Py_DECREF(k);
+        if (rc != 0) {
+            *failed = 1;
+            return n;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* ---- objects ---- */
+
+static PyTypeObject *type_of_kind(nidus_kind kind)
+{
+    switch (kind) {
+    case NIDUS_KIND_CUCKOO: return &CuckooType;
+    case NIDUS_KIND_BLOOM: return &BloomType;
+    case NIDUS_KIND_COUNTING_BLOOM: return &CountingType;
+    case NIDUS_KIND_FUSE: return &FuseType;
+    }
+    return &FilterType;
+}
+
+/* A new object of `type` without a filter yet (NULL on failure). */
+static FilterObject *alloc_object(PyTypeObject *type)
+{
+    FilterObject *self = (FilterObject *)type->tp_alloc(type, 0);
+    if (!self)
+        return NULL;
+    self->lock = PyThread_allocate_lock();
+    if (!self->lock) {
+        Py_DECREF(self);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    return self;
+}
+
+static void attach(FilterObject *self, nidus_filter *f)
+{
+    self->f = f;
+    self->kind = nidus_filter_kind(f);
+    switch (self->kind) {
+    case NIDUS_KIND_CUCKOO: self->typed = nidus_filter_cuckoo(f); break;
+    case NIDUS_KIND_BLOOM: self->typed = nidus_filter_bloom(f); break;
+    case NIDUS_KIND_COUNTING_BLOOM: self->typed = nidus_filter_counting_bloom(f); break;
+    case NIDUS_KIND_FUSE: self->typed = nidus_filter_fuse(f); break;
+    }
+}
+
+/* Wraps a filter in an object of its kind's type; frees it on failure. */
+static PyObject *wrap(nidus_filter *f)
+{
+    FilterObject *self = alloc_object(type_of_kind(nidus_filter_kind(f)));
+    if (!self) {
+        nidus_filter_free(f);
+        return NULL;
+    }
+    attach(self, f);
+    return (PyObject *)self;
+}
+
+static void filter_dealloc(FilterObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    if (self->weakrefs)
+        PyObject_ClearWeakRefs((PyObject *)self);
+    nidus_filter_free(self->f);
+    self->f = NULL;
+    if (self->guard)
+        py_guard_free(self->guard);
+    if (self->source.obj)
+        PyBuffer_Release(&self->source);
+    Py_CLEAR(self->path);
+    if (self->lock)
+        PyThread_free_lock(self->lock);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int filter_traverse(FilterObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->source.obj);
+    return 0;
+}
+
+/* ---- parameters ---- */
+
+/* An int in [lo, hi] (None: `dflt`); ValueError out of range, TypeError for anything but an int. */
+static int get_uint(PyObject *o, const char *name, unsigned long long lo, unsigned long long hi,
+                    unsigned long long dflt, unsigned long long *out)
+{
+    if (!o || o == Py_None) {
+        *out = dflt;
+        return 0;
+    }
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.200s", name, Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    unsigned long long u;
+    if (overflow > 0) {
+        u = PyLong_AsUnsignedLongLong(o);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            u = ULLONG_MAX;
+        }
+    } else if (overflow < 0 || v < 0) {
+        PyErr_Format(PyExc_ValueError, "%s must be at least %llu", name, lo);
+        return -1;
+    } else {
+        u = (unsigned long long)v;
+    }
+    if (u < lo || u > hi) {
+        PyErr_Format(PyExc_ValueError, "%s must be in [%llu, %llu]", name, lo, hi);
+        return -1;
+    }
+    *out = u;
+    return 0;
+}
+
+static int get_rate(PyObject *o, const char *name, double dflt, double *out)
+{
+    if (!o || o == Py_None) {
+        *out = dflt;
+        return 0;
+    }
+    double v = PyFloat_AsDouble(o);
+    if (v == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!(v > 0.0 && v < 1.0)) {
+        PyErr_Format(PyExc_ValueError, "%s must be in (0, 1), not %R", name, o);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static PyObject *new_filter(PyTypeObject *type, nidus_filter_params *p)
+{
+    FilterObject *self = alloc_object(type);
+    if (!self)
+        return NULL;
+    nidus_filter *f;
+    nidus_status st = nidus_filter_new(p, &f);
+    if (st) {
+        Py_DECREF(self);
+        return raise_status(st, NULL);
+    }
+    attach(self, f);
+    return (PyObject *)self;
+}
+
+static PyObject *cuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"capacity", "error_rate", "bucket_size", "fingerprint_bits", "expansion", "seed",
+                         "semi_sort", "max_kicks", NULL};
+    PyObject *cap = NULL, *err = NULL, *b = NULL, *fp = NULL, *exp = NULL, *seed = NULL, *kicks = NULL;
+    int semi = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOOOO$pO:CuckooFilter", kw, &cap, &err, &b, &fp, &exp, &seed,
+                                     &semi, &kicks))
+        return NULL;
+    unsigned long long capacity, bucket, bits, expansion, s, max_kicks;
+    double rate;
+    if (get_uint(cap, "capacity", 1, UINT64_MAX, 1, &capacity) || get_rate(err, "error_rate", 0.01, &rate) ||
+        get_uint(b, "bucket_size", 0, 8, 0, &bucket) || get_uint(fp, "fingerprint_bits", 0, 32, 0, &bits) ||
+        get_uint(exp, "expansion", 0, UINT_MAX, 1, &expansion) || get_uint(seed, "seed", 0, UINT64_MAX, 0, &s) ||
+        get_uint(kicks, "max_kicks", 0, 65535, 0, &max_kicks))
+        return NULL;
+    if (bucket != 0 && bucket != 1 && bucket != 2 && bucket != 4 && bucket != 8) {
+        PyErr_SetString(PyExc_ValueError, "bucket_size must be 1, 2, 4 or 8 (or 0: chosen for the error rate)");
+        return NULL;
+    }
+    if (bits != 0 && bits < 4) {
+        PyErr_SetString(PyExc_ValueError, "fingerprint_bits must be in [4, 32] (or 0: chosen for the error rate)");
+        return NULL;
+    }
+    if (semi && bucket != 4) {
+        PyErr_SetString(PyExc_ValueError, "semi_sort needs bucket_size=4");
+        return NULL;
+    }
+    nidus_cuckoo_params c = {.capacity = capacity, .error_rate = rate, .fingerprint_bits = (unsigned)bits,
+                             .bucket_size = (unsigned)bucket, .max_kicks = (unsigned)max_kicks,
+                             .semi_sort = semi != 0, .seed = s, .expansion = (unsigned)expansion};
+    nidus_filter_params p = {.kind = NIDUS_KIND_CUCKOO, .capacity = capacity, .error_rate = rate,
+                             .expansion = (unsigned)expansion, .kind_params = &c};
+    return new_filter(type, &p);
+}
+
+static PyObject *bloom_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"capacity", "error_rate", "expansion", "seed", "layout", NULL};
+    PyObject *cap = NULL, *err = NULL, *exp = NULL, *seed = NULL;
+    const char *layout = "blocked";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OOO$s:BloomFilter", kw, &cap, &err, &exp, &seed, &layout))
+        return NULL;
+    unsigned long long capacity, expansion, s;
+    double rate;
+    if (get_uint(cap, "capacity", 1, UINT64_MAX, 1, &capacity) || get_rate(err, "error_rate", 0.01, &rate) ||
+        get_uint(exp, "expansion", 0, NIDUS_BLOOM_MAX_EXPANSION, 2, &expansion) ||
+        get_uint(seed, "seed", 0, UINT64_MAX, 0, &s))
+        return NULL;
+    unsigned lay;
+    if (strcmp(layout, "blocked") == 0)
+        lay = NIDUS_BLOOM_LAYOUT_BLOCKED;
+    else if (strcmp(layout, "compact") == 0)
+        lay = NIDUS_BLOOM_LAYOUT_COMPACT;
+    else {
+        PyErr_Format(PyExc_ValueError, "layout must be 'blocked' or 'compact', not '%.100s'", layout);
+        return NULL;
+    }
+    nidus_bloom_params b = {.capacity = capacity, .error_rate = rate, .expansion = (unsigned)expansion, .seed = s,
+                            .layout = lay};
+    nidus_filter_params p = {.kind = NIDUS_KIND_BLOOM, .capacity = capacity, .error_rate = rate,
+                             .expansion = (unsigned)expansion, .kind_params = &b};
+    return new_filter(type, &p);
+}
+
+static PyObject *counting_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"capacity", "error_rate", "seed", NULL};
+    PyObject *cap = NULL, *err = NULL, *seed = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:CountingBloomFilter", kw, &cap, &err, &seed))
+        return NULL;
+    unsigned long long capacity, s;
+    double rate;
+    if (get_uint(cap, "capacity", 1, UINT64_MAX, 1, &capacity) || get_rate(err, "error_rate", 0.01, &rate) ||
+        get_uint(seed, "seed", 0, UINT64_MAX, 0, &s))
+        return NULL;
+    nidus_counting_bloom_params c = {.capacity = capacity, .error_rate = rate, .seed = s};
+    nidus_filter_params p = {.kind = NIDUS_KIND_COUNTING_BLOOM, .capacity = capacity, .error_rate = rate,
+                             .kind_params = &c};
+    return new_filter(type, &p);
+}
+
+static PyObject *fuse_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)type, (void)args, (void)kwds;
+    PyErr_SetString(PyExc_TypeError, "a FuseFilter is built from its keys: FuseFilter.build(keys)");
+    return NULL;
+}
+
+/* FuseFilter.build(keys, fingerprint_bits=8, seed=0) */
+static PyObject *fuse_build(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    (void)cls;
+    static char *kw[] = {"keys", "fingerprint_bits", "seed", NULL};
+    PyObject *keys, *fp = NULL, *seed = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:build", kw, &keys, &fp, &seed))
+        return NULL;
+    unsigned long long bits, s;
+    if (get_uint(fp, "fingerprint_bits", 8, 16, 8, &bits) || get_uint(seed, "seed", 0, UINT64_MAX, 0, &s))
+        return NULL;
+    if (bits != 8 && bits != 16) {
+        PyErr_SetString(PyExc_ValueError, "fingerprint_bits must be 8 or 16");
+        return NULL;
+    }
+    nidus_fuse_params params = {.fingerprint_bits = (unsigned)bits, .seed = s};
+    PyObject *it = PyObject_GetIter(keys);
+    if (!it)
+        return NULL;
+    size_t n = 0, cap = 0;
+    uint64_t *h = NULL;
+    PyObject *k;
+    while ((k = PyIter_Next(it))) {
+        key_bytes kb;
+        int rc = key_get(k, &kb);
+        if (rc == 0) {
+            if (n == cap) {
+                size_t ncap = cap ? cap * 2 : 1024;
+                uint64_t *nh = ncap <= PY_SSIZE_T_MAX / sizeof *h ? PyMem_Realloc(h, ncap * sizeof *h) : NULL;
+                if (!nh) {
+                    key_done(&kb);
+                    Py_DECREF(k);
+                    PyErr_NoMemory();
+                    break;
+                }
+                h = nh, cap = ncap;
+            }
+            h[n++] = nidus_fuse_hash(&params, kb.p, (size_t)kb.n);
+            key_done(&kb);
+        }
+        Py_DECREF(k);
+        if (rc != 0)
+            break;
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) {
+        PyMem_Free(h);
+        return NULL;
+    }
+    nidus_fuse *fuse = NULL;
+    nidus_filter *f = NULL;
+    nidus_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = nidus_fuse_build_hash(&params, h, n, &fuse);
+    /* The generic handle takes a fuse filter through its encoding. */
+    uint64_t size = st ? 0 : nidus_fuse_encoded_size(fuse);
+    void *buf = NULL;
+    if (!st && !(buf = size <= SIZE_MAX ? PyMem_RawMalloc((size_t)size) : NULL))
+        st = NIDUS_ERR_NO_MEMORY;
+    size_t written = 0;
+    if (!st)
+        st = nidus_fuse_encode(fuse, buf, (size_t)size, &written);
+    nidus_fuse_free(fuse);
+    if (!st)
+        st = nidus_filter_decode(buf, written, NULL, &f);
+    PyMem_RawFree(buf);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(h);
+    if (st)
+        return raise_status(st, NULL);
+    return wrap(f);
+}
+
+/* ---- one key ---- */
+
+static PyObject *filter_add(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (ready(self) || key_get(key, &kb))
+        return NULL;
+    nidus_status st;
+    bool added = true;
+    switch (self->kind) {
+    case NIDUS_KIND_CUCKOO: st = nidus_cuckoo_add(self->typed, kb.p, (size_t)kb.n); break;
+    case NIDUS_KIND_BLOOM: st = nidus_bloom_add(self->typed, kb.p, (size_t)kb.n, &added); break;
+    default: st = nidus_filter_add(self->f, kb.p, (size_t)kb.n); break;
+    }
+    key_done(&kb);
+    if (UNLIKELY(st))
+        return raise_status(st, NULL);
+    if (UNLIKELY(check_corrupt(self)))
+        return NULL;
+    if (self->kind == NIDUS_KIND_BLOOM)
+        return PyBool_FromLong(added);
+    Py_RETURN_NONE;
+}
+
+/* Removes one copy of the key: 0 when removed, 1 when it was not there, -1 with an exception set. */
+static int remove_key(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (ready(self) || key_get(key, &kb))
+        return -1;
+    nidus_status st = nidus_filter_remove(self->f, kb.p, (size_t)kb.n);
+    key_done(&kb);
+    if (check_corrupt(self))
+        return -1;
+    if (st == NIDUS_ERR_NOT_FOUND)
+        return 1;
+    if (st) {
+        raise_status(st, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *filter_remove(FilterObject *self, PyObject *key)
+{
+    int rc = remove_key(self, key);
+    if (rc < 0)
+        return NULL;
+    if (rc > 0) {
+        PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *filter_discard(FilterObject *self, PyObject *key)
+{
+    int rc = remove_key(self, key);
+    return rc < 0 ? NULL : PyBool_FromLong(rc == 0);
+}
+
+static int filter_contains(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (ready(self) || key_get(key, &kb))
+        return -1;
+    bool in;
+    switch (self->kind) {
+    case NIDUS_KIND_CUCKOO: in = nidus_cuckoo_contains(self->typed, kb.p, (size_t)kb.n); break;
+    case NIDUS_KIND_BLOOM: in = nidus_bloom_contains(self->typed, kb.p, (size_t)kb.n); break;
+    default: in = nidus_filter_contains(self->f, kb.p, (size_t)kb.n); break;
+    }
+    key_done(&kb);
+    if (UNLIKELY(check_corrupt(self)))
+        return -1;
+    return in;
+}
+
+static PyObject *filter_count(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (ready(self) || key_get(key, &kb))
+        return NULL;
+    uint64_t n = nidus_filter_count(self->f, kb.p, (size_t)kb.n);
+    key_done(&kb);
+    if (check_corrupt(self))
+        return NULL;
+    return PyLong_FromUnsignedLongLong(n);
+}
+
+static PyObject *filter_hash(FilterObject *self, PyObject *key)
+{
+    uint64_t h;
+    if (ready(self) || key_hash(self, key, &h))
+        return NULL;
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+static Py_ssize_t filter_len(FilterObject *self)
+{
+    if (ready(self))
+        return -1;
+    nidus_filter_stats s;
+    nidus_filter_get_stats(self->f, &s);
+    if (check_corrupt(self))
+        return -1;
+    return s.items > (uint64_t)PY_SSIZE_T_MAX ? PY_SSIZE_T_MAX : (Py_ssize_t)s.items;
+}
+
+/* ---- batches ---- */
+
+static nidus_status add_many(FilterObject *self, const uint64_t *h, size_t n, size_t *done)
+{
+    switch (self->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_add_many_hash(self->typed, h, n, done);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_add_many_hash(self->typed, h, n, NULL, done);
+    default:
+        for (size_t i = 0; i < n; i++) {
+            nidus_status st = nidus_filter_add_hash(self->f, h[i]);
+            if (st) {
+                *done = i;
+                return st;
+            }
+        }
+        *done = n;
+        return NIDUS_OK;
+    }
+}
+
+static PyObject *filter_update(FilterObject *self, PyObject *iterable)
+{
+    if (ready(self))
+        return NULL;
+    if (nidus_filter_is_read_only(self->f) || self->kind == NIDUS_KIND_FUSE)
+        return raise_status(self->kind == NIDUS_KIND_FUSE ? NIDUS_ERR_UNSUPPORTED : NIDUS_ERR_READ_ONLY, NULL);
+    key_walk w;
+    if (walk_start(&w, iterable))
+        return NULL;
+    uint64_t *h = PyMem_Malloc(CHUNK * sizeof *h);
+    if (!h) {
+        walk_end(&w);
+        return PyErr_NoMemory();
+    }
+    nidus_status st = NIDUS_OK;
+    int failed = 0;
+    while (!st && !failed) {
+        /* The keys before a failing one are added, then its exception raised. */
+        Py_ssize_t n = walk_fill(self, &w, h, &failed);
+        if (n == 0)
+            break;
+        size_t done = 0;
+        take(self);
+        Py_BEGIN_ALLOW_THREADS
+        st = add_many(self, h, (size_t)n, &done);
+        Py_END_ALLOW_THREADS
+        give(self);
+        if (check_corrupt(self))
+            break;
+    }
+    PyMem_Free(h);
+    walk_end(&w);
+    if (PyErr_Occurred())
+        return NULL;
+    if (st)
+        return raise_status(st, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *filter_contains_many(FilterObject *self, PyObject *iterable)
+{
+    if (ready(self))
+        return NULL;
+    key_walk w;
+    if (walk_start(&w, iterable))
+        return NULL;
+    Py_ssize_t expect = w.seq ? PySequence_Fast_GET_SIZE(w.seq) : 0;
+    PyObject *result = PyList_New(expect);
+    uint64_t *h = PyMem_Malloc(CHUNK * (sizeof *h + sizeof(bool)));
+    if (!result || !h) {
+        Py_XDECREF(result);
+        PyMem_Free(h);
+        walk_end(&w);
+        return h ? NULL : PyErr_NoMemory();
+    }
+    bool *in = (bool *)(h + CHUNK);
+    Py_ssize_t n, at = 0;
+    int failed = 0;
+    while ((n = walk_fill(self, &w, h, &failed)) > 0 && !failed) {
+        take(self);
+        Py_BEGIN_ALLOW_THREADS
+        nidus_filter_contains_many_hash(self->f, h, (size_t)n, in);
+        Py_END_ALLOW_THREADS
+        give(self);
+        if (check_corrupt(self))
+            break;
+        for (Py_ssize_t i = 0; i < n; i++, at++) {
+            PyObject *b = in[i] ? Py_True : Py_False;
+            Py_INCREF(b);
+            if (at < expect)
+                PyList_SET_ITEM(result, at, b);
+            else if (PyList_Append(result, b) != 0) {
+                Py_DECREF(b);
+                break;
+            } else
+                Py_DECREF(b);
+        }
+        if (PyErr_Occurred())
+            break;
+    }
+    PyMem_Free(h);
+    walk_end(&w);
+    if (!PyErr_Occurred() && at < expect) { /* the list shrank while it was read */
+        for (Py_ssize_t i = at; i < expect; i++) {
+            Py_INCREF(Py_False);
+            PyList_SET_ITEM(result, i, Py_False);
+        }
+        PyList_SetSlice(result, at, expect, NULL);
+    }
+    if (PyErr_Occurred()) {
+        if (at < expect) /* fill the unset items so that the list can be freed */
+            for (Py_ssize_t i = at; i < expect; i++) {
+                Py_INCREF(Py_False);
+                PyList_SET_ITEM(result, i, Py_False);
+            }
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+/* ---- whole filter ---- */
+
+static PyObject *encode_bytes(FilterObject *self)
+{
+    uint64_t size = nidus_filter_encoded_size(self->f);
+    if (size > (uint64_t)PY_SSIZE_T_MAX)
+        return raise_status(NIDUS_ERR_TOO_LARGE, NULL);
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (!b)
+        return NULL;
+    nidus_status st;
+    size_t written = 0;
+    char *buf = PyBytes_AS_STRING(b);
+    take(self);
+    Py_BEGIN_ALLOW_THREADS
+    st = nidus_filter_encode(self->f, buf, (size_t)size, &written);
+    Py_END_ALLOW_THREADS
+    give(self);
+    if (check_corrupt(self)) {
+        Py_DECREF(b);
+        return NULL;
+    }
+    if (st || written != size) {
+        Py_DECREF(b);
+        return raise_status(st ? st : NIDUS_ERR_CORRUPT, NULL);
+    }
+    return b;
+}
+
+static PyObject *filter_to_bytes(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (ready(self))
+        return NULL;
+    return encode_bytes(self);
+}
+
+/* A writable copy in memory (an independent object), whatever this one is. */
+static PyObject *filter_copy(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (ready(self))
+        return NULL;
+    PyObject *b = encode_bytes(self);
+    if (!b)
+        return NULL;
+    nidus_filter *f;
+    nidus_status st;
+    const char *buf = PyBytes_AS_STRING(b);
+    size_t len = (size_t)PyBytes_GET_SIZE(b);
+    Py_BEGIN_ALLOW_THREADS
+    st = nidus_filter_decode(buf, len, NULL, &f);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(b);
+    if (st)
+        return raise_status(st, NULL);
+    return wrap(f);
+}
+
+static PyObject *filter_deepcopy(FilterObject *self, PyObject *memo)
+{
+    (void)memo;
+    return filter_copy(self, NULL);
+}
+
+static PyObject *from_bytes_impl(PyObject *data, int writable);
+
+static PyObject *filter_reduce(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (ready(self))
+        return NULL;
+    PyObject *b = encode_bytes(self);
+    if (!b)
+        return NULL;
+    PyObject *mod = PyImport_ImportModule("nidus._nidus");
+    PyObject *fn = mod ? PyObject_GetAttrString(mod, "from_bytes") : NULL;
+    Py_XDECREF(mod);
+    if (!fn) {
+        Py_DECREF(b);
+        return NULL;
+    }
+    return Py_BuildValue("N(NO)", fn, b, Py_True);
+}
+
+static PyObject *filter_save(FilterObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"path", NULL};
+    PyObject *path = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O&:save", kw, PyUnicode_FSConverter, &path))
+        return NULL;
+    if (!path) {
+        if (!self->path) {
+            PyErr_SetString(PyExc_TypeError, "save() needs a path (this filter was not opened from a file)");
+            return NULL;
+        }
+        path = self->path;
+        Py_INCREF(path);
+    }
+    if (ready(self)) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    nidus_status st;
+    const char *p = PyBytes_AS_STRING(path);
+    take(self);
+    Py_BEGIN_ALLOW_THREADS
+    errno = 0;
+    st = nidus_filter_save_file(self->f, p);
+    Py_END_ALLOW_THREADS
+    give(self);
+    if (check_corrupt(self)) {
+        Py_DECREF(path);
+        return NULL;
+    }
+    if (st) {
+        PyObject *name = PyUnicode_DecodeFSDefault(p);
+        raise_status(st, name);
+        Py_XDECREF(name);
+        Py_DECREF(path);
+        return NULL;
+    }
+    Py_DECREF(path);
+    Py_RETURN_NONE;
+}
+
+static int put(PyObject *d, const char *k, PyObject *v)
+{
+    if (!v)
+        return -1;
+    int rc = PyDict_SetItemString(d, k, v);
+    Py_DECREF(v);
+    return rc;
+}
+
+#define PUT_U(d, k, v) put(d, k, PyLong_FromUnsignedLongLong((unsigned long long)(v)))
+#define PUT_F(d, k, v) put(d, k, PyFloat_FromDouble(v))
+#define PUT_B(d, k, v) put(d, k, PyBool_FromLong(v))
+
+static PyObject *filter_stats(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    if (ready(self))
+        return NULL;
+    nidus_filter_stats s;
+    nidus_filter_get_stats(self->f, &s);
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    int rc = put(d, "kind", PyUnicode_FromString(nidus_kind_name(s.kind))) || PUT_U(d, "items", s.items) ||
+             PUT_U(d, "capacity", s.capacity) || PUT_U(d, "memory_bytes", s.memory_bytes) ||
+             PUT_F(d, "bits_per_item", s.bits_per_item) || PUT_F(d, "error_bound", s.error_bound) ||
+             PUT_U(d, "sub_filters", s.sub_filters) ||
+             PUT_B(d, "read_only", s.read_only || self->kind == NIDUS_KIND_FUSE);
+    switch (self->kind) {
+    case NIDUS_KIND_CUCKOO: {
+        nidus_cuckoo_stats c;
+        nidus_cuckoo_get_stats(self->typed, &c);
+        rc = rc || PUT_U(d, "bucket_size", c.bucket_size) || PUT_U(d, "fingerprint_bits", c.fingerprint_bits) ||
+             PUT_B(d, "semi_sort", c.semi_sort) || PUT_F(d, "load", c.load) || PUT_U(d, "expansion", c.expansion) ||
+             PUT_U(d, "max_kicks", c.max_kicks) || PUT_U(d, "buckets", c.buckets) ||
+             PUT_F(d, "target_error", c.target_error) || PUT_U(d, "items_deleted", c.items_deleted);
+        break;
+    }
+    case NIDUS_KIND_BLOOM: {
+        nidus_bloom_stats b;
+        nidus_bloom_get_stats(self->typed, &b);
+        rc = rc || PUT_U(d, "hashes", b.hashes) || PUT_U(d, "expansion", b.expansion) ||
+             PUT_F(d, "error_rate", b.error_rate) ||
+             put(d, "layout",
+                 PyUnicode_FromString(b.layout == NIDUS_BLOOM_LAYOUT_BLOCKED ? "blocked" : "compact"));
+        break;
+    }
+    case NIDUS_KIND_COUNTING_BLOOM: {
+        nidus_counting_bloom_stats c;
+        nidus_counting_bloom_get_stats(self->typed, &c);
+        rc = rc || PUT_U(d, "hashes", c.hashes) || PUT_F(d, "error_rate", c.error_rate) ||
+             PUT_U(d, "saturated", c.saturated);
+        break;
+    }
+    case NIDUS_KIND_FUSE: {
+        nidus_fuse_stats f;
+        nidus_fuse_get_stats(self->typed, &f);
+        rc = rc || PUT_U(d, "fingerprint_bits", f.fingerprint_bits) || PUT_U(d, "slots", f.slots) ||
+             PUT_U(d, "seed", f.seed);
+        break;
+    }
+    }
+    if (self->guard)
+        rc = rc || PUT_U(d, "blocks_checked", py_guard_checked_blocks(self->guard));
+    if (rc || check_corrupt(self)) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *filter_get_read_only(FilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyBool_FromLong(nidus_filter_is_read_only(self->f) || self->kind == NIDUS_KIND_FUSE);
+}
+
+static PyObject *filter_get_kind(FilterObject *self, void *closure)
+{
+    (void)closure;
+    return PyUnicode_FromString(nidus_kind_name(self->kind));
+}
+
+static PyObject *filter_repr(FilterObject *self)
+{
+    nidus_filter_stats s;
+    if (!self->busy)
+        nidus_filter_get_stats(self->f, &s);
+    else
+        memset(&s, 0, sizeof s);
+    return PyUnicode_FromFormat("<%s items=%llu capacity=%llu%s>", Py_TYPE(self)->tp_name,
+                                (unsigned long long)s.items, (unsigned long long)s.capacity,
+                                nidus_filter_is_read_only(self->f) ? " read-only" : "");
+}
+
+/* ---- module functions ---- */
+
+static PyObject *open_impl(PyObject *path, int writable, int lazy)
+{
+    py_guard *g = lazy ? py_guard_claim() : NULL;
+    nidus_filter *f = NULL;
+    nidus_status st;
+    const char *p = PyBytes_AS_STRING(path);
+    const nidus_file_guard *cb = g ? py_guard_callbacks(g) : NULL;
+    Py_BEGIN_ALLOW_THREADS
+    errno = 0;
+    st = nidus_filter_open(p, writable ? NIDUS_FILTER_MAP_WRITABLE : NIDUS_FILTER_MAP, NULL, cb, &f);
+    Py_END_ALLOW_THREADS
+    if (!st && g && py_guard_corrupt(g)) { /* a block read while decoding failed its check */
+        nidus_filter_free(f);
+        st = NIDUS_ERR_CORRUPT;
+    }
+    if (st) {
+        if (g)
+            py_guard_free(g);
+        PyObject *name = PyUnicode_DecodeFSDefault(p);
+        raise_status(st, name);
+        Py_XDECREF(name);
+        return NULL;
+    }
+    FilterObject *self = (FilterObject *)wrap(f);
+    if (!self) {
+        if (g)
+            py_guard_free(g);
+        return NULL;
+    }
+    if (g && py_guard_checked_blocks(g) == 0) { /* not guarded (loaded, or checked whole at open) */
+        py_guard_free(g);
+        g = NULL;
+    }
+    self->guard = g;
+    Py_INCREF(path);
+    self->path = path;
+    return (PyObject *)self;
+}
+
+static PyObject *mod_open(PyObject *mod, PyObject *args, PyObject *kwds)
+{
+    (void)mod;
+    static char *kw[] = {"path", "writable", "lazy", NULL};
+    PyObject *path;
+    int writable = 0, lazy = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|p$p:open", kw, PyUnicode_FSConverter, &path, &writable, &lazy))
+        return NULL;
+    PyObject *r = open_impl(path, writable, lazy);
+    Py_DECREF(path);
+    return r;
+}
+
+/* The bytes of a filter file (an even format version: the encoding framed in checksummed blocks) rather than an
+encoding: opened as a file, through an anonymous one holding a copy. */
+static bool is_file_image(const Py_buffer *v)
+{
+    const unsigned char *b = v->buf;
+    return v->len >= 16 && memcmp(b, "NIDUS", 5) == 0 && b[5] % 2 == 0;
+}
+
+static PyObject *open_file_image(const Py_buffer *v, int writable)
+{
+    int fd = memfd_create("nidus.from_bytes", MFD_CLOEXEC);
+    if (fd < 0)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    const char *p = v->buf;
+    Py_ssize_t left = v->len;
+    int err = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (left > 0) {
+        ssize_t w = write(fd, p, (size_t)left);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            err = w < 0 ? errno : EIO;
+            break;
+        }
+        p += w, left -= w;
+    }
+    Py_END_ALLOW_THREADS
+    if (err) {
+        close(fd);
+        errno = err;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    PyObject *path = PyBytes_FromFormat("/proc/self/fd/%d", fd);
+    PyObject *r = path ? open_impl(path, writable, 0) : NULL; /* in memory already: checked whole */
+    Py_XDECREF(path);
+    close(fd); /* the mapping holds the file */
+    if (r)
+        Py_CLEAR(((FilterObject *)r)->path); /* not a path to save to */
+    return r;
+}
+
+static PyObject *from_bytes_impl(PyObject *data, int writable)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) != 0)
+        return NULL;
+    if (is_file_image(&view)) {
+        PyObject *r = open_file_image(&view, writable);
+        PyBuffer_Release(&view);
+        return r;
+    }
+    nidus_filter *f;
+    nidus_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = writable ? nidus_filter_decode(view.buf, (size_t)view.len, NULL, &f)
+                  : nidus_filter_view(view.buf, (size_t)view.len, NULL, &f);
+    Py_END_ALLOW_THREADS
+    if (st) {
+        PyBuffer_Release(&view);
+        return raise_status(st, NULL);
+    }
+    FilterObject *self = (FilterObject *)wrap(f);
+    if (!self || writable) {
+        PyBuffer_Release(&view);
+        return (PyObject *)self;
+    }
+    self->source = view; /* the view reads it: kept until the object goes */
+    return (PyObject *)self;
+}
+
+static PyObject *mod_from_bytes(PyObject *mod, PyObject *args, PyObject *kwds)
+{
+    (void)mod;
+    static char *kw[] = {"data", "writable", NULL};
+    PyObject *data;
+    int writable = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|p:from_bytes", kw, &data, &writable))
+        return NULL;
+    return from_bytes_impl(data, writable);
+}
+
+static PyObject *mod_hash(PyObject *mod, PyObject *args, PyObject *kwds)
+{
+    (void)mod;
+    static char *kw[] = {"key", "seed", NULL};
+    PyObject *key, *seed = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:hash", kw, &key, &seed))
+        return NULL;
+    unsigned long long s;
+    key_bytes kb;
+    if (get_uint(seed, "seed", 0, UINT64_MAX, 0, &s) || key_get(key, &kb))
+        return NULL;
+    uint64_t h = nidus_hash(kb.p, (size_t)kb.n, s);
+    key_done(&kb);
+    return PyLong_FromUnsignedLongLong(h);
+}
+
+/* ---- types ---- */
+
+#define DOC_KEY "Keys are str (hashed as UTF-8) or bytes-like objects; anything else raises TypeError."
+
+static PyMethodDef common_methods[] = {
+    {"count", (PyCFunction)filter_count, METH_O,
+     "count(key) -> int\n--\n\nHow many times the key may have been added: copies (cuckoo), the counters' "
+     "estimate (counting Bloom), 1 or 0 (Bloom, fuse). Never 0 for a key added and not removed."},
+    {"contains_many", (PyCFunction)filter_contains_many, METH_O,
+     "contains_many(keys) -> list[bool]\n--\n\nOne answer per key of the iterable, in order, as `key in "
+     "filter`. The lookups run batched, with the GIL released."},
+    {"hash", (PyCFunction)filter_hash, METH_O,
+     "hash(key) -> int\n--\n\nThe key's 64-bit hash as this filter computes it: nidus.hash(key, seed)."},
+    {"to_bytes", (PyCFunction)filter_to_bytes, METH_NOARGS,
+     "to_bytes() -> bytes\n--\n\nThe filter's encoding (the format nidus.from_bytes, the C library's "
+     "nidus_filter_decode and the Redis module's RESTORE-free loaders read)."},
+    {"save", (PyCFunction)(void (*)(void))filter_save, METH_VARARGS | METH_KEYWORDS,
+     "save(path=None) -> None\n--\n\nWrites the filter to the file `path` atomically (a temporary file, fsync, "
+     "rename), in the format `nidus` files have. A filter opened with nidus.open(path, writable=True) may omit "
+     "the path: it is saved to its file, only the changed 64 KiB blocks rewritten. The GIL is released."},
+    {"stats", (PyCFunction)filter_stats, METH_NOARGS,
+     "stats() -> dict\n--\n\nkind, items, capacity, memory_bytes, bits_per_item, error_bound, sub_filters and "
+     "read_only, plus the kind's own figures."},
+    {"copy", (PyCFunction)filter_copy, METH_NOARGS,
+     "copy() -> filter\n--\n\nAn independent, writable copy in memory (of a mapped or read-only filter too)."},
+    {"__copy__", (PyCFunction)filter_copy, METH_NOARGS, NULL},
+    {"__deepcopy__", (PyCFunction)filter_deepcopy, METH_O, NULL},
+    {"__reduce__", (PyCFunction)filter_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL}};
+
+#define ADD_DOC(what)                                                                                                  \
+    {"add", (PyCFunction)filter_add, METH_O, "add(key)\n--\n\n" what " " DOC_KEY}
+#define UPDATE_DOC                                                                                                     \
+    {"update", (PyCFunction)filter_update, METH_O,                                                                     \
+     "update(keys) -> None\n--\n\nAdds every key of the iterable, batched, with the GIL released for the "           \
+     "filter's work. On an error (nidus.FilterFull) the keys before the failing one stay added."}
+
+static PyMethodDef cuckoo_methods[] = {
+    ADD_DOC("Adds one copy of the key (a key added twice is counted twice). Raises nidus.FilterFull when no "
+            "room can be made (expansion=0, or a limit reached); the filter is then unchanged."),
+    UPDATE_DOC,
+    {"remove", (PyCFunction)filter_remove, METH_O,
+     "remove(key) -> None\n--\n\nRemoves one copy of the key; KeyError when none is there. Remove only keys that "
+     "were added: removing a false positive takes another key's copy."},
+    {"discard", (PyCFunction)filter_discard, METH_O,
+     "discard(key) -> bool\n--\n\nAs remove, returning False instead of raising when the key is not there."},
+    {NULL, NULL, 0, NULL}};
+
+static PyMethodDef bloom_methods[] = {
+    ADD_DOC("Adds the key; returns True when it was new (not already, maybe, present), as BF.ADD. Raises "
+            "nidus.FilterFull when the filter may not grow. A Bloom filter cannot remove keys: it has no remove."),
+    UPDATE_DOC,
+    {NULL, NULL, 0, NULL}};
+
+static PyMethodDef counting_methods[] = {
+    ADD_DOC("Adds one occurrence of the key (its 4-bit counters saturate at 15, never wrap)."),
+    UPDATE_DOC,
+    {"remove", (PyCFunction)filter_remove, METH_O,
+     "remove(key) -> None\n--\n\nRemoves one occurrence; KeyError when one of its counters is 0. Remove only keys "
+     "that were added."},
+    {"discard", (PyCFunction)filter_discard, METH_O,
+     "discard(key) -> bool\n--\n\nAs remove, returning False instead of raising when the key is not there."},
+    {NULL, NULL, 0, NULL}};
+
+static PyMethodDef fuse_methods[] = {
+    {"build", (PyCFunction)(void (*)(void))fuse_build, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     "build(keys, fingerprint_bits=8, seed=0) -> FuseFilter\n--\n\nBuilds a binary fuse filter of the keys of "
+     "the iterable (duplicates allowed): about 9 bits a key and an error of 2^-8 with 8-bit fingerprints, 18 bits "
+     "and 2^-16 with 16. It is read-only: a changed set is built anew. " DOC_KEY},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef filter_getset[] = {
+    {"read_only", (getter)filter_get_read_only, NULL, "True for a filter that cannot change: a file mapped "
+                                                      "read-only, a view of bytes, a fuse filter.", NULL},
+    {"kind", (getter)filter_get_kind, NULL, "'cuckoo', 'bloom', 'counting-bloom' or 'fuse'.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PySequenceMethods filter_as_sequence = {
+    .sq_length = (lenfunc)filter_len,
+    .sq_contains = (objobjproc)filter_contains,
+};
+
+static PyTypeObject FilterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "nidus.Filter",
+    .tp_basicsize = sizeof(FilterObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The base of every nidus filter: `key in f`, len(f), count, contains_many, save, to_bytes, stats, "
+              "copy and pickling. Not made directly: see CuckooFilter, BloomFilter, CountingBloomFilter, FuseFilter, "
+              "nidus.open and nidus.from_bytes.\n\nThread safety: a filter may be shared between threads. Every "
+              "call on one filter runs alone (one-key calls under the GIL, batched calls, save and to_bytes under "
+              "the filter's own lock with the GIL released), so no interleaving can crash or damage it.",
+    .tp_dealloc = (destructor)filter_dealloc,
+    .tp_traverse = (traverseproc)filter_traverse,
+    .tp_repr = (reprfunc)filter_repr,
+    .tp_as_sequence = &filter_as_sequence,
+    .tp_methods = common_methods,
+    .tp_getset = filter_getset,
+    .tp_weaklistoffset = offsetof(FilterObject, weakrefs),
+};
+
+#define KIND_TYPE(var, name, methods, newfn, doc)                                                                     \
+    static PyTypeObject var = {                                                                                        \
+        PyVarObject_HEAD_INIT(NULL, 0).tp_name = "nidus." name,                                                        \
+        .tp_basicsize = sizeof(FilterObject),                                                                          \
+        .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,                                                           \
+        .tp_doc = doc,                                                                                                 \
+        .tp_dealloc = (destructor)filter_dealloc,                                                                      \
+        .tp_traverse = (traverseproc)filter_traverse,                                                                  \
+        .tp_methods = methods,                                                                                         \
+        .tp_base = &FilterType,                                                                                        \
+        .tp_new = newfn,                                                                                               \
+    }
+
+KIND_TYPE(CuckooType, "CuckooFilter", cuckoo_methods, cuckoo_new,
+          "CuckooFilter(capacity, error_rate=0.01, bucket_size=0, fingerprint_bits=0, expansion=1, seed=0, *, "
+          "semi_sort=False, max_kicks=0)\n--\n\n"
+          "A cuckoo filter: add, remove and count keys in a few bits a key, with a false-positive rate of about "
+          "error_rate. bucket_size (1, 2, 4, 8) and fingerprint_bits (4-32) are chosen for the error rate when 0. "
+          "When full it grows by a table `expansion` times its newest one's size (0: never; add then raises "
+          "nidus.FilterFull). " DOC_KEY);
+KIND_TYPE(BloomType, "BloomFilter", bloom_methods, bloom_new,
+          "BloomFilter(capacity, error_rate=0.01, expansion=2, seed=0, *, layout='blocked')\n--\n\n"
+          "A scalable Bloom filter: add and look up keys; no remove. When a layer holds `capacity` keys a new one "
+          "`expansion` times larger is added (0: never; add then raises nidus.FilterFull), the error staying "
+          "under error_rate. layout='blocked' puts a key's bits in one 64-byte block (fastest, some 5-20 % more "
+          "bytes), 'compact' is a plain Bloom filter of RedisBloom's size. " DOC_KEY);
+KIND_TYPE(CountingType, "CountingBloomFilter", counting_methods, counting_new,
+          "CountingBloomFilter(capacity, error_rate=0.01, seed=0)\n--\n\n"
+          "A counting Bloom filter (4-bit counters): add, remove and count keys. It never grows; past capacity its "
+          "error rises. " DOC_KEY);
+KIND_TYPE(FuseType, "FuseFilter", fuse_methods, fuse_new,
+          "A binary fuse filter: built once from a set of keys by FuseFilter.build(keys), then only read. " DOC_KEY);
+
+static PyMethodDef module_methods[] = {
+    {"open", (PyCFunction)(void (*)(void))mod_open, METH_VARARGS | METH_KEYWORDS,
+     "open(path, writable=False, *, lazy=True) -> filter\n--\n\nMaps the filter file at `path` (any kind, from "
+     "save(), `nidus build` or `nidus pull`) as that kind's object, without reading it: each 64 KiB block is "
+     "checked against its checksum when first read (a SIGSEGV handler catches that first read; a damaged block "
+     "raises nidus.CorruptFile from the call that read it, and from every later call). lazy=False checks every "
+     "block now instead (for a process under a debugger or valgrind, which see those faults). writable=False: "
+     "read-only. writable=True: a private copy-on-write mapping that save() writes back, rewriting only the "
+     "changed blocks. OSError when the file cannot be opened."},
+    {"from_bytes", (PyCFunction)(void (*)(void))mod_from_bytes, METH_VARARGS | METH_KEYWORDS,
+     "from_bytes(data, writable=False) -> filter\n--\n\nThe filter encoded in `data` (to_bytes()), or the bytes "
+     "of a filter file. An encoding with writable=False: a read-only view that reads `data` in place and keeps it "
+     "alive; writable=True: an independent, writable copy. Every field and checksum is checked "
+     "(nidus.CorruptFile). The bytes of a file are copied into an anonymous file and opened as nidus.open "
+     "opens one, every block checked now."},
+    {"hash", (PyCFunction)(void (*)(void))mod_hash, METH_VARARGS | METH_KEYWORDS,
+     "hash(key, seed=0) -> int\n--\n\nThe 64-bit hash every nidus filter, the C library, the CLI and the Redis "
+     "module take for the key: XXH3-64 with the seed."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "nidus._nidus", "The C extension under the nidus package.", -1, module_methods,
+    NULL, NULL, NULL, NULL};
+
+static PyObject *new_error(PyObject *m, const char *name, PyObject *base, const char *doc)
+{
+    char full[64];
+    snprintf(full, sizeof full, "nidus.%s", name);
+    PyObject *e = PyErr_NewExceptionWithDoc(full, doc, base, NULL);
+    if (!e)
+        return NULL;
+    Py_INCREF(e);
+    if (PyModule_AddObject(m, name, e) != 0) {
+        Py_DECREF(e);
+        Py_DECREF(e);
+        return NULL;
+    }
+    return e;
+}
+
+PyMODINIT_FUNC PyInit__nidus(void)
+{
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    PyTypeObject *types[] = {&FilterType, &CuckooType, &BloomType, &CountingType, &FuseType};
+    const char *names[] = {"Filter", "CuckooFilter", "BloomFilter", "CountingBloomFilter", "FuseFilter"};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+        if (PyType_Ready(types[i]) != 0)
+            goto fail;
+        Py_INCREF(types[i]);
+        if (PyModule_AddObject(m, names[i], (PyObject *)types[i]) != 0) {
+            Py_DECREF(types[i]);
+            goto fail;
+        }
+    }
+    if (!(Error = new_error(m, "Error", NULL, "The base of nidus's own errors.")) ||
+        !(FilterFull = new_error(m, "FilterFull", Error,
+                                 "No room for the key: the filter may not grow (expansion 0) or reached a limit of "
+                                 "sub-filters or memory. Nothing changed.")) ||
+        !(CorruptFile = new_error(m, "CorruptFile", Error,
+                                  "The file or bytes are not a nidus filter, or fail a checksum or a check of a "
+                                  "field.")) ||
+        !(VersionError = new_error(m, "VersionError", CorruptFile,
+                                   "A format version this build cannot read.")) ||
+        !(ReadOnlyError = new_error(m, "ReadOnlyError", Error,
+                                    "A write to a read-only filter (a file mapped read-only, a view of bytes).")) ||
+        !(UnsupportedError = new_error(m, "UnsupportedError", Error,
+                                       "A call this kind of filter does not have.")) ||
+        !(IncompatibleError = new_error(m, "IncompatibleError", Error,
+                                        "Filters that differ in kind or parameters.")))
+        goto fail;
+    if (PyModule_AddStringConstant(m, "__version__", "0.1.0") != 0)
+        goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}
