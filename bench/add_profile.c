@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Where the time of filling a cuckoo filter goes (issue 13, adds): a filter of capacity N (b=4, f=12 or
+/* Where the time of filling a cuckoo filter goes: a filter of capacity N (b=4, f=12 or
  * semi-sorted f=13, MAXITERATIONS 500 as the side-by-side harness makes it) takes N keys through
  * nidus_cuckoo_add, and the fill is reported in 20 slices: load reached, ns per add, and (counted in a
  * separate, untimed fill of the same keys) the share of adds that found a free slot in one of their two

@@ -7,7 +7,8 @@
  *   - what RDB saves loads again and saves to the same bytes; AOF rewrite's commands, replayed, rebuild a key
  *     that saves to the same bytes; the COPY method copies;
  *   - nothing leaks (libFuzzer's leak check; the keyspace is emptied after every input).
- * Keys left half-loaded by a LOADCHUNK stream cut off are checked like any other (issue 14 section 1).
+ * Keys left half-loaded by a LOADCHUNK stream cut off are checked like any other: the server keeps them until
+ * the rest arrives or they are deleted, so they must save, load and copy as well.
  *
  * Input: byte 0 picks the module's limits; then records: an opcode byte and its operand bytes (missing bytes
  * read as 0). See run_op for the opcodes (the last one: a RESP3 switch, or with its operand's top bit a merge). */

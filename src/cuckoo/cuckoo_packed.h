@@ -1,23 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal: the packed form of a small cuckoo filter (issue 14.3: a small filter costs no more than RedisBloom's).
+/* Internal: the packed form of a small cuckoo filter, so that a small filter costs no more than RedisBloom's.
  *
- * A full filter is a struct nidus_cuckoo (88 bytes on x86-64), a table struct (240: shape, the lookup kernels'
- * derived constants, overflow map) and the slots with 16 bytes of slack, in three allocations. For one small
- * table that is most of its memory: CF.RESERVE k 4 held 5 bytes of fingerprints in ~370. Those structs are a
- * cache of what a 40-byte header says, so a small filter is kept as that header with its slots packed after it,
- * in one allocation. Lookups read the packed slots directly (cuckoo_packed.c: the placement computed from the
- * header, buckets matched a word at a time); every other call rebuilds the full form on the stack (a struct, a
- * table struct and a copy of the slots with their slack: at most NIDUS_CUCKOO_PACKED_MAX_BYTES), runs the full
- * form's code on it and, when it wrote, copies the slots and counters back. Up to NIDUS_CUCKOO_SIDE_ENTRIES overflow entries (duplicate copies
- * beyond a full bucket pair, items the kick search could not place) live in a side block of 48 bytes (up to 5
- * entries) or 80 (up to 9), allocated only while there are any; the header's max_memory moves into it and its
- * pointer takes that field's place, so the handle without entries is no larger. Whatever the packed form cannot
- * hold (a second table, more overflow entries or a count past 2^16, a remove counter past 2^32) turns the handle
- * into a forward to a full filter, so the ordinary code keeps doing all the work. The forward keeps that filter's
- * first table's slots (and their slack) in the handle's own memory, where the packed slots were: a filter that
- * outgrew the packed form pays the 24-byte forward header, not a second copy of its first table. The form follows from the contents alone
- * (packed when they fit, forward when the first table is small, full otherwise), so a reloaded or replicated
- * filter has the same form and the same memory figures as its source.
+ * A full filter is a struct nidus_cuckoo (176 bytes on x86-64), a table struct (256: shape, the lookup kernels' derived
+ * constants, overflow map) and the slots with 16 bytes of slack, in three allocations. For one small table that is most
+ * of its memory: CF.RESERVE k 4 held 5 bytes of fingerprints in 453 (176 + 256 + 5 + 16 of slack) before the allocator
+ * rounds them. Those structs are a cache of what a 40-byte header says, so a small filter is kept as that header with
+ * its slots packed after it, in one allocation. Lookups read the packed slots directly (cuckoo_packed.c: the placement
+ * computed from the header, buckets matched a word at a time); every other call rebuilds the full form on the stack (a
+ * struct, a table struct and a copy of the slots with their slack: at most NIDUS_CUCKOO_PACKED_MAX_BYTES), runs the
+ * full form's code on it and, when it wrote, copies the slots and counters back. Up to NIDUS_CUCKOO_SIDE_ENTRIES
+ * overflow entries (duplicate copies beyond a full bucket pair, items the kick search could not place) live in a side
+ * block of 48 bytes (up to 5 entries) or 80 (up to 9), allocated only while there are any; the header's max_memory
+ * moves into it and its pointer takes that field's place, so the handle without entries is no larger. Whatever the
+ * packed form cannot hold (a second table, more overflow entries or a count past 2^16, a remove counter past 2^32)
+ * turns the handle into a forward to a full filter, so the ordinary code keeps doing all the work. The forward keeps
+ * that filter's first table's slots (and their slack) in the handle's own memory, where the packed slots were: a filter
+ * that outgrew the packed form pays the 24-byte forward header, not a second copy of its first table. The form follows
+ * from the contents alone (packed when they fit, forward when the first table is small, full otherwise), so a reloaded
+ * or replicated filter has the same form and the same memory figures as its source.
  *
  * A handle's first byte tells the forms apart: struct nidus_cuckoo starts with its dispatch byte, never
  * NIDUS_FORM_PACKED or NIDUS_FORM_FORWARD (cuckoo_dispatch.h).
@@ -29,7 +29,8 @@
 
 #include "cuckoo_filter.h"
 
-/* Slot bytes a packed filter may hold (the stack copy each call makes): b=2 at 1 % holds ~900 items. */
+/* Slot bytes a packed filter may hold (the stack copy each call makes): b=2 at 1 % holds up to 1,483 items
+ * (nidus_cuckoo_plan_params: 2,048 table bytes at capacity 1,483). */
 #define NIDUS_CUCKOO_PACKED_MAX_BYTES 2048u
 
 enum { NIDUS_FORM_FULL = 0, NIDUS_FORM_PACKED = 1, NIDUS_FORM_FORWARD = 2 };
@@ -95,7 +96,12 @@ typedef struct nidus_cuckoo_packed {
     uint8_t slots[]; /* nidus_table_shape_bytes of the shape: no slack */
 } nidus_cuckoo_packed;
 
-_Static_assert(sizeof(nidus_cuckoo_packed) == 40, "the packed header stays 40 bytes (issue 14.3's figures)");
+#if defined(__x86_64__)
+/* The sizes the comment at the top compares the packed form with. */
+_Static_assert(sizeof(struct nidus_cuckoo) == 176 && sizeof(nidus_table) == 256,
+               "the full form's structs are as large as the packed form's reason says");
+#endif
+_Static_assert(sizeof(nidus_cuckoo_packed) == 40, "the packed header stays 40 bytes (docs/BENCHMARKS.md's small-filter figures)");
 _Static_assert(sizeof(nidus_cuckoo_side) + NIDUS_CUCKOO_SIDE_SMALL * sizeof(nidus_cuckoo_side_entry) == 48 &&
                    sizeof(nidus_cuckoo_side) + NIDUS_CUCKOO_SIDE_ENTRIES * sizeof(nidus_cuckoo_side_entry) == 80,
                "side blocks of 5 and 9 entries fill 48 and 80 bytes");

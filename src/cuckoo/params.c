@@ -14,7 +14,7 @@
  * b = 1, 2, 4, 8; `nidus_bench_cuckoo_load need N RUNS B KICKS 4 F`): with `load` as at f >= 12 (shorter
  * fingerprints only add slots), the sizing covers every capacity between two measured ones, read on the straight
  * line between their needs, at the fewest slots per item over capacities spread evenly in log N. The b=2 rows
- * from 5 kicks were refitted when the stash grew to 8 (765bc58): to `need N RUNS 2 KICKS 8 F` at f = 9 and 12
+ * from 5 kicks were refitted for the stash of 8 it has now (the others were fitted with 4): to `need N RUNS 2 KICKS 8 F` at f = 9 and 12
  * over 29 capacities from 7 to 4000 (same seed counts), covered by N / load + per_root * sqrt(N) at both f; the
  * other rows keep their stash-4 fit, which a larger stash only makes roomier. The add's search is at most
  * max_kicks moves deep and 1024 buckets wide, so from some depth on more kicks change nothing; a max_kicks

@@ -95,7 +95,7 @@ def test_create_over_dev_full_as_root_keeps_the_device():
 
 
 def test_a_key_line_too_long_for_memory_fails_and_leaves_the_file(tmp_path):
-    """Issue 17: (ulimit -v; k1, a line longer than memory allows, k2) | nidus add f must exit 2, f unchanged."""
+    """(ulimit -v; k1, a line longer than memory allows, k2) | nidus add f must exit 2, f unchanged."""
     f = str(tmp_path / "f.nidus")
     run("create", f, "--capacity", 100, check_rc=0)
     before = open(f, "rb").read()

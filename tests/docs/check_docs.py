@@ -4,7 +4,11 @@
 - every relative link resolves to a file or folder inside the repository;
 - they speak of the software and its versions, not of how it was made (no "session 6", "issue 14.2",
   "helpers");
-- every C block of the README compiles and runs against the library as built (NIDUS_BUILD_DIR).
+- every C block of the README compiles and runs against the library as built (NIDUS_BUILD_DIR);
+- every function, macro and other snake_case name docs/ARCHITECTURE.md gives in backticks exists in the code
+  (outside comments), so the map cannot trace calls that are gone;
+- no comment in src/, include/, redis/ or cli/ cites an issue, a session or a commit: a comment says why the
+  code is as it is, in terms of the software.
 """
 import glob
 import os
@@ -72,3 +76,116 @@ def test_readme_c_example_compiles_and_runs(index, tmp_path):
     assert cc.returncode == 0, cc.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+# ---- the code the documents describe ----
+
+CODE_DIRS = ["src", "include", "redis", "cli"]  # the software's own code: its comments are checked
+NAME_DIRS = CODE_DIRS + ["tests", "fuzz", "bench", "examples"]  # where a name the map gives may live
+
+
+def split_c(text):
+    """(code, comments) of C source: the code with every comment blanked (string and character literals kept
+    whole, so a "/*" inside one opens nothing), and the comments' texts in order."""
+    code, comments, i, n = [], [], 0, len(text)
+    while i < n:
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            comments.append(text[i:end])
+            code.append(" ")
+            i = end
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            comments.append(text[i:end])
+            i = end
+        elif text[i] in "\"'":
+            j = i + 1
+            while j < n and text[j] != text[i] and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            code.append(text[i:j + 1])
+            i = j + 1
+        else:
+            code.append(text[i])
+            i += 1
+    return "".join(code), comments
+
+
+def c_files(dirs):
+    for d in dirs:
+        yield from sorted(glob.glob(os.path.join(ROOT, d, "**", "*.[ch]"), recursive=True))
+
+
+def code_names():
+    """Every identifier the code spells outside comments (C files, and the CMake files' targets), and the names
+    of the files themselves (fuzz_decode, from fuzz/fuzz_decode.c)."""
+    names = set()
+    for path in c_files(NAME_DIRS):
+        names.add(os.path.splitext(os.path.basename(path))[0])
+        names.update(re.findall(r"[A-Za-z_]\w*", split_c(open(path, encoding="utf-8", errors="replace").read())[0]))
+    for path in glob.glob(os.path.join(ROOT, "**", "CMakeLists.txt"), recursive=True) + \
+            glob.glob(os.path.join(ROOT, "cmake", "*.cmake")):
+        if "/build" not in os.path.relpath(path, ROOT).join("//"):
+            text = re.sub(r"#.*", "", open(path, encoding="utf-8").read())
+            names.update(re.findall(r"[A-Za-z_]\w*", text))
+    return names
+
+
+SNAKE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+MACRO = re.compile(r"NIDUS_[A-Z0-9_]+")
+
+
+def named_in(markdown):
+    """The names a document gives in backticks that the code must have: `f(...)` or `f()` (a function), a
+    snake_case name (a function, field or target) or a NIDUS_ macro. Families written with a leading underscore
+    (`_save_file`) and spans that are not one name (`CF.RESERVE`, `a.b`) are not names."""
+    found = set()
+    for span in re.findall(r"`([^`\n]+)`", without_code(markdown)):
+        m = re.fullmatch(r"([A-Za-z_]\w*)\s*(\(.*\))?", span.strip())
+        if not m or m.group(1).startswith("_"):
+            continue
+        name = m.group(1)
+        if m.group(2) is not None or SNAKE.fullmatch(name) or MACRO.fullmatch(name):
+            found.add(name)
+    return found
+
+
+# An issue ("issue 14", "Issue #3"), a session, or a commit: 7 to 40 lowercase hex digits with a letter and a
+# digit among them, not part of a longer word or a 0x constant.
+PROVENANCE = re.compile(r"(?i:\bissues?\s+#?\d|\bsessions?\b)|"
+                        r"(?<!\w)(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?!\w)")
+
+
+def provenance_in(text):
+    """The comments of C source `text` that cite an issue, a session or a commit, each with its first match."""
+    found = []
+    for comment in split_c(text)[1]:
+        m = PROVENANCE.search(comment)
+        if m:
+            found.append(f"{m.group(0)!r} in {comment.strip()[:90]!r}")
+    return found
+
+
+def test_code_comments_say_why_not_how_it_was_made():
+    bad = []
+    for path in c_files(CODE_DIRS):
+        bad += [f"{doc_id(path)}: {f}" for f in provenance_in(open(path, encoding="utf-8", errors="replace").read())]
+    assert not bad, "comments that cite an issue, a session or a commit:\n" + "\n".join(bad)
+
+
+def test_the_provenance_check_finds_what_it_should():
+    planted = ('/* refitted when the stash grew (765bc58) */ int a;\n'
+               '// see issue 14.3 for the figures\n'
+               '/* as the last Session measured */\n')
+    assert len(provenance_in(planted)) == 3
+    innocent = ('const char *s = "issue 5 /* 765bc58 */"; /* the offset 0x9E3779B1, a 64-bit seed 1234567 */\n'
+                '/* XXH3-64 per 64 KiB block; deadbeef has no digit; 12345678 no letter */\n')
+    assert provenance_in(innocent) == []
+
+
+def test_the_name_check_reads_names_and_code():
+    assert named_in("`nidus_cuckoo_add(f, k)`, `add_key_rest_*`, `_save_file`, `CF.RESERVE`, `NIDUS_OK`, "
+                    "`plain()` and `merge_shape`") == {"nidus_cuckoo_add", "NIDUS_OK", "plain", "merge_shape"}
+    code, comments = split_c('int f(void) { return g("h /* i */"); } /* j() */ // k\n')
+    assert re.findall(r"\b[a-z]\b", code) == ["f", "g", "h", "i"] and len(comments) == 2

@@ -44,7 +44,7 @@ def info(c, key):
 
 
 def test_info_bits_per_item_at_capacity_and_load(c):
-    """Issue 14.6: bits per item is the cost at capacity, not memory over the few items present."""
+    """Bits per item is the cost at capacity, not memory over the few items present."""
     assert c("CF.RESERVE", "cf", 1000, "BUCKETSIZE", 4) == "OK"
     c("CF.INSERT", "cf", "ITEMS", "a", "b", "c", "d")
     fields = info(c, "cf")[0]

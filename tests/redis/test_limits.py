@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The module's limit policy (issue 17): max_filter_memory refuses a *write* before anything changes, and a load
+"""The module's limit policy: max_filter_memory refuses a *write* before anything changes, and a load
 (RDB, DEBUG RELOAD, RESTORE, LOADCHUNK) accepts whatever a write could have produced. Each case below once
 saved fine and then failed to load (DEBUG RELOAD emptied the database)."""
 import pytest

@@ -1,12 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Bytes per key of small filters (issue 14.3), as the server counts them (used_memory), against RedisBloom's, and
+"""Bytes per key of small filters, as the server counts them (used_memory), against RedisBloom's, and
 MEMORY USAGE true to what a key holds.
 
 The ceilings are RedisBloom's bytes per key beyond what a key holding a one-byte string costs, measured on the same
 redis-server 7.0.15 with /work/peers/rb/redisbloom.so (RedisBloom b28c2945 built for Redis 7.0) by
-`bench/small-keys-redis --sweep` on 2026-11-23 (nidus at the commit that added this file; docs/BENCHMARKS.md has
-the run), every configuration held to RedisBloom's figure: since session 6 (the 8-entry stash and the sizing fitted
-to it) none is above it."""
+`bench/small-keys-redis --sweep` on 2026-11-23 (docs/BENCHMARKS.md has the run), every configuration held to
+RedisBloom's figure: with the 8-entry stash and the sizing fitted to it none is above it."""
 import pytest
 
 from conftest import SERVER_KIND
@@ -156,5 +155,5 @@ def test_filled_bytes_per_key(server, capacity, bucket_size, n, redisbloom):
     string_key = per_key(c, lambda i: ("SET", "k%d" % i, "v"), n)
     print("CF.RESERVE k %d BUCKETSIZE %d, filled: %.0f B/key beyond a string key (RedisBloom %d)" %
           (capacity, bucket_size, filled - string_key, redisbloom))
-    assert grown == 0  # issue 14.2: each held its capacity in its first table
+    assert grown == 0  # a reserved capacity holds: each key held it in its first table
     assert filled - string_key <= redisbloom + NOISE + LAYOUT

@@ -339,5 +339,5 @@ def test_random_sequences_survive_every_reload(tmp_path, config):
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_random_sequences_with_half_loaded_keys(tmp_path, config):
-    """Copies cut off after some LOADCHUNKs leave keys that must survive every reload too (issue 14 section 1)."""
+    """Copies cut off after some LOADCHUNKs leave keys that must survive every reload too."""
     run(tmp_path, config, partial_chunks=True)

@@ -1,4 +1,4 @@
-"""Issue 14.2: a reserved capacity holds. CF.RESERVE k N takes N distinct items in its first table at any
+"""A reserved capacity holds. CF.RESERVE k N takes N distinct items in its first table at any
 BUCKETSIZE and any MAXITERATIONS (the table is sized for the load an add reaches with that many moves)."""
 import pytest
 

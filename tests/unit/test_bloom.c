@@ -283,7 +283,7 @@ static void test_bloom_limits_and_arguments(void **state)
     nidus_bloom_free(bf);
 }
 
-/* ---- limits are checked before the allocation they guard (issue 17) ---- */
+/* ---- limits are checked before the allocation they guard ---- */
 
 /* An allocator that fails the test when asked for more than `limit` bytes at once. */
 typedef struct limit_ctx {
@@ -771,7 +771,7 @@ static void test_batched_calls_equal_single_calls(void **state)
     }
 }
 
-/* ---- what small filters hold (issue 14.3) ---- */
+/* ---- what small filters hold ---- */
 
 /* An allocator that knows what is live: the bytes asked for, and the bytes jemalloc (Redis's allocator) hands out
  * for them. Each block keeps its size in a 16-byte header. */

@@ -123,7 +123,7 @@ static void test_model_semi_sorted(void **state)
 
 /* ---- error rate ---- */
 
-/* ---- remove after add vs add_unique (issue 16) ---- */
+/* ---- remove after add vs add_unique ---- */
 
 /* Adds keys 0..899 (plain add or add_unique) to a filter of short fingerprints, removes keys 0..449, and
  * returns how many of keys 450..899 are no longer found. */

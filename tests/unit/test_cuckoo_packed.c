@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Small cuckoo filters kept packed (issue 14.3): one allocation, the same answers as the full form, every
+/* Small cuckoo filters kept packed: one allocation, the same answers as the full form, every
  * state saved and loaded, the handle moving to a full filter and back as its contents require. White box: the
  * form of a handle is read from cuckoo_packed.h. */
 #include <stdlib.h>

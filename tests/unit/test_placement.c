@@ -2,7 +2,7 @@
 /* Cuckoo placement across format versions. Filters of versions 1-4 (mod placement: bucket = hash mod m,
  * fingerprint from a murmur3 remix) keep their placement when read, re-encoded, grown and compacted; new filters
  * take range placement (bucket = floor(hash * m / 2^64), fingerprint = the hash's low bits) and say so in the
- * meta. The fixtures were written by the code of main at 9a79dba (format versions 3 and 4, before this change):
+ * meta. The fixtures were written by the library when it wrote format versions 3 and 4 (mod placement):
  *   v3-cuckoo.bin, v4-cuckoo.nidus   capacity 4000, b=4 f=12, seed 11: "key-1".."key-3000", then "key-7" 12 times
  *                                    more (13 copies, overflow beyond its pair)
  *   v3-cuckoo-grown.bin              capacity 500, error 0.01, b=4, expansion 2, seed 5: "key-1".."key-5000"

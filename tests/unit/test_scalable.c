@@ -241,7 +241,7 @@ static void assert_encoding_decodes(const nidus_cuckoo *cf)
     free(b);
 }
 
-/* Issue 17: duplicate copies of one key fill its bucket pair and spill into the overflow map, whose memory
+/* Duplicate copies of one key fill its bucket pair and spill into the overflow map, whose memory
  * pushes the tables past max_memory; growth then computed max_memory - held, wrapped, and grew without limit,
  * and the decoder refused the filter's own encoding. Growth must now refuse, and every state must load. */
 static void overflow_past_limit_then_fill(const nidus_cuckoo_params *p)
