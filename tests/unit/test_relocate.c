@@ -14,8 +14,12 @@
 
 /* Every block carries a header: its size, the number of the move that made it, and list links, so the test can
  * copy a block it moves and check that every live block was moved. */
+typedef struct node {
+    struct node *prev, *next;
+} node;
+
 typedef struct block {
-    struct block *prev, *next;
+    node link; /* first: a node is its block */
     void *raw; /* what malloc returned: the block starts there or 16 bytes on */
     size_t size;
     unsigned long era; /* tracker.era when it was made */
@@ -23,7 +27,7 @@ typedef struct block {
 } block;
 
 typedef struct tracker {
-    block head;
+    node head;
     unsigned long era;
     long live;
     unsigned long offers, moves;
@@ -45,10 +49,10 @@ static void *track(tracker *t, size_t n, bool zero, unsigned shift)
     b->raw = raw;
     b->size = n;
     b->era = t->era;
-    b->next = t->head.next;
-    b->prev = &t->head;
-    t->head.next->prev = b;
-    t->head.next = b;
+    b->link.next = t->head.next;
+    b->link.prev = &t->head;
+    t->head.next->prev = &b->link;
+    t->head.next = &b->link;
     t->live++;
     return b->bytes;
 }
@@ -60,8 +64,8 @@ static void untrack(tracker *t, void *p)
     if (!p)
         return;
     block *b = block_of(p);
-    b->prev->next = b->next;
-    b->next->prev = b->prev;
+    b->link.prev->next = b->link.next;
+    b->link.next->prev = b->link.prev;
     t->live--;
     memset(b->bytes, 0xA5, b->size); /* poison: a stale pointer reads garbage */
     free(b->raw);
@@ -116,8 +120,8 @@ static const nidus_mover g_mover = {mover_move, mover_stop, &g_t};
 /* Every live block was made after `era` began: each one the filter holds was offered and moved. */
 static void assert_all_moved(unsigned long era)
 {
-    for (block *b = g_t.head.next; b != &g_t.head; b = b->next)
-        assert_true(b->era >= era);
+    for (node *n = g_t.head.next; n != &g_t.head; n = n->next)
+        assert_true(((block *)(void *)n)->era >= era);
 }
 
 /* Relocates *f whole, in steps of `step` offers (0: one call), and checks that every block moved. */
