@@ -58,6 +58,10 @@ class Raw:
         if kind == b"*":
             n = int(rest)
             return None if n < 0 else [self.read() for _ in range(n)]
+        if kind == b"~":
+            return Set(self.read() for _ in range(int(rest)))
+        if kind == b"=":
+            return Verbatim(self._exact(int(rest)))
         if kind == b"%":
             n = int(rest)
             return {_key(self.read()): self.read() for _ in range(n)}
@@ -76,6 +80,14 @@ def _key(k):
 
 class Error(str):
     """An error reply, with its whole text."""
+
+
+class Set(list):
+    """A RESP3 set reply, its members in the order the server sent them."""
+
+
+class Verbatim(bytes):
+    """A RESP3 verbatim string reply, with its format prefix ("txt:")."""
 
 
 def scandump(c, kind, key):

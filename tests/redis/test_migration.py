@@ -4,7 +4,6 @@ b28c2945 by make_fixtures.py) from an RDB file, DUMP payloads (every encoding ve
 and SCANDUMP chunk streams, answers exactly as RedisBloom did for every item it was asked about, keeps
 working (adds, deletes, growth), and saves and loads again; corrupt RedisBloom data is refused cleanly."""
 import glob
-import json
 import os
 import shutil
 import struct
@@ -15,79 +14,16 @@ import redis
 
 import conftest
 from resp import Raw
+import rb_fixtures
 import rb_payload as P
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures", "redisbloom")
-with open(os.path.join(FIX, "expected.json")) as f:
-    _FIXTURES = json.load(f)
-EXPECTED, SCENARIOS = _FIXTURES["keys"], _FIXTURES["scenarios"]
-CF_KEYS = sorted(k for k, v in EXPECTED.items() if v["kind"] == "cf")
-BF_KEYS = sorted(k for k, v in EXPECTED.items() if v["kind"] == "bf")
-
-
-def items(key, n=None):
-    e = EXPECTED[key]
-    return ["%s%d" % (e["prefix"], i) for i in range(e["n"] if n is None else n)]
-
-
-def exists_string(r, key, name=None):
-    e = EXPECTED[key]
-    got = []
-    its = items(key)
-    for i in range(0, len(its), 1000):
-        got += r.execute_command(e["kind"].upper() + ".MEXISTS", name or key, *its[i:i + 1000])
-    return "".join(str(int(x)) for x in got)
-
-
-def counts(r, key, name=None):
-    pipe = r.pipeline(transaction=False)
-    for it in items(key):
-        pipe.execute_command("CF.COUNT", name or key, it)
-    return pipe.execute()
-
-
-def assert_exact(r, key, name=None):
-    """Every probe answers as RedisBloom answered it: EXISTS, and CF.COUNT for cuckoo filters."""
-    e = EXPECTED[key]
-    got = exists_string(r, key, name)
-    diff = [i for i, (a, b) in enumerate(zip(got, e["exists"])) if a != b]
-    assert not diff, "%s (as %s): %d answers differ from RedisBloom's, first at item %d" % (
-        key, name or key, len(diff), diff[0])
-    if e["kind"] == "cf":
-        got = counts(r, key, name)
-        diff = [i for i, (a, b) in enumerate(zip(got, e["count"])) if a != b]
-        assert not diff, "%s: %d counts differ, first at item %d" % (key, len(diff), diff[0])
-
-
-def info(r, key):
-    e = EXPECTED[key]
-    reply = r.execute_command(e["kind"].upper() + ".INFO", key)
-    return {reply[i].decode(): reply[i + 1] for i in range(0, len(reply), 2)}
-
-
-def read_chunks(key):
-    with open(os.path.join(FIX, "scandump", key + ".chunks"), "rb") as f:
-        data = f.read()
-    out, pos = [], 0
-    while pos < len(data):
-        it, n = struct.unpack("<QI", data[pos:pos + 12])
-        out.append((it, data[pos + 12:pos + 12 + n]))
-        pos += 12 + n
-    return out
-
-
-def payload(key):
-    with open(os.path.join(FIX, "dump", key + ".bin"), "rb") as f:
-        return f.read()
-
-
-def scandump(r, kind, key):
-    chunks, it = [], 0
-    while True:
-        it, data = r.execute_command(kind.upper() + ".SCANDUMP", key, it)
-        if it == 0:
-            return chunks
-        chunks.append((it, data))
+FIX = rb_fixtures.HERE
+_SET = rb_fixtures.Fixtures(FIX)
+EXPECTED, SCENARIOS = _SET.expected, _SET.scenarios
+CF_KEYS, BF_KEYS = _SET.cf_keys, _SET.bf_keys
+items, exists_string, counts, assert_exact = _SET.items, _SET.exists_string, _SET.counts, _SET.assert_exact
+info, read_chunks, payload = _SET.info, _SET.read_chunks, _SET.payload
+scandump = rb_fixtures.scandump
 
 
 @pytest.fixture
