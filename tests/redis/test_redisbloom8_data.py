@@ -19,7 +19,9 @@ import rb_fixtures
 SETS = {name: rb_fixtures.Fixtures(os.path.join(rb_fixtures.HERE, "v8.6.2", name))
         for name in sorted(os.listdir(os.path.join(rb_fixtures.HERE, "v8.6.2")))}
 KEYS = [(s, k) for s in sorted(SETS) for k in sorted(SETS[s].expected)]
-SCENARIOS = [(s, k) for s in sorted(SETS) for k in sorted(SETS[s].scenarios)]
+# The chunks carry no RDB version: redis-8.0.6's were byte for byte redis-8.6.3's, and only these are kept.
+CHUNKED = [s for s in sorted(SETS) if os.path.isdir(os.path.join(SETS[s].path, "scandump"))]
+SCENARIOS = [(s, k) for s in CHUNKED for k in sorted(SETS[s].scenarios)]
 
 
 def _server_rdb_version():
@@ -122,7 +124,7 @@ def test_redisbloom8_dump_payload_refused_where_its_rdb_version_is_unknown(r, na
     assert r.exists("k") == 0
 
 
-@pytest.mark.parametrize("name,key", [(s, k) for s, k in KEYS if k != "cf_empty"])
+@pytest.mark.parametrize("name,key", [(s, k) for s, k in KEYS if k != "cf_empty" and s in CHUNKED])
 def test_loadchunk_of_redisbloom8_scandump(r, name, key):
     """On every server: chunks carry no RDB version. SCANDUMP gives RedisBloom's stream back, byte for byte."""
     fx = SETS[name]
