@@ -399,7 +399,8 @@ static int scan_key(remote *r, const char *key, pulled *out, progress *p)
             return rc;
         }
         redisReply *chunk = reply->element[1];
-        if (chunk->type != REDIS_REPLY_STRING) { /* past the last chunk */
+        if (chunk->type != REDIS_REPLY_STRING || reply->element[0]->integer == 0) {
+            /* past the last chunk: [0, nil], or [0, ""] from a Bloom filter, as RedisBloom ends its stream */
             freeReplyObject(reply);
             break;
         }

@@ -5,16 +5,21 @@
 
 #define MOD_HEADER_MIN 20 /* the fixed part of an encoding's prefix: a header chunk carries at least this */
 
-/* Replies [next, chunk], or [0, nil] past the last chunk (and for iter < 0). */
+/* The end of a SCANDUMP stream: [0, nil], or RedisBloom's Bloom [0, ""]. */
+static int reply_end(RedisModuleCtx *ctx, const mod_filter_ops *ops)
+{
+    RedisModule_ReplyWithArray(ctx, 2);
+    RedisModule_ReplyWithLongLong(ctx, 0);
+    return ops->bloom_replies ? RedisModule_ReplyWithStringBuffer(ctx, "", 0) : RedisModule_ReplyWithNull(ctx);
+}
+
+/* Replies [next, chunk], or the end past the last chunk (and for iter < 0). */
 static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, const mod_filter_ops *ops)
 {
     if (ops->loading(f)) /* its chunks would be a partial copy */
         return RedisModule_ReplyWithError(ctx, ops->still_loading);
-    if (iter < 0 || iter > UINT32_MAX) {
-        RedisModule_ReplyWithArray(ctx, 2);
-        RedisModule_ReplyWithLongLong(ctx, 0);
-        return RedisModule_ReplyWithNull(ctx);
-    }
+    if (iter < 0 || iter > UINT32_MAX)
+        return reply_end(ctx, ops);
     size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len = 0;
     uint8_t *buf = RedisModule_Alloc(cap);
     uint64_t next = 0;
@@ -22,10 +27,12 @@ static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, const
     int rc;
     if (st) {
         rc = RedisModule_ReplyWithError(ctx, "ERR could not dump the filter");
+    } else if (!len) {
+        rc = reply_end(ctx, ops);
     } else {
         RedisModule_ReplyWithArray(ctx, 2);
-        RedisModule_ReplyWithLongLong(ctx, len ? (long long)next : 0);
-        rc = len ? RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, len) : RedisModule_ReplyWithNull(ctx);
+        RedisModule_ReplyWithLongLong(ctx, (long long)next);
+        rc = RedisModule_ReplyWithStringBuffer(ctx, (const char *)buf, len);
     }
     RedisModule_Free(buf);
     return rc;
@@ -36,13 +43,15 @@ int mod_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
     long long iter;
-    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK)
+    bool numeric = RedisModule_StringToLongLong(argv[2], &iter) == REDISMODULE_OK;
+    if (!numeric && !ops->bloom_replies)
         return RedisModule_ReplyWithError(ctx, ops->bad_cursor);
     RedisModuleKey *key;
     void *value;
     int rc = REDISMODULE_OK;
     if (mod_open_existing(ctx, argv[1], REDISMODULE_READ, *ops->type, "ERR not found", &key, &value))
-        rc = reply_chunk(ctx, value, ops->dump_empty || ops->items(value) ? iter : -1, ops);
+        rc = !numeric ? RedisModule_ReplyWithError(ctx, ops->bad_cursor)
+                      : reply_chunk(ctx, value, ops->dump_empty || ops->items(value) ? iter : -1, ops);
     RedisModule_CloseKey(key);
     return rc;
 }
@@ -63,7 +72,7 @@ int mod_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     if (argc != 4)
         return RedisModule_WrongArity(ctx);
     long long iter;
-    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK || iter == 0)
+    if (RedisModule_StringToLongLong(argv[2], &iter) != REDISMODULE_OK || (iter == 0 && !ops->bloom_replies))
         return RedisModule_ReplyWithError(ctx, ops->bad_iter);
     size_t len;
     const char *data = RedisModule_StringPtrLen(argv[3], &len);
@@ -73,9 +82,11 @@ int mod_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     int rc;
     if (ks == KEY_WRONGTYPE) {
         rc = RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
-    } else if (ks == KEY_OK && (iter == 1 || !ops->loading(value))) {
-        /* a header for a key that exists, or a chunk for a filter that is complete */
-        rc = RedisModule_ReplyWithError(ctx, iter == 1 ? "ERR item exists" : ops->refused);
+    } else if (ks == KEY_EMPTY && iter != 1) {
+        rc = RedisModule_ReplyWithError(ctx, "ERR not found"); /* a data chunk for a key without its header */
+    } else if (ks == KEY_OK && (iter <= 1 || !ops->loading(value))) {
+        /* a header for a key that exists, or a chunk for a filter that is complete, or before any chunk */
+        rc = RedisModule_ReplyWithError(ctx, iter == 1 && !ops->bloom_replies ? "ERR item exists" : ops->refused);
     } else {
         bool fresh = ks == KEY_EMPTY;
         void *before = value;

@@ -77,6 +77,9 @@ typedef struct mod_filter_ops {
     uint64_t (*memory)(const void *f);
     uint64_t (*items)(const void *f);
     bool dump_empty;         /* SCANDUMP of an empty filter gives its chunks (BF), or [0, nil] (CF) */
+    bool bloom_replies;      /* RedisBloom's Bloom replies (BF): SCANDUMP opens the key before it reads the
+                              * iterator and ends with [0, ""]; LOADCHUNK takes iterator 0 as a data chunk's and
+                              * refuses a header for an existing key as data */
     const char *loadchunk;   /* the command AOF rewrite emits */
     const char *refused;     /* LOADCHUNK's reply when a data chunk is refused */
     const char *bad_iter;    /* LOADCHUNK's reply when the iterator is not a nonzero integer */

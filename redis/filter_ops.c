@@ -50,13 +50,13 @@ static uint64_t bf_items(const void *f)
 }
 
 const mod_filter_ops mod_cf_ops = {
-    &mod_cf_type, cf_dump, cf_load, cf_loading, cf_destroy, cf_memory, cf_items, false,
+    &mod_cf_type, cf_dump, cf_load, cf_loading, cf_destroy, cf_memory, cf_items, false, false,
     NIDUS_CF_LOADCHUNK, "Couldn't load chunk!", "Invalid position", "Invalid position", "Couldn't create filter!",
     "Invalid header", MOD_MSG_CF_LOADING,
 };
 
 const mod_filter_ops mod_bf_ops = {
-    &mod_bf_type, bf_dump, bf_load, bf_loading, bf_destroy, bf_memory, bf_items, true,
+    &mod_bf_type, bf_dump, bf_load, bf_loading, bf_destroy, bf_memory, bf_items, true, true,
     NIDUS_BF_LOADCHUNK, "ERR received bad data", "ERR Second argument must be numeric", "Second argument must be numeric",
     "ERR received bad data", "ERR received bad data", MOD_MSG_BF_LOADING,
 };

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from resp import Error, Raw
+from resp import Error, Raw, scandump
 
 
 @pytest.fixture
@@ -105,3 +105,35 @@ def test_resp3_bf_info_one_field_is_a_map(c3, c):
     assert c3("BF.INFO", "b", "EXPANSION") == {"Expansion rate": 2}
     assert set(c3("BF.INFO", "b", "SIZE")) == {"Size"}
     assert c("BF.INFO", "b", "CAPACITY") == [100]
+
+
+def test_chunk_commands_at_the_edges(c):
+    """SCANDUMP and LOADCHUNK outside a copy's path reply as RedisBloom 8.6.2 does (compared side by side on
+    redis-server 8.6.3; RedisBloom's code is the same on Redis 7): its Bloom stream ends with an empty string,
+    BF.SCANDUMP looks the key up before its iterator, a data chunk for a missing key is "not found", and a
+    header or iterator 0 for an existing Bloom key is bad data. Our chunks for a complete filter stay refused."""
+    assert c("BF.RESERVE", "bf", "0.01", 10) == "OK" and c("BF.ADD", "bf", "a") == 1
+    assert c("CF.RESERVE", "cf", 10) == "OK" and c("CF.ADD", "cf", "a") == 1
+    chunks = scandump(c, "BF", "bf")
+    assert c("BF.SCANDUMP", "bf", chunks[-1][0]) == [0, b""]
+    assert c("BF.SCANDUMP", "bf", 1000) == [0, b""] and c("BF.SCANDUMP", "bf", -1) == [0, b""]
+    assert c("CF.SCANDUMP", "cf", 1000) == [0, None]
+    assert c("BF.SCANDUMP", "nokey", "abc") == Error("ERR not found")
+    assert c("BF.SCANDUMP", "bf", "abc") == Error("Second argument must be numeric")
+    assert c("CF.SCANDUMP", "nokey", "abc") == Error("Invalid position")
+    c("SET", "str", "v")
+    assert c("BF.SCANDUMP", "str", "abc").startswith("WRONGTYPE")
+    for kind in ("BF", "CF"):
+        for it in (5, -1):
+            assert c(kind + ".LOADCHUNK", "nokey", it, "x") == Error("ERR not found"), (kind, it)
+        assert c(kind + ".LOADCHUNK", "str", 5, "x").startswith("WRONGTYPE")
+    assert c("BF.LOADCHUNK", "nokey", 0, "x") == Error("ERR not found")
+    assert c("CF.LOADCHUNK", "nokey", 0, "x") == Error("Invalid position")
+    assert c("BF.LOADCHUNK", "bf", 1, chunks[0][1]) == Error("ERR received bad data")
+    assert c("CF.LOADCHUNK", "cf", 1, "x") == Error("ERR item exists")
+    assert c("BF.LOADCHUNK", "bf", 0, "x") == Error("ERR received bad data")
+    assert c("BF.LOADCHUNK", "bf", -3, "x") == Error("ERR received bad data")
+    assert c("CF.LOADCHUNK", "cf", -3, "x") == Error("Couldn't load chunk!")
+    assert c("BF.LOADCHUNK", "bf", "abc", "x") == Error("ERR Second argument must be numeric")
+    assert c("BF.LOADCHUNK", "bf", 7, "x") == Error("ERR received bad data")  # RedisBloom: OK, bytes overwritten
+    assert c("BF.EXISTS", "bf", "a") == 1
