@@ -4,9 +4,9 @@ make_fixtures.py --native-only): its RDB file, DUMP payloads and SCANDUMP chunk 
 every item answers as it did in RedisBloom, and RedisBloom's later writes give its replies.
 
 An RDB file and a DUMP payload carry the RDB version of the server that wrote them (13 from Redis 8.6, 12 from
-Redis 8.0): a server that reads no such version (Redis 7.0 reads up to 10, Redis 8.0 up to 12; Valkey reads
-Redis's 12 to 79 only with rdb-version-check relaxed) refuses them before any module sees them, so those tests
-skip there, with the reason. The chunks carry no RDB version: they load on every server."""
+Redis 8.0): a server that reads no such version (Redis 7.0 reads up to 10, Redis 8.0 up to 12; Valkey 9 reads
+Redis's 12 to 79 only with rdb-version-check relaxed, tested here too) refuses them before any module sees them, so
+those tests skip there, with the reason. The chunks carry no RDB version: they load on every server."""
 import os
 import shutil
 
@@ -163,3 +163,33 @@ def test_writes_on_redisbloom8_data_reply_and_answer_as_redisbloom(r, name, key)
         assert pipe.execute() == sc["count"]
     want = {k: v for k, v in sc["info"].items() if k != "Size"}
     assert {k: v for k, v in fx.info(r, key).items() if k != "Size"} == want
+
+
+RELAXED = conftest.SERVER_KIND == "valkey" and conftest.SERVER_VERSION >= (9, 0, 0)
+NOT_RELAXED = "rdb-version-check is Valkey 9's: %s" % conftest.SERVER_LABEL
+
+
+@pytest.mark.skipif(not RELAXED, reason=NOT_RELAXED)
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_valkey9_relaxed_loads_redisbloom8_rdb_and_dump_payloads(tmp_path, name):
+    """Valkey 9 reads Redis 8's RDB (and DUMP payloads) under rdb-version-check relaxed when it holds no type
+    Valkey lacks: RedisBloom's keys load into nidus.so and every probe answers as in RedisBloom."""
+    fx = SETS[name]
+    d = tmp_path / "rb"
+    os.makedirs(d)
+    shutil.copy(os.path.join(fx.path, "dump.rdb"), d / "dump.rdb")
+    s = conftest.Server(d, extra=["--rdb-version-check", "relaxed"])
+    try:
+        r = s.client()
+        assert r.dbsize() == len(fx.expected)
+        for key in sorted(fx.expected):
+            fx.assert_exact(r, key)
+        r.flushall()
+        for key in sorted(fx.expected):
+            r.restore(key, 0, fx.payload(key))
+            fx.assert_exact(r, key)
+        r.config_set("rdb-version-check", "strict")
+        with pytest.raises(redis.ResponseError, match="DUMP payload version or checksum are wrong"):
+            r.restore("again", 0, fx.payload("cf_b4"))
+    finally:
+        s.kill()
