@@ -50,10 +50,20 @@ static bool has_hash_tag(const char *key, size_t len)
     return close && close > open + 1;
 }
 
+unsigned move_key_slot(const char *key, size_t key_len)
+{
+    if (has_hash_tag(key, key_len)) {
+        const char *open = memchr(key, '{', key_len);
+        const char *close = memchr(open + 1, '}', key_len - (size_t)(open + 1 - key));
+        return crc16(open + 1, (size_t)(close - open - 1)) & 16383u;
+    }
+    return crc16(key, key_len) & 16383u;
+}
+
 /* A short tag whose slot is key's, found by trying (16384 slots: ~16k tries); its length. */
 static int slot_tag(const char *key, size_t key_len, char tag[32])
 {
-    unsigned slot = crc16(key, key_len) & 16383u;
+    unsigned slot = move_key_slot(key, key_len);
     for (unsigned long i = 0;; i++) {
         int t = snprintf(tag, 32, "nidus-slot-%lu", i);
         if ((crc16(tag, (size_t)t) & 16383u) == slot)
@@ -121,10 +131,9 @@ static int move_file_error(const char *path, nidus_status st)
     return EXIT_ERROR;
 }
 
-/* The key's type as TYPE names it, into out; 0 or 2 after a line. */
-static int key_type(remote *r, const char *key, char *out, size_t cap)
+int move_key_type(remote *r, const char *key, size_t key_len, char *out, size_t cap)
 {
-    redisReply *reply = remote_call(r, 2, (const char *[]){"TYPE", key}, NULL);
+    redisReply *reply = remote_call(r, 2, (const char *[]){"TYPE", key}, (size_t[]){4, key_len});
     if (!reply)
         return EXIT_ERROR;
     if (reply->type != REDIS_REPLY_STATUS) {
@@ -137,11 +146,17 @@ static int key_type(remote *r, const char *key, char *out, size_t cap)
     return 0;
 }
 
-/* ---- push ---- */
+unsigned long long move_unique(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_nsec ^
+           ((unsigned long long)ts.tv_sec << 20);
+}
 
-#define REDIRECTED 3 /* a step of push was answered MOVED or ASK (kept in the remote): push again there */
+/* ---- the steps on the server ---- */
 
-static void delete_key(remote *r, const char *key, size_t len)
+void move_delete(remote *r, const char *key, size_t len)
 {
     if (!r->c || r->c->err)
         return;
@@ -149,7 +164,102 @@ static void delete_key(remote *r, const char *key, size_t len)
     freeReplyObject(remote_reply(r));
 }
 
-/* Sends every chunk of f as LOADCHUNK tmp; 0, REDIRECTED, or 2 after one line (the server's refusal names
+void move_loader_begin(move_loader *l, remote *r, const char *command, const char *tmp, size_t tmp_len)
+{
+    *l = (move_loader){.r = r, .command = command, .tmp = tmp, .tmp_len = tmp_len};
+}
+
+/* Reads replies until at most `keep` are in flight; the first error reply is kept. 0, or 2 after a line. */
+static int loader_drain(move_loader *l, int keep)
+{
+    while (l->pending > keep) {
+        redisReply *reply = remote_reply(l->r);
+        if (!reply)
+            return EXIT_ERROR;
+        l->pending--;
+        if (reply->type == REDIS_REPLY_ERROR && !l->refusal)
+            l->refusal = reply;
+        else
+            freeReplyObject(reply);
+    }
+    return 0;
+}
+
+int move_loader_put(move_loader *l, uint64_t iter, const void *data, size_t len)
+{
+    if (l->refusal)
+        return 0;
+    char it[24];
+    snprintf(it, sizeof it, "%llu", (unsigned long long)iter);
+    remote_append(l->r, 4, (const char *[]){l->command, l->tmp, it, data},
+                  (size_t[]){strlen(l->command), l->tmp_len, strlen(it), len});
+    l->pending++;
+    if (!l->started) { /* the key exists from the header on: give it a TTL until the rename */
+        remote_append(l->r, 3, (const char *[]){"PEXPIRE", l->tmp, TEMP_TTL_MS},
+                      (size_t[]){7, l->tmp_len, strlen(TEMP_TTL_MS)});
+        l->pending++;
+        l->started = true;
+    }
+    return loader_drain(l, WINDOW);
+}
+
+int move_loader_finish(move_loader *l)
+{
+    if (loader_drain(l, 0))
+        return EXIT_ERROR;
+    if (!l->refusal)
+        return 0;
+    return remote_redirected(l->r, l->refusal) ? MOVE_REDIRECTED : MOVE_REFUSED;
+}
+
+void move_loader_free(move_loader *l)
+{
+    freeReplyObject(l->refusal);
+    l->refusal = NULL;
+}
+
+int move_rename(remote *r, const char *tmp, size_t tmp_len, const char *key, size_t key_len, bool replace)
+{
+    const char *rename = replace ? "RENAME" : "RENAMENX";
+    if (r->asking) /* one ASKING covers the transaction: the flag lasts until EXEC */
+        redisAppendCommand(r->c, "ASKING");
+    redisAppendCommand(r->c, "MULTI");
+    redisAppendCommandArgv(r->c, 2, (const char *[]){"PERSIST", tmp}, (size_t[]){7, tmp_len});
+    redisAppendCommandArgv(r->c, 3, (const char *[]){rename, tmp, key}, (size_t[]){strlen(rename), tmp_len, key_len});
+    redisAppendCommand(r->c, "EXEC");
+    int rc = 0;
+    for (int i = r->asking ? -1 : 0; i < 4; i++) {
+        redisReply *reply;
+        if (redisGetReply(r->c, (void **)&reply) != REDIS_OK) {
+            fprintf(stderr, "nidus %s: %s: %s\n", r->cmd, r->shown,
+                    r->c->err == REDIS_ERR_EOF ? "the server closed the connection" : r->c->errstr);
+            return EXIT_ERROR;
+        }
+        if (!rc && remote_redirected(r, reply))
+            rc = MOVE_REDIRECTED;
+        else if (!rc && reply->type == REDIS_REPLY_ERROR)
+            rc = remote_refused(r, rename, reply);
+        if (!rc && i == 3) {
+            redisReply *renamed = reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 ? reply->element[1] : NULL;
+            if (!renamed || renamed->type == REDIS_REPLY_ERROR)
+                rc = remote_refused(r, rename, renamed ? renamed : reply);
+            else if (renamed->type == REDIS_REPLY_INTEGER && renamed->integer == 0)
+                rc = MOVE_EXISTS;
+        }
+        freeReplyObject(reply);
+    }
+    return rc;
+}
+
+/* ---- push ---- */
+
+static int push_exists(const remote *r, const char *key)
+{
+    fprintf(stderr, "nidus push: %s: %s: already exists (--force replaces it)\n", r->shown, key);
+    return EXIT_ERROR;
+}
+
+/* Sends every chunk of f as LOADCHUNK tmp; 0, MOVE_REDIRECTED, or 2 after one line (the server's refusal names
  * FILE). */
 static int send_chunks(remote *r, nidus_filter *f, const char *path, const char *tmp, size_t tmp_len)
 {
@@ -165,110 +275,49 @@ static int send_chunks(remote *r, nidus_filter *f, const char *path, const char 
     nidus_filter_get_stats(f, &stats);
     progress p;
     progress_begin(&p, "pushing", total);
-    int pending = 0, rc = 0;
-    bool failed = false;
-    redisReply *refusal = NULL; /* the server's first error reply */
+    move_loader l;
+    move_loader_begin(&l, r, command, tmp, tmp_len);
+    int rc = 0;
+    bool lost = false;
     for (;;) {
         size_t len = 0;
-        nidus_status st = NIDUS_OK;
-        if (!failed) {
-            st = kind == NIDUS_KIND_CUCKOO ? nidus_cuckoo_dump_chunk(nidus_filter_cuckoo(f), cursor, buf, CHUNK_CAP,
-                                                                     &len, &next)
-                                           : nidus_bloom_dump_chunk(nidus_filter_bloom(f), cursor, buf, CHUNK_CAP,
-                                                                    &len, &next);
-            if (st) {
-                move_file_error(path, st);
-                failed = true;
-                rc = EXIT_ERROR;
-            }
+        nidus_status st = kind == NIDUS_KIND_CUCKOO
+                              ? nidus_cuckoo_dump_chunk(nidus_filter_cuckoo(f), cursor, buf, CHUNK_CAP, &len, &next)
+                              : nidus_bloom_dump_chunk(nidus_filter_bloom(f), cursor, buf, CHUNK_CAP, &len, &next);
+        if (st) {
+            move_file_error(path, st);
+            rc = EXIT_ERROR;
+            break;
         }
-        if (!failed && len) {
-            char iter[24];
-            snprintf(iter, sizeof iter, "%llu", (unsigned long long)next);
-            remote_append(r, 4, (const char *[]){command, tmp, iter, (const char *)buf},
-                          (size_t[]){strlen(command), tmp_len, strlen(iter), len});
-            pending++;
-            if (cursor == 0) { /* the key exists from the header on: give it a TTL until the rename */
-                remote_append(r, 3, (const char *[]){"PEXPIRE", tmp, TEMP_TTL_MS},
-                              (size_t[]){7, tmp_len, strlen(TEMP_TTL_MS)});
-                pending++;
-            }
-            sent += len;
-            cursor = next;
+        if (!len)
+            break;
+        if ((rc = move_loader_put(&l, next, buf, len))) {
+            lost = true;
+            break;
         }
-        bool more = !failed && len;
-        /* read replies down to the window (all of them at the end) */
-        while (pending > (more ? WINDOW : 0)) {
-            redisReply *reply = remote_reply(r);
-            if (!reply) {
-                free(buf);
-                freeReplyObject(refusal);
-                return EXIT_ERROR;
-            }
-            pending--;
-            if (reply->type == REDIS_REPLY_ERROR && !refusal && !rc) {
-                refusal = reply;
-                failed = true;
-                more = false;
-            } else {
-                freeReplyObject(reply);
-            }
-        }
+        sent += len;
+        cursor = next;
         progress_update(&p, sent, total ? (uint64_t)((double)stats.items * (double)sent / (double)total) : 0);
-        if (!more)
+        if (l.refusal)
             break;
     }
     free(buf);
-    if (refusal) {
-        if (remote_redirected(r, refusal))
-            rc = REDIRECTED;
-        else if (!strncmp(refusal->str, "NOPERM", 6))
-            rc = remote_refused(r, command, refusal);
+    if (!lost) { /* the replies in flight, also after a file error */
+        int finished = move_loader_finish(&l);
+        if (!rc)
+            rc = finished;
+    }
+    if (rc == MOVE_REFUSED) {
+        if (!strncmp(l.refusal->str, "NOPERM", 6))
+            rc = remote_refused(r, command, l.refusal);
         else {
-            fprintf(stderr, "nidus push: %s: the server refused it: %s\n", path, refusal->str);
+            fprintf(stderr, "nidus push: %s: the server refused it: %s\n", path, l.refusal->str);
             rc = EXIT_ERROR;
         }
-        freeReplyObject(refusal);
-        return rc;
     }
+    move_loader_free(&l);
     if (!rc)
         progress_end(&p, stats.items);
-    return rc;
-}
-
-/* MULTI, PERSIST tmp, RENAME[NX] tmp key, EXEC; 0, REDIRECTED, or 2 after a line. */
-static int rename_into(remote *r, const char *tmp, size_t tmp_len, const char *key, bool force)
-{
-    const char *rename = force ? "RENAME" : "RENAMENX";
-    if (r->asking) /* one ASKING covers the transaction: the flag lasts until EXEC */
-        redisAppendCommand(r->c, "ASKING");
-    redisAppendCommand(r->c, "MULTI");
-    redisAppendCommandArgv(r->c, 2, (const char *[]){"PERSIST", tmp}, (size_t[]){7, tmp_len});
-    redisAppendCommandArgv(r->c, 3, (const char *[]){rename, tmp, key}, (size_t[]){strlen(rename), tmp_len, strlen(key)});
-    redisAppendCommand(r->c, "EXEC");
-    int rc = 0;
-    for (int i = r->asking ? -1 : 0; i < 4; i++) {
-        redisReply *reply;
-        if (redisGetReply(r->c, (void **)&reply) != REDIS_OK) {
-            fprintf(stderr, "nidus push: %s: %s\n", r->shown,
-                    r->c->err == REDIS_ERR_EOF ? "the server closed the connection" : r->c->errstr);
-            return EXIT_ERROR;
-        }
-        if (!rc && remote_redirected(r, reply))
-            rc = REDIRECTED;
-        else if (!rc && reply->type == REDIS_REPLY_ERROR)
-            rc = remote_refused(r, rename, reply);
-        if (!rc && i == 3) {
-            redisReply *renamed = reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 ? reply->element[1] : NULL;
-            if (!renamed || renamed->type == REDIS_REPLY_ERROR)
-                rc = remote_refused(r, rename, renamed ? renamed : reply);
-            else if (renamed->type == REDIS_REPLY_INTEGER && renamed->integer == 0) {
-                fprintf(stderr, "nidus push: %s: %s: already exists (--force replaces it)\n", r->shown, key);
-                rc = EXIT_ERROR;
-            }
-        }
-        freeReplyObject(reply);
-    }
     return rc;
 }
 
@@ -282,27 +331,26 @@ static int migrating(const remote *r, const char *key, const char *host, int por
     return EXIT_ERROR;
 }
 
-/* One push of f into key through the temporary key tmp on the node connected to: 0, REDIRECTED (tmp deleted if
- * it was there), or 2 after a line. */
+/* One push of f into key through the temporary key tmp on the node connected to: 0, MOVE_REDIRECTED (tmp deleted
+ * if it was there), or 2 after a line. */
 static int push_once(remote *r, nidus_filter *f, const char *path, const char *key, const char *tmp, size_t tmp_len,
                      bool force)
 {
     char type[64];
-    int rc = key_type(r, key, type, sizeof type);
+    size_t key_len = strlen(key);
+    int rc = move_key_type(r, key, key_len, type, sizeof type);
     if (rc)
         return rc;
-    if (strcmp(type, "none") && !force) {
-        fprintf(stderr, "nidus push: %s: %s: already exists (--force replaces it)\n", r->shown, key);
-        return EXIT_ERROR;
-    }
+    if (strcmp(type, "none") && !force)
+        return push_exists(r, key);
     if (r->asking && !strcmp(type, "none"))
         return migrating(r, key, r->host, r->port);
     rc = send_chunks(r, f, path, tmp, tmp_len);
-    if (!rc)
-        rc = rename_into(r, tmp, tmp_len, key, force);
+    if (!rc && (rc = move_rename(r, tmp, tmp_len, key, key_len, force)) == MOVE_EXISTS)
+        rc = push_exists(r, key);
     if (rc)
-        delete_key(r, tmp, tmp_len);
-    if (rc == REDIRECTED && r->next_ask && !r->asking && strcmp(type, "none"))
+        move_delete(r, tmp, tmp_len);
+    if (rc == MOVE_REDIRECTED && r->next_ask && !r->asking && strcmp(type, "none"))
         return migrating(r, key, r->next_host, r->next_port);
     return rc;
 }
@@ -333,11 +381,7 @@ int cmd_push(int argc, char **argv)
     }
     size_t key_len = strlen(key), tmp_len, cap = 2 * key_len + 96;
     char *tmp = malloc(cap);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    unsigned long long unique = ((unsigned long long)getpid() << 32) ^ (unsigned long long)ts.tv_nsec ^
-                                ((unsigned long long)ts.tv_sec << 20);
-    if (!tmp || !move_temp_key(key, key_len, unique, tmp, cap, &tmp_len)) {
+    if (!tmp || !move_temp_key(key, key_len, move_unique(), tmp, cap, &tmp_len)) {
         fprintf(stderr, "nidus push: out of memory\n");
         free(tmp);
         remote_close(&r);
@@ -346,7 +390,7 @@ int cmd_push(int argc, char **argv)
     }
     /* TYPE follows redirects itself; a slot that moves during the chunks or the rename starts the push again
      * on the node it moved to, where the temporary key may have moved with the slot */
-    for (int attempt = 0; (rc = push_once(&r, f, path, key, tmp, tmp_len, force)) == REDIRECTED; attempt++) {
+    for (int attempt = 0; (rc = push_once(&r, f, path, key, tmp, tmp_len, force)) == MOVE_REDIRECTED; attempt++) {
         if (attempt == REMOTE_REDIRECTS) {
             fprintf(stderr, "nidus push: %s: still redirected after %d redirects (to %s:%d): the cluster's slot "
                             "keeps moving; try again\n", r.shown, REMOTE_REDIRECTS, r.next_host, r.next_port);
@@ -355,7 +399,7 @@ int cmd_push(int argc, char **argv)
         }
         if ((rc = remote_follow(&r)))
             break;
-        delete_key(&r, tmp, tmp_len);
+        move_delete(&r, tmp, tmp_len);
     }
     free(tmp);
     remote_close(&r);
@@ -451,7 +495,7 @@ int cmd_pull(int argc, char **argv)
         return rc;
     char type[64];
     pulled out = {0};
-    if ((rc = key_type(&r, key, type, sizeof type)))
+    if ((rc = move_key_type(&r, key, strlen(key), type, sizeof type)))
         goto done;
     if (!strcmp(type, "nidus--CF")) {
         out.kind = NIDUS_KIND_CUCKOO;

@@ -51,3 +51,9 @@ void progress_end(progress *p, uint64_t items)
     fprintf(stderr, "\r%s done: %llu items in %.1fs (%.2f M/s)%30s\n", p->what, (unsigned long long)items, t,
             (double)items / (t + 1e-9) / 1e6, "");
 }
+
+void progress_clear(progress *p)
+{
+    if (p->on)
+        fprintf(stderr, "\r%100s\r", "");
+}

@@ -21,4 +21,7 @@ void progress_update(progress *p, uint64_t done, uint64_t items);
 
 void progress_end(progress *p, uint64_t items);
 
+/* Erases the progress line, for a command that ends with a line of its own. */
+void progress_clear(progress *p);
+
 #endif

@@ -234,11 +234,13 @@ static bool unknown_command(const redisReply *reply)
     return reply->type == REDIS_REPLY_ERROR && !strncmp(reply->str, "ERR unknown command", 19);
 }
 
-/* 0 if the server has the nidus module: MODULE LIST names it; where an ACL refuses MODULE LIST, COMMAND INFO
- * knows CF.LOADCHUNK; where it refuses that too, CF.LOADCHUNK without arguments is not an unknown command (the
- * server checks the name and arity before the ACL). Else 2 after one line saying what it lacks. */
+/* 0 if the server has the nidus module (a reader: nidus or RedisBloom, whose module is named "bf"): MODULE LIST
+ * names it; where an ACL refuses MODULE LIST, COMMAND INFO knows CF.LOADCHUNK (a reader: CF.SCANDUMP); where it
+ * refuses that too, that command without arguments is not an unknown command (the server checks the name and
+ * arity before the ACL). Else 2 after one line saying what it lacks. */
 static int check_module(remote *r)
 {
+    const char *command = r->reader ? NIDUS_CF_SCANDUMP : NIDUS_CF_LOADCHUNK;
     redisReply *reply = remote_call(r, 2, (const char *[]){"MODULE", "LIST"}, NULL);
     if (!reply)
         return EXIT_ERROR;
@@ -253,26 +255,27 @@ static int check_module(remote *r)
         redisReply *m = reply->element[i];
         for (size_t j = 0; m->type == REDIS_REPLY_ARRAY && j + 1 < m->elements; j += 2)
             if (m->element[j]->type == REDIS_REPLY_STRING && !strcmp(m->element[j]->str, "name") &&
-                m->element[j + 1]->type == REDIS_REPLY_STRING && !strcmp(m->element[j + 1]->str, "nidus"))
+                m->element[j + 1]->type == REDIS_REPLY_STRING &&
+                (!strcmp(m->element[j + 1]->str, "nidus") || (r->reader && !strcmp(m->element[j + 1]->str, "bf"))))
                 found = true;
     }
     freeReplyObject(reply);
     if (!known) { /* MODULE LIST refused (an ACL, say): ask about the command instead */
-        if (!(reply = remote_call(r, 3, (const char *[]){"COMMAND", "INFO", NIDUS_CF_LOADCHUNK}, NULL)))
+        if (!(reply = remote_call(r, 3, (const char *[]){"COMMAND", "INFO", command}, NULL)))
             return EXIT_ERROR;
         if ((known = reply->type == REDIS_REPLY_ARRAY && reply->elements == 1))
             found = reply->element[0]->type == REDIS_REPLY_ARRAY;
         freeReplyObject(reply);
     }
     if (!known) { /* COMMAND refused as well: the command itself, without its arguments */
-        if (!(reply = remote_call(r, 1, (const char *[]){NIDUS_CF_LOADCHUNK}, NULL)))
+        if (!(reply = remote_call(r, 1, (const char *[]){command}, NULL)))
             return EXIT_ERROR;
         found = !unknown_command(reply);
         freeReplyObject(reply);
     }
     if (!found) {
-        fprintf(stderr, "nidus %s: %s: the server does not have the nidus module loaded (loadmodule nidus.so)\n",
-                r->cmd, r->shown);
+        fprintf(stderr, "nidus %s: %s: the server does not have the nidus module loaded (loadmodule nidus.so)%s\n",
+                r->cmd, r->shown, r->reader ? ", nor RedisBloom" : "");
         return EXIT_ERROR;
     }
     return 0;
@@ -331,11 +334,12 @@ static int connect_node(remote *r, bool unix_socket, const char *path, const cha
     return 0;
 }
 
-int remote_open(remote *r, const char *cmd, const char *url)
+static int open_url(remote *r, const char *cmd, const char *url, bool reader)
 {
     url_parts p;
     memset(r, 0, sizeof *r);
     r->cmd = cmd;
+    r->reader = reader;
     if (!url)
         url = getenv("REDIS_URL");
     if (!url || !*url)
@@ -350,6 +354,27 @@ int remote_open(remote *r, const char *cmd, const char *url)
     memcpy(r->password, p.password, sizeof r->password);
     r->db = p.db;
     return connect_node(r, p.unix_socket, p.path, p.host, p.port);
+}
+
+int remote_open(remote *r, const char *cmd, const char *url)
+{
+    return open_url(r, cmd, url, false);
+}
+
+int remote_open_reader(remote *r, const char *cmd, const char *url)
+{
+    return open_url(r, cmd, url, true);
+}
+
+int remote_open_node(remote *r, const remote *like, const char *host, int port)
+{
+    memset(r, 0, sizeof *r);
+    r->cmd = like->cmd;
+    r->reader = like->reader;
+    r->db = like->db;
+    memcpy(r->user, like->user, sizeof r->user);
+    memcpy(r->password, like->password, sizeof r->password);
+    return connect_node(r, false, NULL, host, port);
 }
 
 int remote_follow(remote *r)

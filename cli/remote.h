@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A connection to a Redis or Valkey server for `push` and `pull`: the URL parsed, connected, authenticated,
- * the database selected and the nidus module checked, or one line on stderr saying what failed. In a cluster,
+/* A connection to a Redis or Valkey server for `push`, `pull` and `copy`: the URL parsed, connected,
+ * authenticated, the database selected and the nidus module checked (for a server copied from: nidus or
+ * RedisBloom), or one line on stderr saying what failed. In a cluster,
  * MOVED and ASK replies are followed (hiredis has no cluster client): a new connection to the node they name,
  * with the same credentials, at most REMOTE_REDIRECTS times for one command. */
 #ifndef NIDUS_CLI_REMOTE_H
@@ -20,7 +21,8 @@
 
 typedef struct remote {
     redisContext *c;
-    const char *cmd;  /* "push" or "pull", for messages */
+    const char *cmd;  /* "push", "pull" or "copy", for messages */
+    bool reader;      /* a server copied from: RedisBloom's module will do as well as nidus */
     char shown[1024]; /* the server as errors name it: the password replaced by "***" */
     char user[256], password[256];
     char host[256];   /* the node connected to (host empty on a unix socket) */
@@ -35,6 +37,12 @@ typedef struct remote {
 /* Connects to `url` (NULL: $REDIS_URL, else REMOTE_DEFAULT_URL) for command `cmd`. Returns 0, or 2 after one
  * line on stderr (bad URL, unreachable, refused password, no nidus module). */
 int remote_open(remote *r, const char *cmd, const char *url);
+
+/* As remote_open, for a server to read filters from: its module may be nidus or RedisBloom. */
+int remote_open_reader(remote *r, const char *cmd, const char *url);
+
+/* Connects r to host:port with like's credentials, database and module check; 0, or 2 after a line. */
+int remote_open_node(remote *r, const remote *like, const char *host, int port);
 
 /* The reply to one command (argv, lens; lens NULL: C strings), MOVED and ASK followed; NULL after a line on
  * stderr naming the server if the connection failed or the redirects did not end. */
