@@ -16,5 +16,6 @@ int cmd_merge(int argc, char **argv);  /* merge.c */
 int cmd_help(int argc, char **argv);   /* help.c */
 int cmd_push(int argc, char **argv);   /* move.c */
 int cmd_pull(int argc, char **argv);   /* move.c */
+int cmd_copy(int argc, char **argv);   /* copy.c: exit 1 when a filter key was not copied */
 
 #endif

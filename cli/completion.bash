@@ -9,7 +9,7 @@ _nidus()
         words=("${COMP_WORDS[@]}")
         cword=$COMP_CWORD
     }
-    local commands="create add check del count info verify build merge push pull help"
+    local commands="create add check del count info verify build merge push pull copy help"
     local create_opts="--type --capacity --error --fingerprint-bits --bucket-size --semi-sort --expansion --max-kicks --force --help"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands -V --version -h --help" -- "$cur"))
@@ -18,8 +18,8 @@ _nidus()
     case $prev in
         --type) COMPREPLY=($(compgen -W "cuckoo bloom counting-bloom fuse" -- "$cur")); return ;;
         --bucket-size) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
-        --from) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --capacity|--error|--fingerprint-bits|--expansion|--max-kicks|--url) return ;;
+        --from) [[ ${words[1]} == copy ]] && return; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --capacity|--error|--fingerprint-bits|--expansion|--max-kicks|--url|--to|--match) return ;;
     esac
     local opts
     case ${words[1]} in
@@ -28,6 +28,8 @@ _nidus()
         add|del) opts="--keep-going --help" ;;
         info) opts="--json --help" ;;
         push|pull) opts="--url --force --help" ;;
+        copy) opts="--from --to --match --replace --help"
+              [[ $cur == -* ]] || return ;;
         help) COMPREPLY=($(compgen -W "$commands" -- "$cur")); return ;;
         *) opts="--help" ;;
     esac

@@ -92,6 +92,23 @@ static const help_entry entries[] = {
      "Writes the CF or BF key KEY into FILE, atomically, as a filter file that answers every item as KEY does.\n"
      "A key loaded from RedisBloom's data is refused (exit 2): no nidus file holds RedisBloom's hashing.\n"
      URL_TEXT "  --force               replace FILE if it exists (only a regular file)\n"},
+    {"copy", "nidus copy --from URL --to URL [--match PATTERN] [--replace] [KEY ...]",
+     "Copies cuckoo and Bloom filter keys from one server to another through SCANDUMP and LOADCHUNK: from Redis\n"
+     "or Valkey with nidus or RedisBloom (its keys keep RedisBloom's format and answers), to a server with nidus,\n"
+     "standalone or cluster on either side (a cluster: every master is scanned, every key goes to its slot's).\n"
+     "Without KEY, every key whose type is a filter (SCAN, MATCH PATTERN with --match); keys of other types are\n"
+     "skipped and counted. Each key arrives whole or not at all: its chunks load into a temporary key in its slot,\n"
+     "renamed over KEY at the end. A key written to during its copy (WATCH) is copied again, at most 3 times in\n"
+     "all, then reported. An empty cuckoo filter (it has no chunk) is made anew with its parameters.\n"
+     "Ends with one line on stdout: keys and items copied, and what was skipped, exists or failed.\n"
+     "  --from URL            the server to copy from: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or\n"
+     "                        unix://PATH[?db=N]; messages never show the password\n"
+     "  --to URL              the server to copy to (it needs the nidus module)\n"
+     "  --match PATTERN       only the keys SCAN's MATCH PATTERN takes (not with KEY arguments)\n"
+     "  --replace             replace a target key that exists (else it is left alone, and counted)\n"
+     "Exit 0 if every filter key was copied; 1 if some were not (a target key exists, a key kept changing, the\n"
+     "target refused one, a KEY given is missing or no filter), each with a line on stderr; 2 usage, or a server\n"
+     "that cannot be reached or fails.\n"},
     {"merge", "nidus merge DEST SRC [SRC ...]",
      "Adds every item of each SRC to DEST: a cuckoo filter's counts add (each copy deletes again), a bloom\n"
      "filter's bits are ORed, a counting-bloom filter's counters add (up to 15). A missing DEST starts as a copy\n"
@@ -119,7 +136,8 @@ void help_usage(FILE *out)
         fprintf(out, "  %s\n", entries[i].synopsis);
     fprintf(out, "\n  nidus help COMMAND (or nidus COMMAND --help) for a command's options;  nidus -V | --version\n"
                  "Exit codes: 0 success; 1 a key could not be added, or (del) was not there: FILE is left as it\n"
-                 "was unless --keep-going; 2 usage, I/O or format error, with one line on stderr naming the file.\n");
+                 "was unless --keep-going (copy: a key was not copied); 2 usage, I/O or format error, with one line\n"
+                 "on stderr naming the file (or the server).\n");
 }
 
 void help_command(const help_entry *e, FILE *out) { fprintf(out, "%s\n\n%s", e->synopsis, e->text); }

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
     } commands[] = {{"create", cmd_create}, {"add", cmd_add},   {"check", cmd_check},   {"del", cmd_del},
                     {"count", cmd_count},   {"info", cmd_info}, {"verify", cmd_verify}, {"build", cmd_build},
                     {"merge", cmd_merge},   {"help", cmd_help},
-                    {"push", cmd_push},     {"pull", cmd_pull}};
+                    {"push", cmd_push},     {"pull", cmd_pull},   {"copy", cmd_copy}};
     if (argc < 2) {
         help_usage(stderr);
         return EXIT_ERROR;

@@ -205,3 +205,34 @@ int parse_remote_options(const char *cmd, int argc, char **argv, const char **ur
         return usage_error(cmd, !strcmp(cmd, "push") ? "expected FILE and KEY" : "expected KEY and FILE", NULL);
     return 0;
 }
+
+int parse_copy_options(int argc, char **argv, copy_options *o)
+{
+    *o = (copy_options){.keys = argv};
+    bool options = true;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && !strcmp(a, "--")) {
+            options = false;
+        } else if (options && !strcmp(a, "--replace")) {
+            o->replace = true;
+        } else if (options && (take_value(argc, argv, &i, "--from", &o->from) ||
+                               take_value(argc, argv, &i, "--to", &o->to) ||
+                               take_value(argc, argv, &i, "--match", &o->match))) {
+            continue;
+        } else if (options && (!strcmp(a, "--from") || !strcmp(a, "--to") || !strcmp(a, "--match"))) {
+            fprintf(stderr, "nidus copy: %s needs a value (see 'nidus help copy')\n", a);
+            return EXIT_ERROR;
+        } else if (options && !strncmp(a, "--", 2)) {
+            return usage_error("copy", "unknown option", a);
+        } else {
+            argv[o->n_keys++] = argv[i];
+        }
+    }
+    if (!o->from || !o->to)
+        return usage_error("copy", !o->from ? "--from URL is required (the server to copy from)"
+                                            : "--to URL is required (the server to copy to)", NULL);
+    if (o->match && o->n_keys)
+        return usage_error("copy", "--match and KEY arguments exclude each other", NULL);
+    return 0;
+}

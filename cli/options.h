@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The options of every command, parsed in one place: those of the commands on files (create and build take the
- * filter's parameters) and those of the commands that talk to a server (push, pull). */
+ * filter's parameters) and those of the commands that talk to a server (push, pull, copy). */
 #ifndef NIDUS_CLI_OPTIONS_H
 #define NIDUS_CLI_OPTIONS_H
 
@@ -22,5 +22,17 @@ int parse_options(const char *cmd, int *argc, char **argv, options *o, bool crea
 /* push and pull: --url URL (or --url=URL) and --force; the two positional arguments into pos. 0, or EXIT_ERROR
  * after a usage line. */
 int parse_remote_options(const char *cmd, int argc, char **argv, const char **url, bool *force, const char *pos[2]);
+
+/* copy: --from URL, --to URL, --match PATTERN, --replace. */
+typedef struct copy_options {
+    const char *from, *to, *match;
+    bool replace;
+    char **keys; /* the KEY arguments: argv's own, moved to its front */
+    int n_keys;
+} copy_options;
+
+/* copy's options out of argv, the KEYs left in its front; both URLs required, --match not with KEYs. 0, or
+ * EXIT_ERROR after a usage line. */
+int parse_copy_options(int argc, char **argv, copy_options *o);
 
 #endif

@@ -118,9 +118,12 @@ def _answers(proc, port, deadline):
 
 
 class Server:
-    """One server with the module, in its own directory."""
+    """One server with the module, in its own directory; binary: another server than SERVER (the module
+    nidus.so, unless module names another)."""
 
-    def __init__(self, workdir, extra=(), module_args=()):
+    def __init__(self, workdir, extra=(), module_args=(), binary=None, module=None):
+        self.binary = binary or SERVER
+        self.module = module or MODULE
         self.dir = str(workdir)
         os.makedirs(self.dir, exist_ok=True)
         self.extra = list(extra)
@@ -132,9 +135,9 @@ class Server:
     def start(self):
         """Starts the server on self.port, or on another free port if that one is taken by then."""
         def command(port):
-            return [SERVER, "--bind", "127.0.0.1", "--port", str(port), "--dir", self.dir, "--save", "",
+            return [self.binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", self.dir, "--save", "",
                     "--appendonly", "no", "--enable-debug-command", "local", "--logfile", "redis.log",
-                    "--loadmodule", os.path.abspath(MODULE), *self.module_args, *self.extra]
+                    "--loadmodule", os.path.abspath(self.module), *self.module_args, *self.extra]
         self.proc, self.port = launch(command, os.path.join(self.dir, "redis.log"), self.port)
 
     def log(self):

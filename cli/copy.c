@@ -1,0 +1,696 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* copy. Which keys: the KEYs given, else SCAN (MATCH PATTERN) on the source, or on each of its masters, with a
+ * pipelined TYPE of every key found; the filter types are nidus's (nidus--CF, nidus--BF) and RedisBloom's
+ * (MBbloomCF, MBbloom--), any other type is skipped and counted. Each key: its target key checked first (an
+ * existing one is left alone unless --replace), then WATCH on the source, CF.INFO / BF.INFO, SCANDUMP chunk by
+ * chunk, each sent on at once as LOADCHUNK into a temporary key in the key's slot on the target (move.c's loader,
+ * pipelined), then an empty MULTI / EXEC on the source: a write to the key anywhere in between (or its deletion,
+ * or another value put there) aborts that EXEC, and the temporary key is deleted and the key copied again, at
+ * most COPY_ATTEMPTS times in all. Only a clean pass is renamed over the target key (move_rename). */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <nidus/protocol.h>
+
+#include "commands.h"
+#include "common.h"
+#include "move.h"
+#include "options.h"
+#include "progress.h"
+#include "remote.h"
+
+#define COPY_ATTEMPTS 3 /* passes over a key that is written to during each of them, before it is reported */
+#define SCAN_COUNT "1000"
+#define SLOTS 16384
+#define CHANGED 6       /* a pass over a key saw it written to (its EXEC aborted): copy it again */
+#define SOURCE_MOVED 7  /* the source answered MOVED or ASK inside a pass: WATCH again where the key is */
+#define NOT_COPIED 8    /* a key found by SCAN is gone, or holds another type now: counted, not a failure */
+
+/* ---- the servers: one connection, or one per master of a cluster ---- */
+
+typedef struct side {
+    remote **r;
+    size_t n, cap;
+    uint16_t *slot; /* NULL: one server; else index + 1 into r of each slot's master (0: not served) */
+} side;
+
+/* The connection to host:port in s, opened (like `like`) if there is none yet; its index in *at. 0, or 2. */
+static int side_node(side *s, const remote *like, const char *host, int port, size_t *at)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->r[i]->port == port && !strcmp(s->r[i]->host, host)) {
+            *at = i;
+            return 0;
+        }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 4;
+        remote **r = realloc(s->r, cap * sizeof *r);
+        if (!r)
+            goto oom;
+        s->r = r;
+        s->cap = cap;
+    }
+    remote *r = malloc(sizeof *r);
+    if (!r)
+        goto oom;
+    if (remote_open_node(r, like, host, port)) {
+        free(r);
+        return EXIT_ERROR;
+    }
+    s->r[s->n] = r;
+    *at = s->n++;
+    return 0;
+oom:
+    fprintf(stderr, "nidus copy: out of memory\n");
+    return EXIT_ERROR;
+}
+
+static void side_close(side *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        remote_close(s->r[i]);
+        free(s->r[i]);
+    }
+    free(s->r);
+    free(s->slot);
+    memset(s, 0, sizeof *s);
+}
+
+/* Connects to url; in a cluster (CLUSTER SLOTS answers), to every master, with the slot map. 0, or 2. */
+static int side_open(side *s, const char *url, bool reader)
+{
+    memset(s, 0, sizeof *s);
+    remote *first = malloc(sizeof *first);
+    if (!first) {
+        fprintf(stderr, "nidus copy: out of memory\n");
+        return EXIT_ERROR;
+    }
+    if (reader ? remote_open_reader(first, "copy", url) : remote_open(first, "copy", url)) {
+        free(first);
+        return EXIT_ERROR;
+    }
+    redisReply *reply = remote_call(first, 2, (const char *[]){"CLUSTER", "SLOTS"}, NULL);
+    int rc = 0;
+    if (!reply) {
+        rc = EXIT_ERROR;
+    } else if (reply->type == REDIS_REPLY_ERROR && strstr(reply->str, "cluster support disabled")) {
+        s->r = malloc(sizeof *s->r);
+        if (s->r) {
+            s->r[0] = first;
+            s->n = s->cap = 1;
+            first = NULL;
+        } else {
+            fprintf(stderr, "nidus copy: out of memory\n");
+            rc = EXIT_ERROR;
+        }
+    } else if (reply->type != REDIS_REPLY_ARRAY) {
+        rc = remote_refused(first, "CLUSTER SLOTS", reply);
+    } else if (!(s->slot = calloc(SLOTS, sizeof *s->slot))) {
+        fprintf(stderr, "nidus copy: out of memory\n");
+        rc = EXIT_ERROR;
+    } else {
+        for (size_t i = 0; !rc && i < reply->elements; i++) {
+            /* [first slot, last slot, [host, port, id, ...] of the master, replicas...] */
+            redisReply *e = reply->element[i];
+            redisReply *m = e->type == REDIS_REPLY_ARRAY && e->elements >= 3 ? e->element[2] : NULL;
+            if (!m || m->type != REDIS_REPLY_ARRAY || m->elements < 2 || m->element[0]->type != REDIS_REPLY_STRING ||
+                m->element[1]->type != REDIS_REPLY_INTEGER || e->element[0]->type != REDIS_REPLY_INTEGER ||
+                e->element[1]->type != REDIS_REPLY_INTEGER) {
+                rc = remote_refused(first, "CLUSTER SLOTS", reply);
+                break;
+            }
+            const char *host = m->element[0]->str;
+            if (!host[0] || !strcmp(host, "?")) /* no endpoint announced: the host we reached it by */
+                host = first->host;
+            size_t at;
+            rc = side_node(s, first, host, (int)m->element[1]->integer, &at);
+            for (long long k = e->element[0]->integer; !rc && k <= e->element[1]->integer && k < SLOTS; k++)
+                if (k >= 0)
+                    s->slot[k] = (uint16_t)(at + 1);
+        }
+    }
+    freeReplyObject(reply);
+    if (first) {
+        remote_close(first);
+        free(first);
+    }
+    if (!rc && !s->n) {
+        fprintf(stderr, "nidus copy: %s: the cluster serves no slot\n", url);
+        rc = EXIT_ERROR;
+    }
+    if (rc)
+        side_close(s);
+    return rc;
+}
+
+/* The connection to the master serving key (the first one when it is not known). */
+static size_t side_index(const side *s, const char *key, size_t len)
+{
+    if (!s->slot)
+        return 0;
+    uint16_t at = s->slot[move_key_slot(key, len)];
+    return at ? (size_t)at - 1 : 0;
+}
+
+/* ---- the keys ---- */
+
+typedef enum { NOT_A_FILTER, CUCKOO, BLOOM } kind;
+
+static kind kind_of(const char *type)
+{
+    if (!strcmp(type, "nidus--CF") || !strcmp(type, "MBbloomCF"))
+        return CUCKOO;
+    if (!strcmp(type, "nidus--BF") || !strcmp(type, "MBbloom--"))
+        return BLOOM;
+    return NOT_A_FILTER;
+}
+
+typedef struct found {
+    char *key;
+    size_t len;
+    size_t node; /* the source connection that found it */
+} found;
+
+typedef struct copier {
+    side from, to;
+    bool replace, named; /* named: the keys were given (each one missing or of another type is an error) */
+    found *keys;
+    size_t n, cap;
+    unsigned long long unique;
+    char *tmp;
+    size_t tmp_cap;
+    progress p;
+    uint64_t copied, items, bytes, skipped, exists, changed, failed, missing, gone, again;
+} copier;
+
+static int add_key(copier *c, const char *key, size_t len, size_t node)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        found *k = realloc(c->keys, cap * sizeof *k);
+        if (!k)
+            goto oom;
+        c->keys = k;
+        c->cap = cap;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        goto oom;
+    memcpy(copy, key, len);
+    copy[len] = '\0';
+    c->keys[c->n++] = (found){copy, len, node};
+    return 0;
+oom:
+    fprintf(stderr, "nidus copy: out of memory\n");
+    return EXIT_ERROR;
+}
+
+/* A key as messages show it: printable bytes as they are, others as \xNN. */
+static void show_key(FILE *out, const char *key, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)key[i];
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+            fputc(ch, out);
+        else
+            fprintf(out, "\\x%02x", ch);
+    }
+}
+
+/* "nidus copy: SERVER: KEY: " and the rest of the line. */
+__attribute__((format(printf, 3, 4))) static void key_line(const remote *r, const found *k, const char *fmt, ...)
+{
+    fprintf(stderr, "nidus copy: %s: ", r->shown);
+    show_key(stderr, k->key, k->len);
+    fprintf(stderr, ": ");
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* SCAN over one source node, TYPE of each key pipelined: filters into c->keys, the others counted. 0, or 2. */
+static int scan_node(copier *c, size_t node, const char *pattern)
+{
+    remote *r = c->from.r[node];
+    char cursor[32] = "0";
+    do {
+        const char *argv[] = {"SCAN", cursor, "COUNT", SCAN_COUNT, "MATCH", pattern};
+        redisReply *reply = remote_call(r, pattern ? 6 : 4, argv, NULL);
+        if (!reply)
+            return EXIT_ERROR;
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 || reply->element[0]->type != REDIS_REPLY_STRING ||
+            reply->element[1]->type != REDIS_REPLY_ARRAY) {
+            int rc = remote_refused(r, "SCAN", reply);
+            freeReplyObject(reply);
+            return rc;
+        }
+        snprintf(cursor, sizeof cursor, "%s", reply->element[0]->str);
+        redisReply *keys = reply->element[1];
+        for (size_t i = 0; i < keys->elements; i++)
+            remote_append(r, 2, (const char *[]){"TYPE", keys->element[i]->str},
+                          (size_t[]){4, keys->element[i]->len});
+        int rc = 0;
+        for (size_t i = 0; i < keys->elements; i++) {
+            redisReply *type = rc ? NULL : remote_reply(r);
+            if (!type) {
+                rc = EXIT_ERROR;
+                continue;
+            }
+            /* an error (the key's slot moved away meanwhile, say) is settled when the key is copied */
+            bool filter = type->type != REDIS_REPLY_STATUS || kind_of(type->str) != NOT_A_FILTER;
+            if (filter)
+                rc = add_key(c, keys->element[i]->str, keys->element[i]->len, node);
+            else if (strcmp(type->str, "none")) /* "none": deleted since the SCAN */
+                c->skipped++;
+            freeReplyObject(type);
+        }
+        freeReplyObject(reply);
+        if (rc)
+            return rc;
+    } while (strcmp(cursor, "0"));
+    return 0;
+}
+
+/* ---- one key ---- */
+
+typedef struct info {
+    long long items, buckets, bucket_size, expansion, max_iterations, fingerprint_bits, capacity;
+} info;
+
+/* The integer fields of a CF.INFO / BF.INFO reply (RESP2: name, value, ...); those missing are -1. */
+static void parse_info(const redisReply *reply, info *out)
+{
+    *out = (info){-1, -1, -1, -1, -1, -1, -1};
+    static const struct {
+        const char *name;
+        size_t offset;
+    } fields[] = {{"Number of items inserted", offsetof(info, items)},
+                  {"Number of buckets", offsetof(info, buckets)},
+                  {"Bucket size", offsetof(info, bucket_size)},
+                  {"Expansion rate", offsetof(info, expansion)},
+                  {"Max iterations", offsetof(info, max_iterations)},
+                  {"Fingerprint bits", offsetof(info, fingerprint_bits)},
+                  {"Capacity", offsetof(info, capacity)}};
+    for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i + 1 < reply->elements; i += 2) {
+        const redisReply *name = reply->element[i], *value = reply->element[i + 1];
+        if ((name->type != REDIS_REPLY_STRING && name->type != REDIS_REPLY_STATUS) ||
+            value->type != REDIS_REPLY_INTEGER)
+            continue;
+        for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
+            if (!strcmp(name->str, fields[f].name))
+                *(long long *)((char *)out + fields[f].offset) = value->integer;
+    }
+}
+
+/* An error reply about one key: an ACL's refusal applies to every key (2 after remote_refused's line); any
+ * other (a filter still loading its chunks, say) is this key's: a line, counted, 1. */
+static int key_refused(copier *c, remote *r, const found *k, const char *what, const redisReply *reply)
+{
+    if (reply->type != REDIS_REPLY_ERROR || !strncmp(reply->str, "NOPERM", 6))
+        return remote_refused(r, what, reply);
+    key_line(r, k, "%s: %s", what, reply->str);
+    c->failed++;
+    return EXIT_KEYS;
+}
+
+/* The reply to a command inside a pass on the source: NULL after a line (2 in *rc), or with *rc SOURCE_MOVED
+ * for a redirect (the key's slot moved: the pass starts again, WATCH following it). */
+static redisReply *source_call(remote *r, int argc, const char **argv, const size_t *lens, int *rc)
+{
+    remote_append(r, argc, argv, lens);
+    redisReply *reply = remote_reply(r);
+    *rc = !reply ? EXIT_ERROR : remote_redirected(r, reply) ? SOURCE_MOVED : 0;
+    if (*rc == SOURCE_MOVED) {
+        freeReplyObject(reply);
+        return NULL;
+    }
+    return reply;
+}
+
+/* An empty cuckoo filter has no chunks (SCANDUMP answers [0, nil] for it, as RedisBloom does): it is made anew
+ * on the target with its parameters. 0, MOVE_REDIRECTED, MOVE_REFUSED (l->refusal), or 2. */
+static int reserve_empty(move_loader *l, const info *in)
+{
+    long long capacity = in->capacity > 0 ? in->capacity : in->buckets * (in->bucket_size > 0 ? in->bucket_size : 1);
+    char cap[24], bucket[24], iterations[24], expansion[24], bits[24];
+    snprintf(cap, sizeof cap, "%lld", capacity > 0 ? capacity : 1);
+    snprintf(bucket, sizeof bucket, "%lld", in->bucket_size);
+    snprintf(iterations, sizeof iterations, "%lld", in->max_iterations);
+    snprintf(expansion, sizeof expansion, "%lld", in->expansion);
+    snprintf(bits, sizeof bits, "%lld", in->fingerprint_bits);
+    const char *argv[11] = {"CF.RESERVE", l->tmp, cap};
+    size_t lens[11] = {10, l->tmp_len, strlen(cap)};
+    int argc = 3;
+    const char *names[] = {"BUCKETSIZE", "MAXITERATIONS", "EXPANSION", "FINGERPRINT"};
+    const char *values[] = {bucket, iterations, expansion, bits};
+    long long given[] = {in->bucket_size, in->max_iterations, in->expansion, in->fingerprint_bits};
+    for (int i = 0; i < 4; i++)
+        if (given[i] >= 0) {
+            argv[argc] = names[i];
+            lens[argc++] = strlen(names[i]);
+            argv[argc] = values[i];
+            lens[argc++] = strlen(values[i]);
+        }
+    remote_append(l->r, argc, argv, lens);
+    remote_append(l->r, 3, (const char *[]){"PEXPIRE", l->tmp, "600000"}, (size_t[]){7, l->tmp_len, 6});
+    l->pending += 2;
+    l->started = true;
+    return move_loader_finish(l);
+}
+
+/* The source part of a pass, WATCH set: the key's type and INFO, then its chunks into the target's temporary key,
+ * then the empty transaction that says whether the key was written to meanwhile. *exec_sent tells whether EXEC
+ * went (it ends the WATCH). 0, CHANGED, SOURCE_MOVED, MOVE_REDIRECTED, EXIT_KEYS or NOT_COPIED (counted, a line
+ * printed where it says so), or 2 after a line. */
+static int pass_source(copier *c, remote *src, remote *dst, const found *k, const char *tmp, size_t tmp_len,
+                       uint64_t *items, uint64_t *bytes, bool *exec_sent)
+{
+    int rc;
+    redisReply *reply = source_call(src, 2, (const char *[]){"TYPE", k->key}, (size_t[]){4, k->len}, &rc);
+    if (!reply)
+        return rc;
+    kind kd = reply->type == REDIS_REPLY_STATUS ? kind_of(reply->str) : NOT_A_FILTER;
+    if (kd == NOT_A_FILTER) {
+        if (reply->type != REDIS_REPLY_STATUS) {
+            rc = key_refused(c, src, k, "TYPE", reply);
+        } else if (!strcmp(reply->str, "none")) {
+            if (c->named) {
+                key_line(src, k, "no such key");
+                c->missing++;
+            } else {
+                c->gone++;
+            }
+            rc = c->named ? EXIT_KEYS : NOT_COPIED;
+        } else {
+            if (c->named)
+                key_line(src, k, "holds a %s, not a cuckoo or Bloom filter", reply->str);
+            c->skipped++;
+            rc = c->named ? EXIT_KEYS : NOT_COPIED;
+        }
+        freeReplyObject(reply);
+        return rc;
+    }
+    freeReplyObject(reply);
+    const char *info_cmd = kd == CUCKOO ? "CF.INFO" : "BF.INFO";
+    const char *scandump = kd == CUCKOO ? NIDUS_CF_SCANDUMP : NIDUS_BF_SCANDUMP;
+    if (!(reply = source_call(src, 2, (const char *[]){info_cmd, k->key}, (size_t[]){7, k->len}, &rc)))
+        return rc;
+    if (reply->type != REDIS_REPLY_ARRAY) {
+        rc = key_refused(c, src, k, info_cmd, reply);
+        freeReplyObject(reply);
+        return rc;
+    }
+    info in;
+    parse_info(reply, &in);
+    freeReplyObject(reply);
+    *items = in.items > 0 ? (uint64_t)in.items : 0;
+    *bytes = 0;
+
+    move_loader l;
+    move_loader_begin(&l, dst, kd == CUCKOO ? NIDUS_CF_LOADCHUNK : NIDUS_BF_LOADCHUNK, tmp, tmp_len);
+    long long cursor = 0;
+    bool any = false;
+    while (!l.refusal) {
+        char iter[24];
+        snprintf(iter, sizeof iter, "%lld", cursor);
+        if (!(reply = source_call(src, 3, (const char *[]){scandump, k->key, iter}, NULL, &rc)))
+            break;
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+            reply->element[0]->type != REDIS_REPLY_INTEGER) {
+            rc = key_refused(c, src, k, scandump, reply);
+            freeReplyObject(reply);
+            break;
+        }
+        redisReply *chunk = reply->element[1];
+        long long next = reply->element[0]->integer;
+        /* past the last chunk: nil (cuckoo), or an empty string (RedisBloom's Bloom filters) */
+        if (chunk->type != REDIS_REPLY_STRING || !chunk->len) {
+            freeReplyObject(reply);
+            break;
+        }
+        int sent = move_loader_put(&l, (uint64_t)next, chunk->str, chunk->len);
+        *bytes += chunk->len;
+        any = true;
+        freeReplyObject(reply);
+        progress_update(&c->p, (uint64_t)(k - c->keys), c->items + *items);
+        if (sent) { /* the target's connection failed: the temporary key's TTL removes it */
+            move_loader_free(&l);
+            return sent;
+        }
+        if (!next)
+            break;
+        cursor = next;
+    }
+    /* the replies in flight (or an empty cuckoo filter made anew), whatever happened on the source */
+    int loaded = !rc && !any && kd == CUCKOO && !l.refusal ? reserve_empty(&l, &in) : move_loader_finish(&l);
+    if (!rc && !loaded && !any && kd == BLOOM) {
+        key_line(src, k, "%s gave no chunk", scandump);
+        loaded = EXIT_ERROR;
+    }
+    /* whole only if nothing wrote to the key since WATCH: an empty transaction tells. Asked also when the
+     * target refused a chunk: chunks of a key written to between two SCANDUMPs do not fit together */
+    if (!rc && (!loaded || loaded == MOVE_REFUSED)) {
+        remote_append(src, 1, (const char *[]){"MULTI"}, NULL);
+        remote_append(src, 1, (const char *[]){"EXEC"}, NULL);
+        *exec_sent = true;
+        redisReply *multi = remote_reply(src), *exec = multi ? remote_reply(src) : NULL;
+        if (!exec)
+            rc = EXIT_ERROR;
+        else if (multi->type == REDIS_REPLY_ERROR || exec->type == REDIS_REPLY_ERROR)
+            rc = remote_refused(src, "MULTI", multi->type == REDIS_REPLY_ERROR ? multi : exec);
+        else if (exec->type != REDIS_REPLY_ARRAY) /* nil: the key was written to */
+            rc = CHANGED;
+        freeReplyObject(multi);
+        freeReplyObject(exec);
+    }
+    if (loaded == MOVE_REFUSED && !rc) {
+        if (!strncmp(l.refusal->str, "NOPERM", 6)) {
+            loaded = remote_refused(dst, l.command, l.refusal);
+        } else {
+            key_line(dst, k, "the server refused it: %s", l.refusal->str);
+            c->failed++;
+            loaded = EXIT_KEYS;
+        }
+    }
+    move_loader_free(&l);
+    if (loaded == EXIT_ERROR || rc == EXIT_ERROR)
+        return EXIT_ERROR;
+    return rc ? rc : loaded;
+}
+
+/* One pass over key k: 0 (copied: its items and bytes in *items, *bytes), CHANGED, SOURCE_MOVED,
+ * MOVE_REDIRECTED (the target's), MOVE_EXISTS, EXIT_KEYS or NOT_COPIED (counted, a line printed where it says
+ * so), or 2 after a line. The temporary key is gone unless the key is copied. */
+static int copy_pass(copier *c, remote *src, remote *dst, const found *k, const char *tmp, size_t tmp_len,
+                     uint64_t *items, uint64_t *bytes)
+{
+    char type[64];
+    int rc = move_key_type(dst, k->key, k->len, type, sizeof type);
+    if (rc)
+        return rc;
+    if (strcmp(type, "none") && !c->replace)
+        return MOVE_EXISTS;
+    if (dst->asking && !strcmp(type, "none")) {
+        key_line(dst, k, "its slot is migrating to %s:%d, where the copy's rename cannot run until the migration "
+                         "is done; try again then", dst->host, dst->port);
+        c->failed++;
+        return EXIT_KEYS;
+    }
+    /* WATCH follows the key to its node; from there on a redirect starts the pass again */
+    redisReply *reply = remote_call(src, 2, (const char *[]){"WATCH", k->key}, (size_t[]){5, k->len});
+    if (!reply)
+        return EXIT_ERROR;
+    if (reply->type == REDIS_REPLY_ERROR) {
+        rc = key_refused(c, src, k, "WATCH", reply);
+        freeReplyObject(reply);
+        return rc;
+    }
+    freeReplyObject(reply);
+    bool exec_sent = false;
+    rc = pass_source(c, src, dst, k, tmp, tmp_len, items, bytes, &exec_sent);
+    if (!exec_sent && rc != EXIT_ERROR) { /* the next key's WATCH must not inherit this one */
+        remote_append(src, 1, (const char *[]){"UNWATCH"}, NULL);
+        freeReplyObject(remote_reply(src));
+    }
+    if (!rc)
+        rc = move_rename(dst, tmp, tmp_len, k->key, k->len, c->replace);
+    if (rc)
+        move_delete(dst, tmp, tmp_len);
+    return rc;
+}
+
+/* Copies key k, again after a write during a pass and where either side redirects. 0, 1 (counted, a line
+ * printed where it says so), or 2 after a line. */
+static int copy_key(copier *c, const found *k)
+{
+    size_t need = 2 * k->len + 96;
+    if (need > c->tmp_cap) {
+        char *t = realloc(c->tmp, need);
+        if (!t) {
+            fprintf(stderr, "nidus copy: out of memory\n");
+            return EXIT_ERROR;
+        }
+        c->tmp = t;
+        c->tmp_cap = need;
+    }
+    size_t tmp_len;
+    if (!move_temp_key(k->key, k->len, c->unique + (unsigned long long)(k - c->keys), c->tmp, c->tmp_cap, &tmp_len)) {
+        fprintf(stderr, "nidus copy: out of memory\n");
+        return EXIT_ERROR;
+    }
+    remote *src = c->from.r[k->node], *dst = c->to.r[side_index(&c->to, k->key, k->len)];
+    int rc, passes = 0, redirects = 0;
+    uint64_t items = 0, bytes = 0;
+    for (;;) {
+        rc = copy_pass(c, src, dst, k, c->tmp, tmp_len, &items, &bytes);
+        if (rc == CHANGED) {
+            if (++passes == COPY_ATTEMPTS)
+                break;
+            continue;
+        }
+        if (rc != SOURCE_MOVED && rc != MOVE_REDIRECTED)
+            break;
+        if (redirects++ == REMOTE_REDIRECTS) {
+            remote *r = rc == SOURCE_MOVED ? src : dst;
+            key_line(r, k, "still redirected after %d redirects (to %s:%d): the cluster's slot keeps moving; try "
+                           "again", REMOTE_REDIRECTS, r->next_host, r->next_port);
+            c->failed++;
+            return EXIT_KEYS;
+        }
+        if (rc == MOVE_REDIRECTED) { /* the target's slot moved during the pass: there, the temporary key too */
+            if (remote_follow(dst))
+                return EXIT_ERROR;
+            move_delete(dst, c->tmp, tmp_len);
+        } else if (remote_follow(src)) {
+            return EXIT_ERROR;
+        }
+    }
+    switch (rc) {
+    case NOT_COPIED:
+        return 0;
+    case 0:
+        c->copied++;
+        c->items += items;
+        c->bytes += bytes;
+        if (passes)
+            c->again++;
+        return 0;
+    case MOVE_EXISTS:
+        key_line(dst, k, "already exists (--replace replaces it)");
+        c->exists++;
+        return EXIT_KEYS;
+    case CHANGED:
+        key_line(src, k, "written to during each of %d copies: not copied (copy it again later)", COPY_ATTEMPTS);
+        c->changed++;
+        return EXIT_KEYS;
+    default:
+        return rc;
+    }
+}
+
+/* ---- the command ---- */
+
+/* n, and "key" or "keys" */
+static const char *keys_word(uint64_t n) { return n == 1 ? "key" : "keys"; }
+
+/* n with a comma between each group of three digits, into out. */
+static const char *thousands(uint64_t n, char out[32])
+{
+    char digits[24];
+    int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n), o = 0;
+    for (int i = 0; i < len; i++) {
+        if (i && (len - i) % 3 == 0)
+            out[o++] = ',';
+        out[o++] = digits[i];
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static void summary(const copier *c, double seconds)
+{
+    char items[32];
+    bool mb = c->bytes >= 100000; /* 0.1 MB and more in MB, less in kB (10^6 and 10^3 bytes) */
+    printf("copied %llu %s (%s item%s, %.1f %s) in %.2f s", (unsigned long long)c->copied, keys_word(c->copied),
+           thousands(c->items, items), c->items == 1 ? "" : "s", (double)c->bytes / (mb ? 1e6 : 1e3),
+           mb ? "MB" : "kB", seconds);
+    if (c->skipped)
+        printf("; skipped %llu %s of other types", (unsigned long long)c->skipped, keys_word(c->skipped));
+    if (c->exists)
+        printf("; %llu %s (use --replace)", (unsigned long long)c->exists,
+               c->exists == 1 ? "key exists" : "keys exist");
+    if (c->changed)
+        printf("; %llu %s written to during each of %d copies, not copied", (unsigned long long)c->changed,
+               keys_word(c->changed), COPY_ATTEMPTS);
+    if (c->again)
+        printf("; %llu %s copied again after a write", (unsigned long long)c->again, keys_word(c->again));
+    if (c->failed)
+        printf("; %llu %s failed", (unsigned long long)c->failed, keys_word(c->failed));
+    if (c->missing)
+        printf("; %llu %s not found", (unsigned long long)c->missing, keys_word(c->missing));
+    if (c->gone)
+        printf("; %llu %s deleted before its copy", (unsigned long long)c->gone, keys_word(c->gone));
+    printf("\n");
+    fflush(stdout);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int cmd_copy(int argc, char **argv)
+{
+    copy_options o;
+    copier c = {0};
+    int rc = parse_copy_options(argc, argv, &o);
+    if (rc)
+        return rc;
+    c.replace = o.replace;
+    double start = now();
+    if ((rc = side_open(&c.from, o.from, true)) || (rc = side_open(&c.to, o.to, false)))
+        goto done;
+    c.unique = move_unique();
+    c.named = o.n_keys > 0;
+    for (int i = 0; i < o.n_keys && !rc; i++)
+        rc = add_key(&c, o.keys[i], strlen(o.keys[i]), side_index(&c.from, o.keys[i], strlen(o.keys[i])));
+    for (size_t node = 0; !o.n_keys && !rc && node < c.from.n; node++)
+        rc = scan_node(&c, node, o.match);
+    if (rc)
+        goto done;
+    progress_begin(&c.p, "copying", c.n);
+    bool failed = false;
+    for (size_t i = 0; i < c.n; i++) {
+        rc = copy_key(&c, &c.keys[i]);
+        if (rc == EXIT_ERROR)
+            break;
+        failed |= rc == EXIT_KEYS;
+        rc = 0;
+        progress_update(&c.p, i + 1, c.items);
+    }
+    progress_clear(&c.p);
+    summary(&c, now() - start);
+    if (!rc && failed)
+        rc = EXIT_KEYS;
+done:
+    for (size_t i = 0; i < c.n; i++)
+        free(c.keys[i].key);
+    free(c.keys);
+    free(c.tmp);
+    side_close(&c.from);
+    side_close(&c.to);
+    return rc;
+}
