@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Shared by the push and pull tests: tests/redis/conftest.py's servers (the binary is NIDUS_SERVER's, else
+"""Shared by the push, pull and copy tests: tests/redis/conftest.py's servers (the binary is NIDUS_SERVER's, else
 redis-server), URLs, item lists, and what a file and a key answer for them."""
 import importlib.util
 import os
+import subprocess
 import sys
 
 from cli_util import run
@@ -41,3 +42,19 @@ def build(tmp_path, name, items, *opts):
     path = str(tmp_path / name)
     run("build", path, "--from", "-", *opts, input=b"\n".join(items) + b"\n", check_rc=0)
     return path
+
+
+wait_for = servers.wait_for  # True once predicate() is, False if not within timeout seconds
+
+
+# The options that make a server a cluster node (create_cluster joins three of them).
+CLUSTER_NODE = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000")
+
+
+def create_cluster(nodes):
+    """Three masters with the module, slots split by redis-cli --cluster create (as tests/redis's cluster test
+    makes them); returns nodes once every one says the cluster is ok."""
+    subprocess.run(["redis-cli", "--cluster", "create", *["127.0.0.1:%d" % n.port for n in nodes],
+                    "--cluster-yes"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    assert wait_for(lambda: all(n.client().cluster("info")["cluster_state"] == "ok" for n in nodes))
+    return nodes

@@ -10,13 +10,12 @@ import json
 import os
 import re
 import subprocess
-import time
 
 import pytest
 import redis
 
 from cli_util import NIDUS, run
-from server_util import REDISBLOOM_FIXTURES, build, keys, servers
+from server_util import CLUSTER_NODE, REDISBLOOM_FIXTURES, build, create_cluster, keys, servers, wait_for
 
 SOURCE_SERVER = os.environ.get("NIDUS_COPY_SOURCE_SERVER") or (
     "/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server") else servers.SERVER)
@@ -225,15 +224,6 @@ def blocked_client(c):
     return False
 
 
-def wait_for(predicate, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return False
-
-
 @pytest.mark.parametrize("kind", ["cuckoo", "bloom"])
 def test_a_key_written_during_its_copy_is_copied_again(source, target, kind):
     """The target is paused for writes, so the copy's first pass waits on its chunks while its WATCH on the source
@@ -333,12 +323,7 @@ def test_a_pushed_file_copies_as_it_is(source, target, tmp_path):
 # ---- clusters ----
 
 def cluster(make, name, binary):
-    nodes = [make("%s%d" % (name, i), binary, extra=("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                                    "--cluster-node-timeout", "2000")) for i in range(3)]
-    subprocess.run(["redis-cli", "--cluster", "create", *["127.0.0.1:%d" % n.port for n in nodes], "--cluster-yes"],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-    assert wait_for(lambda: all(n.client().cluster("info")["cluster_state"] == "ok" for n in nodes))
-    return nodes
+    return create_cluster([make("%s%d" % (name, i), binary, extra=CLUSTER_NODE) for i in range(3)])
 
 
 def cluster_client(nodes):

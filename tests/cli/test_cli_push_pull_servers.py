@@ -7,13 +7,13 @@ told the ACL refuses them; one limited to a key pattern pushes under it)."""
 import json
 import os
 import subprocess
-import time
 
 import pytest
 import redis
 
 from cli_util import NIDUS, run
-from server_util import REDISBLOOM_FIXTURES, answers_file, answers_key, build, keys, servers, url
+from server_util import (CLUSTER_NODE, REDISBLOOM_FIXTURES, answers_file, answers_key, build, create_cluster, keys,
+                         servers, url, wait_for)
 
 
 @pytest.fixture
@@ -63,25 +63,10 @@ def test_pull_of_a_redisbloom_key_is_refused_in_one_line(server, tmp_path, key, 
 
 # ---- Redis Cluster ----
 
-def wait_for(predicate, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 @pytest.fixture
 def cluster(make_server):
-    """Three masters with the module, slots split by redis-cli --cluster create (as tests/redis's cluster test
-    makes them)."""
-    nodes = [make_server("node%d" % i, extra=("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                               "--cluster-node-timeout", "2000")) for i in range(3)]
-    subprocess.run(["redis-cli", "--cluster", "create", *["127.0.0.1:%d" % n.port for n in nodes],
-                    "--cluster-yes"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
-    assert wait_for(lambda: all(n.client().cluster("info")["cluster_state"] == "ok" for n in nodes))
-    return nodes
+    """Three masters with the module."""
+    return create_cluster([make_server("node%d" % i, extra=CLUSTER_NODE) for i in range(3)])
 
 
 @pytest.fixture

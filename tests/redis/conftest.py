@@ -117,6 +117,16 @@ def _answers(proc, port, deadline):
         client.close()
 
 
+def wait_for(predicate, timeout=20):
+    """True once predicate() is, False if it is not within timeout seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
 class Server:
     """One server with the module, in its own directory; binary: another server than SERVER (the module
     nidus.so, unless module names another)."""

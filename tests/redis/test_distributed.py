@@ -1,23 +1,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Replication and Redis Cluster: the engine's own machinery carries our writes."""
 import subprocess
-import time
 
 import redis
 from redis.cluster import RedisCluster
 
+from conftest import wait_for
 from resp import Raw, scandump
 
 KEYS = ["k%d" % i for i in range(2000)]
-
-
-def wait_for(predicate, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_replica_ends_identical(make_server):
