@@ -6,6 +6,8 @@ import json
 import os
 import struct
 
+import redis
+
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "redisbloom")
 
 
@@ -62,6 +64,38 @@ class Fixtures:
             out.append((it, data[pos + 12:pos + 12 + n]))
             pos += 12 + n
         return out
+
+    def load_chunks(self, r, key):
+        """LOADCHUNKs the key's recorded chunk stream into r (each must answer OK); returns the chunks."""
+        kind = self.expected[key]["kind"].upper()
+        chunks = self.read_chunks(key)
+        for it, data in chunks:
+            assert r.execute_command(kind + ".LOADCHUNK", key, it, data) == b"OK"
+        return chunks
+
+    def assert_scenario(self, r, key):
+        """Runs the commands RedisBloom ran on the key after its snapshot (r holds the key as the snapshot had
+        it): RedisBloom's replies one by one, then its answers for every probe, its counts and its INFO."""
+        sc, kind = self.scenarios[key], self.expected[key]["kind"].upper()
+        replies = []
+        for cmd, item in sc["ops"]:
+            try:
+                replies.append(r.execute_command(cmd, key, item))
+            except redis.ResponseError as e:
+                replies.append("error: %s" % e)
+        diff = [i for i, (a, b) in enumerate(zip(replies, sc["replies"])) if a != b]
+        assert not diff, "%s: %d replies differ, first: %s -> %r, RedisBloom %r" % (
+            key, len(diff), sc["ops"][diff[0]], replies[diff[0]], sc["replies"][diff[0]])
+        probes = self.items(key) + sc["probes"]
+        got = "".join(str(int(x)) for x in r.execute_command(kind + ".MEXISTS", key, *probes))
+        assert got == sc["exists"]
+        if kind == "CF":
+            pipe = r.pipeline(transaction=False)
+            for p in probes:
+                pipe.execute_command("CF.COUNT", key, p)
+            assert pipe.execute() == sc["count"]
+        want = {k: v for k, v in sc["info"].items() if k != "Size"}
+        assert {k: v for k, v in self.info(r, key).items() if k != "Size"} == want
 
     def payload(self, key):
         with open(os.path.join(self.path, "dump", key + ".bin"), "rb") as f:

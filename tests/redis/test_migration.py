@@ -80,29 +80,9 @@ def test_writes_on_redisbloom_data_reply_and_answer_as_redisbloom(server, key):
     """The commands RedisBloom ran after its snapshot (deletes past its 10 % compaction, adds with its
     placement and relocations while it had room, ADDNX, more deletes) give RedisBloom's replies here, one by
     one, then its answers for every probe, its counts and its INFO."""
-    sc = SCENARIOS[key]
     r = server.client()
     r.restore(key, 0, payload(key))
-    replies = []
-    for cmd, item in sc["ops"]:
-        try:
-            replies.append(r.execute_command(cmd, key, item))
-        except redis.ResponseError as e:
-            replies.append("error: %s" % e)
-    diff = [i for i, (a, b) in enumerate(zip(replies, sc["replies"])) if a != b]
-    assert not diff, "%s: %d replies differ, first: %s -> %r, RedisBloom %r" % (
-        key, len(diff), sc["ops"][diff[0]], replies[diff[0]], sc["replies"][diff[0]])
-    probes = items(key) + sc["probes"]
-    kind = EXPECTED[key]["kind"].upper()
-    got = "".join(str(int(x)) for x in r.execute_command(kind + ".MEXISTS", key, *probes))
-    assert got == sc["exists"]
-    if kind == "CF":
-        pipe = r.pipeline(transaction=False)
-        for p in probes:
-            pipe.execute_command("CF.COUNT", key, p)
-        assert pipe.execute() == sc["count"]
-    want = {k: v for k, v in sc["info"].items() if k != "Size"}
-    assert {k: v for k, v in info(r, key).items() if k != "Size"} == want
+    _SET.assert_scenario(r, key)
 
 
 def test_resp3_replies_on_redisbloom_data(rb):

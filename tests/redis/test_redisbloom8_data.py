@@ -128,41 +128,17 @@ def test_redisbloom8_dump_payload_refused_where_its_rdb_version_is_unknown(r, na
 def test_loadchunk_of_redisbloom8_scandump(r, name, key):
     """On every server: chunks carry no RDB version. SCANDUMP gives RedisBloom's stream back, byte for byte."""
     fx = SETS[name]
-    kind = fx.expected[key]["kind"].upper()
-    chunks = fx.read_chunks(key)
-    for it, data in chunks:
-        assert r.execute_command(kind + ".LOADCHUNK", key, it, data) == b"OK"
+    chunks = fx.load_chunks(r, key)
     fx.assert_exact(r, key)
-    assert rb_fixtures.scandump(r, kind, key) == chunks
+    assert rb_fixtures.scandump(r, fx.expected[key]["kind"], key) == chunks
 
 
 @pytest.mark.parametrize("name,key", SCENARIOS)
 def test_writes_on_redisbloom8_data_reply_and_answer_as_redisbloom(r, name, key):
     """The commands RedisBloom 8.6.2 ran on the key after its snapshot (loaded here from its chunks) give its
     replies one by one, then its answers for every probe, its counts and its INFO."""
-    fx = SETS[name]
-    sc, kind = fx.scenarios[key], fx.expected[key]["kind"].upper()
-    for it, data in fx.read_chunks(key):
-        r.execute_command(kind + ".LOADCHUNK", key, it, data)
-    replies = []
-    for cmd, item in sc["ops"]:
-        try:
-            replies.append(r.execute_command(cmd, key, item))
-        except redis.ResponseError as e:
-            replies.append("error: %s" % e)
-    diff = [i for i, (a, b) in enumerate(zip(replies, sc["replies"])) if a != b]
-    assert not diff, "%s: %d replies differ, first: %s -> %r, RedisBloom %r" % (
-        key, len(diff), sc["ops"][diff[0]], replies[diff[0]], sc["replies"][diff[0]])
-    probes = fx.items(key) + sc["probes"]
-    got = "".join(str(int(x)) for x in r.execute_command(kind + ".MEXISTS", key, *probes))
-    assert got == sc["exists"]
-    if kind == "CF":
-        pipe = r.pipeline(transaction=False)
-        for p in probes:
-            pipe.execute_command("CF.COUNT", key, p)
-        assert pipe.execute() == sc["count"]
-    want = {k: v for k, v in sc["info"].items() if k != "Size"}
-    assert {k: v for k, v in fx.info(r, key).items() if k != "Size"} == want
+    SETS[name].load_chunks(r, key)
+    SETS[name].assert_scenario(r, key)
 
 
 RELAXED = conftest.SERVER_KIND == "valkey" and conftest.SERVER_VERSION >= (9, 0, 0)
