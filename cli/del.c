@@ -30,5 +30,9 @@ int cmd_del(int argc, char **argv)
     }
     kf.keys = ks.read;
     key_source_close(&ks);
+    /* removes past a tenth of the items start a compaction; offline, it runs to the end before the save */
+    nidus_cuckoo *cf = nidus_filter_cuckoo(f);
+    if (cf && nidus_cuckoo_compacting(cf, NULL))
+        nidus_cuckoo_compact(cf, NULL);
     return finish_write(argv[0], argc > 1 ? "arguments" : "stdin", f, error, &REMOVING, &kf, o.keep_going);
 }

@@ -162,7 +162,8 @@ NIDUS_API nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *filter, const ui
 /* Removes one copy of the key, looking in the newest table first (the longest fingerprints, so the least
  * likely to match another key's). NIDUS_ERR_NOT_FOUND when none is present; NIDUS_ERR_READ_ONLY on a view.
  * Removing a key that was never added but collides with one that was removes the other's copy: remove only
- * keys that were added with nidus_cuckoo_add (an add_unique skipped on a false positive did not add). */
+ * keys that were added with nidus_cuckoo_add (an add_unique skipped on a false positive did not add). A remove
+ * that takes the removes since the last compaction past 10 % of the items starts a stepped compaction (below). */
 NIDUS_API nidus_status nidus_cuckoo_remove(nidus_cuckoo *filter, const void *key, size_t len);
 NIDUS_API nidus_status nidus_cuckoo_remove_hash(nidus_cuckoo *filter, uint64_t hash);
 
@@ -182,10 +183,46 @@ NIDUS_API nidus_status nidus_cuckoo_get_table_stats(const nidus_cuckoo *filter, 
                                                     nidus_cuckoo_table_stats *stats);
 
 /* Moves fingerprints from newer tables into free slots of older ones (exactly: table sizes divide each other
- * and placements reduce consistently), then frees the tables left empty. Never loses an item. Also runs by
- * itself when removes since the last compaction exceed 10 % of the items. `*freed` (may be NULL) receives the
- * number of tables freed. Fails only with NIDUS_ERR_READ_ONLY. */
+ * and placements reduce consistently), then frees the tables left empty, all at once (work in proportion to the
+ * filter's buckets: for offline use; nidus_cuckoo_compact_step bounds it). Never loses an item. Ends a stepped
+ * compaction that was running. `*freed` (may be NULL) receives the number of tables freed. Fails only with
+ * NIDUS_ERR_READ_ONLY. */
 NIDUS_API nidus_status nidus_cuckoo_compact(nidus_cuckoo *filter, unsigned *freed);
+
+/* ---- Stepped compaction, as Redis rehashes its dicts: a cursor over the tables (newest down to the second)
+ * and their buckets; each step does a bounded amount of work from it, moving each fingerprint it can down in
+ * one piece, so at every point between steps the filter is an ordinary one: lookups, counts, adds, removes and
+ * merges stay exact, nothing is lost if the steps stop, and an encoding taken mid-way is a valid filter that
+ * carries no cursor (it decodes with no compaction running; nidus_cuckoo_compact_resume continues it). Steps
+ * with no write between them leave the bytes nidus_cuckoo_compact leaves; each step is a function of the
+ * filter's bytes and the cursor. A remove that takes the removes since the last compaction past 10 % of the
+ * items starts one (nothing else does the work: call the step, or nidus_cuckoo_compact). */
+
+/* Where a stepped compaction stands: the table it is emptying into older ones and the next bucket of it. */
+typedef struct nidus_cuckoo_compaction {
+    unsigned table;  /* >= 1; 0: no compaction running */
+    uint64_t bucket; /* next bucket of that table to visit */
+} nidus_cuckoo_compaction;
+
+/* Starts a stepped compaction at the newest table, unless one is running. A filter of one table has nothing to
+ * move: its count of removes is reset, as nidus_cuckoo_compact does, and none runs. NIDUS_ERR_READ_ONLY on a
+ * view or a filter still loading. */
+NIDUS_API nidus_status nidus_cuckoo_compact_begin(nidus_cuckoo *filter);
+
+/* Advances the running compaction by about `budget` units of work: a bucket read, a table passed, a
+ * fingerprint's try at an older table's bucket pair (a cache miss on a large filter) each count one, and the
+ * last bucket may pass the budget by at most bucket_size * (tables - 1). When it passes the last bucket, the
+ * tables left empty are freed and the count of removes reset: `*done` (may be NULL) turns true, as it is when
+ * none was running. NIDUS_ERR_READ_ONLY on a view or a filter still loading. */
+NIDUS_API nidus_status nidus_cuckoo_compact_step(nidus_cuckoo *filter, uint64_t budget, bool *done);
+
+/* True while a stepped compaction runs; `*at` (may be NULL) receives its cursor ({0, 0} when none runs). */
+NIDUS_API bool nidus_cuckoo_compacting(const nidus_cuckoo *filter, nidus_cuckoo_compaction *at);
+
+/* Sets the cursor (a copy's, one decoded from an encoding taken mid-compaction, a replica's): table in
+ * [1, tables - 1], bucket up to that table's buckets, else NIDUS_ERR_INVALID_ARGUMENT and nothing changes.
+ * NIDUS_ERR_READ_ONLY on a view or a filter still loading. */
+NIDUS_API nidus_status nidus_cuckoo_compact_resume(nidus_cuckoo *filter, const nidus_cuckoo_compaction *at);
 
 /* Adds src's items to dst level by level (dst grows as src did), counts summed, so removes stay exact; a src table
  * that dst's tables of its level cannot hold becomes a sibling table of that level (memory and error bound add).

@@ -219,8 +219,7 @@ static uint64_t total_items(const nidus_cuckoo *cf)
     return n;
 }
 
-/* A remove may take an overflow entry or move a stash entry into the freed slot (and compaction may free
- * tables): redispatch. */
+/* A remove may take an overflow entry or move a stash entry into the freed slot: redispatch. */
 nidus_status nidus_full_remove_hash(nidus_cuckoo *cf, uint64_t hash)
 {
     if (!nidus_cuckoo_writable(cf))
@@ -231,9 +230,10 @@ nidus_status nidus_full_remove_hash(nidus_cuckoo *cf, uint64_t hash)
         nidus_table_locate(&cf->tables[k], hash, &i, &fp);
         if (nidus_table_remove(&cf->tables[k], i, fp)) {
             cf->deleted++;
-            /* As RedisBloom: once removes pass a tenth of the items, try to give back whole tables. */
-            if (cf->ntables > 1 && (double)cf->deleted > 0.10 * (double)total_items(cf))
-                nidus_full_compact(cf, NULL);
+            /* As RedisBloom: once removes pass a tenth of the items, try to give back whole tables. The
+             * compaction only starts here; nidus_cuckoo_compact_step advances it (bounded work a call). */
+            if (cf->ntables > 1 && !cf->compact_table && (double)cf->deleted > 0.10 * (double)total_items(cf))
+                (void)nidus_full_compact_begin(cf); /* writable: checked above */
             nidus_cuckoo_redispatch(cf);
             return NIDUS_OK;
         }
@@ -249,6 +249,8 @@ nidus_status nidus_full_clear(nidus_cuckoo *cf)
         nidus_table_release(&cf->tables[--cf->ntables], cf->alloc);
     nidus_table_clear(&cf->tables[0]);
     cf->deleted = 0;
+    cf->compact_table = 0; /* no compaction left to run */
+    cf->compact_bucket = 0;
     nidus_cuckoo_redispatch(cf);
     return NIDUS_OK;
 }

@@ -365,6 +365,63 @@ nidus_status nidus_cuckoo_compact(nidus_cuckoo *h, unsigned *freed)
     return nidus_full_compact(h, freed);
 }
 
+/* A packed filter has one table: nothing to step through (beginning only resets the count of removes). A
+ * forward's full filter may have more; its handle settles after the write, as every forward write does. */
+nidus_status nidus_cuckoo_compact_begin(nidus_cuckoo *h)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_compact(h, NULL);
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_forward_compact_begin(h);
+    }
+    return nidus_full_compact_begin(h);
+}
+
+nidus_status nidus_cuckoo_compact_step(nidus_cuckoo *h, uint64_t budget, bool *done)
+{
+    bool ignored;
+    done = done ? done : &ignored;
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        *done = true;
+        return NIDUS_OK;
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_forward_compact_step(h, budget, done);
+    }
+    return nidus_full_compact_step(h, budget, done);
+}
+
+bool nidus_cuckoo_compacting(const nidus_cuckoo *h, nidus_cuckoo_compaction *at)
+{
+    nidus_cuckoo_compaction none = {0, 0}, *out = at ? at : &none;
+    *out = none;
+    unsigned d = dispatch_of(h);
+    if (d == NIDUS_DISPATCH_PACKED)
+        return false;
+    const nidus_cuckoo *cf = d == NIDUS_DISPATCH_FORWARD ? forward_full(h) : h;
+    if (!cf->compact_table || cf->compact_table >= cf->ntables)
+        return false;
+    /* a merge may have put a smaller sibling where the cursor points: past its last bucket reads as its end */
+    uint64_t end = cf->tables[cf->compact_table].shape.buckets;
+    *out = (nidus_cuckoo_compaction){cf->compact_table, cf->compact_bucket < end ? cf->compact_bucket : end};
+    return true;
+}
+
+nidus_status nidus_cuckoo_compact_resume(nidus_cuckoo *h, const nidus_cuckoo_compaction *at)
+{
+    if (!at)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return NIDUS_ERR_INVALID_ARGUMENT; /* one table: no cursor is valid */
+    case NIDUS_DISPATCH_FORWARD:
+        h = forward_full(h); /* only sets the cursor: the handle stays as it is */
+        break;
+    }
+    return nidus_full_compact_resume(h, at);
+}
+
 /* ---- figures */
 
 void nidus_cuckoo_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s)

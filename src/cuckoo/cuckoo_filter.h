@@ -21,11 +21,12 @@
 
 typedef struct nidus_cuckoo_loader nidus_cuckoo_loader;
 
-/* The full form of a filter (176 bytes on x86-64: 96 before the published view, 80 before range placement added
- * the shape's stride and hash8_flip). Small filters are kept packed instead (cuckoo_packed.h): a public handle
- * is one of those or this, told apart by the first byte, which for this form says which kernel serves it
- * (cuckoo_dispatch.h). The first 104 bytes are the view the inline path reads (nidus/inline_cuckoo.h: the same
- * fields in the same order, checked below), kept by nidus_cuckoo_redispatch with the dispatch byte. */
+/* The full form of a filter (184 bytes on x86-64: 176 before the compaction cursor, 96 before the published view, 80
+ * before range placement added the shape's stride and hash8_flip). Small filters are kept packed instead
+ * (cuckoo_packed.h): a public handle is one of those or this, told apart by the first byte, which for this form says
+ * which kernel serves it (cuckoo_dispatch.h). The first 104 bytes are the view the inline path reads
+ * (nidus/inline_cuckoo.h: the same fields in the same order, checked below), kept by nidus_cuckoo_redispatch with
+ * the dispatch byte. */
 struct nidus_cuckoo {
     uint32_t tag;           /* byte 0: the dispatch byte, NIDUS_DISPATCH_* other than PACKED and FORWARD */
     uint8_t view_fp_bits;   /* view: table 0's f, b, bucket bytes and offset shift */
@@ -48,11 +49,13 @@ struct nidus_cuckoo {
     uint8_t max_tables;     /* 1..NIDUS_CUCKOO_MAX_TABLES */
     uint8_t ntables;
     bool read_only;         /* a view: tables borrow their data */
+    uint8_t compact_table;  /* a stepped compaction's cursor: the table it empties (>= 1), 0 when none runs */
     uint16_t max_kicks;     /* 1..NIDUS_CUCKOO_MAX_KICKS */
     uint16_t expansion;     /* 0: never grow; at most NIDUS_CUCKOO_MAX_EXPANSION */
     nidus_table_shape base; /* table 0's shape: bucket size, f0, offset bits, reach, semi-sorting */
     uint64_t max_memory;    /* 0: no limit */
     uint64_t deleted;       /* removes since creation or the last compaction */
+    uint64_t compact_bucket; /* ... and the next bucket of that table it visits */
     nidus_table *tables;    /* ntables of them, allocated to exactly that many */
     struct nidus_mapping *mapping; /* the mapped file of nidus_cuckoo_map_file, unmapped by free */
     nidus_cuckoo_loader *loader; /* while chunks are being loaded: the tables are incomplete */
@@ -146,6 +149,10 @@ void nidus_full_contains_many_key(const nidus_cuckoo *cf, const void *const *key
                                   bool *out);
 nidus_status nidus_full_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes, size_t n, size_t *added);
 nidus_status nidus_full_compact(nidus_cuckoo *cf, unsigned *freed);
+/* Stepped compaction (nidus_cuckoo_compact_begin and friends). */
+nidus_status nidus_full_compact_begin(nidus_cuckoo *cf);
+nidus_status nidus_full_compact_step(nidus_cuckoo *cf, uint64_t budget, bool *done);
+nidus_status nidus_full_compact_resume(nidus_cuckoo *cf, const nidus_cuckoo_compaction *at);
 uint64_t nidus_full_encoded_size(const nidus_cuckoo *cf);
 nidus_status nidus_full_encode(const nidus_cuckoo *cf, void *buf, size_t cap, size_t *written);
 nidus_status nidus_full_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, void *buf, size_t cap, size_t *len,

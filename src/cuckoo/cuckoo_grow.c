@@ -78,52 +78,48 @@ nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf)
     return NIDUS_OK;
 }
 
-/* Moves what it can of table k into free slots of tables 0..k-1. A fingerprint in bucket i of table k reduces
- * to bucket floor(i / (m_k / m_j)) of table j under range placement (i mod m_j under mod placement; m_j
- * divides m_k, and the pair of buckets reduces with it: cuckoo_table_impl.h) and to its low f_j bits (0 read
- * as 1, as nidus_fingerprint does). Copies of a (pair, fingerprint) with overflow copies stay:
+/* Moves what it can of bucket i of table k into free slots of tables 0..k-1. A fingerprint in bucket i of table
+ * k reduces to bucket floor(i / (m_k / m_j)) of table j under range placement (i mod m_j under mod placement;
+ * m_j divides m_k, and the pair of buckets reduces with it: cuckoo_table_impl.h) and to its low f_j bits (0
+ * read as 1, as nidus_fingerprint does). Copies of a (pair, fingerprint) with overflow copies stay:
  * a duplicate's overflow count is only meaningful beside at least bucket_size copies in the slots. A slot freed
  * takes back a stash entry of its bucket (so stash entries move down as their pairs make room; the entries
- * themselves stay in their table, which is then not freed). */
-static void compact_table(nidus_cuckoo *cf, unsigned k)
+ * themselves stay in their table, which is then not freed). Each fingerprint moves in one step (placed, then
+ * taken): at no point is it in neither table, and a count sees it once. Returns the bucket pairs it tried. */
+static uint64_t compact_bucket(nidus_cuckoo *cf, unsigned k, uint64_t i)
 {
+    uint64_t tries = 0;
     nidus_table *t = &cf->tables[k];
     uint32_t fps[8];
-    for (uint64_t i = 0; i < t->shape.buckets && t->occupied; i++) {
-        nidus_table_read_bucket(t, i, fps);
-        for (unsigned s = 0; s < t->shape.bucket_size; s++) {
-            uint32_t fp = fps[s];
-            if (!fp || nidus_table_overflow_count(t, i, fp))
+    nidus_table_read_bucket(t, i, fps);
+    for (unsigned s = 0; s < t->shape.bucket_size; s++) {
+        uint32_t fp = fps[s];
+        if (!fp || nidus_table_overflow_count(t, i, fp))
+            continue;
+        for (unsigned j = 0; j < k; j++) {
+            nidus_table *older = &cf->tables[j];
+            /* Only a truncation is exact: an older table with more bits (a filter grown again after a
+             * compaction by code before that was prevented) cannot rebuild the bits this one lacks. */
+            if (older->shape.fp_bits > t->shape.fp_bits)
                 continue;
-            for (unsigned j = 0; j < k; j++) {
-                nidus_table *older = &cf->tables[j];
-                /* Only a truncation is exact: an older table with more bits (a filter grown again after a
-                 * compaction by code before that was prevented) cannot rebuild the bits this one lacks. */
-                if (older->shape.fp_bits > t->shape.fp_bits)
-                    continue;
-                uint64_t to = t->shape.mod_placement ? nidus_fastmod_reduce(&older->bucket_mod, i)
-                                                     : i / (t->shape.buckets / older->shape.buckets);
-                if (nidus_table_place_free(older, to, nidus_fingerprint(fp, older->fp_mask))) {
-                    nidus_table_take(t, i, fp);
-                    nidus_table_stash_refill(t, i); /* a stash entry's pair stays full */
-                    break;
-                }
+            uint64_t to = t->shape.mod_placement ? nidus_fastmod_reduce(&older->bucket_mod, i)
+                                                 : i / (t->shape.buckets / older->shape.buckets);
+            tries++;
+            if (nidus_table_place_free(older, to, nidus_fingerprint(fp, older->fp_mask))) {
+                nidus_table_take(t, i, fp);
+                nidus_table_stash_refill(t, i); /* a stash entry's pair stays full */
+                break;
             }
         }
     }
+    return tries;
 }
 
-nidus_status nidus_full_compact(nidus_cuckoo *cf, unsigned *freed)
+/* Frees the tables left empty; the first stays, as the filter's base. A freed table that was the only one of its
+ * level takes that step out of the growth: the levels after it close up (each one less), so levels stay 0, 1,
+ * ... with siblings repeating one, and a filter without siblings keeps level == position. Ends the compaction. */
+static void compact_finish(nidus_cuckoo *cf, unsigned *freed)
 {
-    if (freed)
-        *freed = 0;
-    if (!nidus_cuckoo_writable(cf))
-        return NIDUS_ERR_READ_ONLY;
-    for (unsigned k = cf->ntables; k-- > 1;)
-        compact_table(cf, k);
-    /* Free the tables left empty; the first stays, as the filter's base. A freed table that was the only one of
-     * its level takes that step out of the growth: the levels after it close up (each one less), so levels stay
-     * 0, 1, ... with siblings repeating one, and a filter without siblings keeps level == position. */
     unsigned kept = 1, dropped = 0;
     for (unsigned k = 1; k < cf->ntables; k++) {
         nidus_table *t = &cf->tables[k];
@@ -142,6 +138,87 @@ nidus_status nidus_full_compact(nidus_cuckoo *cf, unsigned *freed)
     }
     cf->ntables = kept;
     cf->deleted = 0;
+    cf->compact_table = 0;
+    cf->compact_bucket = 0;
     nidus_cuckoo_redispatch(cf); /* fewer tables, and stash entries may have moved into freed slots */
+}
+
+/* Spends at most `budget` units of work from the cursor, from the newest table down to table 1, bucket 0 up;
+ * past table 1 the compaction ends. A unit is a bucket read, a table passed (or left once it holds nothing),
+ * or a fingerprint's try at a bucket pair of an older table (the random access that costs); the last bucket
+ * may take the budget past its end, by at most bucket_size * (tables - 1) tries. The order is the all-at-once
+ * compaction's, so the same steps with no write between them leave the same bytes. */
+static bool compact_advance(nidus_cuckoo *cf, uint64_t budget, unsigned *freed)
+{
+    unsigned k = cf->compact_table;
+    uint64_t i = cf->compact_bucket;
+    if (k >= cf->ntables) { /* tables went (a clear resets the cursor; nothing else drops them): start over */
+        k = cf->ntables - 1u;
+        i = 0;
+    }
+    while (budget && k >= 1) {
+        nidus_table *t = &cf->tables[k];
+        uint64_t cost = 1;
+        if (i >= t->shape.buckets || !t->occupied) {
+            k--;
+            i = 0;
+        } else {
+            cost += compact_bucket(cf, k, i++);
+        }
+        budget = budget > cost ? budget - cost : 0;
+    }
+    cf->compact_table = (uint8_t)k;
+    cf->compact_bucket = i;
+    if (k >= 1)
+        return false;
+    compact_finish(cf, freed);
+    return true;
+}
+
+nidus_status nidus_full_compact(nidus_cuckoo *cf, unsigned *freed)
+{
+    if (freed)
+        *freed = 0;
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
+    cf->compact_table = (uint8_t)(cf->ntables - 1u);
+    cf->compact_bucket = 0;
+    compact_advance(cf, UINT64_MAX, freed);
+    return NIDUS_OK;
+}
+
+nidus_status nidus_full_compact_begin(nidus_cuckoo *cf)
+{
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
+    if (cf->compact_table)
+        return NIDUS_OK;
+    if (cf->ntables == 1) { /* nothing to move: what a compaction would do is reset the count of removes */
+        cf->deleted = 0;
+        return NIDUS_OK;
+    }
+    cf->compact_table = (uint8_t)(cf->ntables - 1u);
+    cf->compact_bucket = 0;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_full_compact_step(nidus_cuckoo *cf, uint64_t budget, bool *done)
+{
+    *done = true;
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
+    if (cf->compact_table)
+        *done = compact_advance(cf, budget, NULL);
+    return NIDUS_OK;
+}
+
+nidus_status nidus_full_compact_resume(nidus_cuckoo *cf, const nidus_cuckoo_compaction *at)
+{
+    if (!nidus_cuckoo_writable(cf))
+        return NIDUS_ERR_READ_ONLY;
+    if (at->table == 0 || at->table >= cf->ntables || at->bucket > cf->tables[at->table].shape.buckets)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    cf->compact_table = (uint8_t)at->table;
+    cf->compact_bucket = at->bucket;
     return NIDUS_OK;
 }

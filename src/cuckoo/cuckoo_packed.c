@@ -616,6 +616,20 @@ nidus_status nidus_forward_compact(nidus_cuckoo *h, unsigned *freed)
     return st;
 }
 
+nidus_status nidus_forward_compact_begin(nidus_cuckoo *h)
+{
+    nidus_status st = nidus_full_compact_begin(forward_of(h)->full);
+    settle(h);
+    return st;
+}
+
+nidus_status nidus_forward_compact_step(nidus_cuckoo *h, uint64_t budget, bool *done)
+{
+    nidus_status st = nidus_full_compact_step(forward_of(h)->full, budget, done);
+    settle(h);
+    return st;
+}
+
 void nidus_packed_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s)
 {
     thawed w;

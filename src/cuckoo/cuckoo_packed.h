@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the packed form of a small cuckoo filter, so that a small filter costs no more than RedisBloom's.
  *
- * A full filter is a struct nidus_cuckoo (176 bytes on x86-64), a table struct (256: shape, the lookup kernels' derived
+ * A full filter is a struct nidus_cuckoo (184 bytes on x86-64), a table struct (256: shape, the lookup kernels' derived
  * constants, overflow map) and the slots with 16 bytes of slack, in three allocations. For one small table that is most
- * of its memory: CF.RESERVE k 4 held 5 bytes of fingerprints in 453 (176 + 256 + 5 + 16 of slack) before the allocator
+ * of its memory: CF.RESERVE k 4 holds 5 bytes of fingerprints in 461 (184 + 256 + 5 + 16 of slack) before the allocator
  * rounds them. Those structs are a cache of what a 40-byte header says, so a small filter is kept as that header with
  * its slots packed after it, in one allocation. Lookups read the packed slots directly (cuckoo_packed.c: the placement
  * computed from the header, buckets matched a word at a time); every other call rebuilds the full form on the stack (a
@@ -98,7 +98,7 @@ typedef struct nidus_cuckoo_packed {
 
 #if defined(__x86_64__)
 /* The sizes the comment at the top compares the packed form with. */
-_Static_assert(sizeof(struct nidus_cuckoo) == 176 && sizeof(nidus_table) == 256,
+_Static_assert(sizeof(struct nidus_cuckoo) == 184 && sizeof(nidus_table) == 256,
                "the full form's structs are as large as the packed form's reason says");
 #endif
 _Static_assert(sizeof(nidus_cuckoo_packed) == 40, "the packed header stays 40 bytes (docs/BENCHMARKS.md's small-filter figures)");
@@ -213,6 +213,8 @@ nidus_status nidus_forward_add_key(nidus_cuckoo *h, const void *key, size_t len)
 nidus_status nidus_forward_remove_hash(nidus_cuckoo *h, uint64_t hash);
 nidus_status nidus_forward_clear(nidus_cuckoo *h);
 nidus_status nidus_forward_compact(nidus_cuckoo *h, unsigned *freed);
+nidus_status nidus_forward_compact_begin(nidus_cuckoo *h);
+nidus_status nidus_forward_compact_step(nidus_cuckoo *h, uint64_t budget, bool *done);
 void nidus_forward_get_stats(const nidus_cuckoo *h, nidus_cuckoo_stats *s);
 
 #endif

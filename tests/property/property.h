@@ -90,6 +90,8 @@ uint64_t prop_cuckoo_stash_states(bool full);
 
 /* Cuckoo merges so far that succeeded (`siblings`: that left the destination with a sibling table). */
 uint64_t prop_cuckoo_merges(bool siblings);
+/* Stepped compactions run to the end against the all-at-once one (whole), and states left mid-way. */
+uint64_t prop_cuckoo_stepped_compactions(bool whole);
 
 /* Reusable chunk buffer k (< PROP_CHUNKS_MAX) of NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD bytes, allocated
  * on first use; prop_release_buffers frees them all (at exit, so leak checkers see a clean run). */

@@ -5,7 +5,8 @@
  * total, no key of the model is missing and none counts fewer copies than it has (every key on universes up
  * to 64 keys; on larger ones the touched keys, and all of them every 32nd step); a failed write leaves the
  * encoding byte-identical; the kernel choice cached in the filter equals a fresh derivation; nothing leaks when
- * the episode ends. Merges of other filters, grown or not, add to the model (sibling tables for grown ones). */
+ * the episode ends. Merges of other filters, grown or not, add to the model (sibling tables for grown ones).
+ * Compactions run all at once and in steps (op_compact_step), with other operations between the steps. */
 #include "property.h"
 
 #include <inttypes.h>
@@ -139,6 +140,9 @@ static void check_state(run *R, bool unchanged, const uint64_t *touched, size_t 
     PROP_CHECK(s.items == R->total);
     PROP_CHECK(s.tables >= 1 && s.tables <= s.max_tables);
     PROP_CHECK(s.tables == 1 || R->params.expansion > 0);
+    nidus_cuckoo_compaction at; /* a running compaction's cursor is inside the tables */
+    if (nidus_cuckoo_compacting(R->cf, &at))
+        PROP_CHECK(at.table >= 1 && at.table < s.tables);
     for (size_t k = 0; k < ntouched; k++)
         check_key(R, touched[k]);
     if (R->universe <= 64 || R->step % 32 == 0 || R->sweep)
@@ -291,6 +295,83 @@ static void op_compact(run *R)
     check_state(R, false, NULL, 0);
 }
 
+static uint64_t stepped_whole, stepped_states;
+
+uint64_t prop_cuckoo_stepped_compactions(bool whole) { return whole ? stepped_whole : stepped_states; }
+
+/* Finishes f's running compaction in steps of random budget (steps allocate nothing: no failure allowed). */
+static void finish_steps(run *R, nidus_cuckoo *f)
+{
+    for (bool done = false; !done;) {
+        R->alloc.armed = true;
+        nidus_status st = nidus_cuckoo_compact_step(f, prop_range(&R->r, 1, 300), &done);
+        R->alloc.armed = false;
+        PROP_CHECK(st == NIDUS_OK);
+    }
+}
+
+/* Stepped compaction. With none running: sometimes begin one and run it to the end in steps of random budget,
+ * which must leave the bytes the all-at-once compaction leaves on a copy; else begin it (or not) and leave it
+ * mid-way. With one running (begun here or by removes), writes of other operations come between its steps: a
+ * copy decoded from the encoding (which carries no cursor) resumed at the cursor and finished, and a second one
+ * finished in other budgets, must end in the same bytes; then the filter itself takes one step of random
+ * budget, ending or not. check_state holds after each (the model's items, every key, a fresh kernel byte). */
+static void op_compact_step(run *R)
+{
+    prop_at.op = "compact_step";
+    nidus_cuckoo_compaction at;
+    nidus_cuckoo_stats s;
+    nidus_cuckoo_get_stats(R->cf, &s);
+    bool running = nidus_cuckoo_compacting(R->cf, &at);
+    PROP_CHECK(!running || (at.table >= 1 && at.table < s.tables && s.tables > 1));
+    if (!running && prop_chance(&R->r, 1, 2)) {
+        nidus_cuckoo *ref = NULL;
+        PROP_CHECK(nidus_cuckoo_decode(R->enc.p, R->enc.n, NULL, &ref) == NIDUS_OK);
+        PROP_CHECK(nidus_cuckoo_compact(ref, NULL) == NIDUS_OK);
+        PROP_CHECK(nidus_cuckoo_compact_begin(R->cf) == NIDUS_OK);
+        finish_steps(R, R->cf);
+        PROP_CHECK(!nidus_cuckoo_compacting(R->cf, NULL));
+        encode_into(R, ref, &R->scratch2);
+        nidus_cuckoo_free(ref);
+        encode_into(R, R->cf, &R->scratch);
+        PROP_CHECK(R->scratch.n == R->scratch2.n && memcmp(R->scratch.p, R->scratch2.p, R->scratch.n) == 0);
+        stepped_whole++;
+        R->sweep = true;
+        check_state(R, false, NULL, 0);
+        return;
+    }
+    if (!running) {
+        PROP_CHECK(nidus_cuckoo_compact_begin(R->cf) == NIDUS_OK);
+        running = nidus_cuckoo_compacting(R->cf, &at);
+        PROP_CHECK(running == (s.tables > 1));
+    }
+    if (running) {
+        nidus_cuckoo *a = NULL, *b = NULL;
+        PROP_CHECK(nidus_cuckoo_decode(R->enc.p, R->enc.n, NULL, &a) == NIDUS_OK);
+        PROP_CHECK(nidus_cuckoo_decode(R->enc.p, R->enc.n, NULL, &b) == NIDUS_OK);
+        PROP_CHECK(!nidus_cuckoo_compacting(a, NULL));
+        PROP_CHECK(nidus_cuckoo_compact_resume(a, &at) == NIDUS_OK);
+        PROP_CHECK(nidus_cuckoo_compact_resume(b, &at) == NIDUS_OK);
+        finish_steps(R, a);
+        bool done = false;
+        while (!done)
+            PROP_CHECK(nidus_cuckoo_compact_step(b, UINT64_MAX, &done) == NIDUS_OK);
+        encode_into(R, a, &R->scratch);
+        encode_into(R, b, &R->scratch2);
+        PROP_CHECK(R->scratch.n == R->scratch2.n && memcmp(R->scratch.p, R->scratch2.p, R->scratch.n) == 0);
+        nidus_cuckoo_free(a);
+        nidus_cuckoo_free(b);
+        R->alloc.armed = true;
+        uint64_t budget = prop_chance(&R->r, 1, 2) ? prop_range(&R->r, 1, 8) : prop_range(&R->r, 1, 200);
+        nidus_status st = nidus_cuckoo_compact_step(R->cf, budget, &done);
+        R->alloc.armed = false;
+        PROP_CHECK(st == NIDUS_OK);
+        stepped_states += !done;
+    }
+    R->sweep = true;
+    check_state(R, false, NULL, 0);
+}
+
 /* Continue on a copy decoded from the encoding, through the episode's (failing) allocator. */
 static void op_decode_swap(run *R)
 {
@@ -302,6 +383,9 @@ static void op_decode_swap(run *R)
     if (st == NIDUS_ERR_NO_MEMORY && R->alloc.fail_one_in)
         return;
     PROP_CHECK(st == NIDUS_OK);
+    nidus_cuckoo_compaction at; /* the copy has no compaction running: sometimes it resumes the filter's */
+    if (nidus_cuckoo_compacting(R->cf, &at) && prop_chance(&R->r, 1, 2))
+        PROP_CHECK(nidus_cuckoo_compact_resume(copy, &at) == NIDUS_OK);
     nidus_cuckoo_free(R->cf);
     R->cf = copy;
     R->sweep = true;
@@ -608,9 +692,11 @@ uint64_t prop_cuckoo_episode(uint64_t seed, uint64_t budget)
             op_add_many(&R);
         else if (op < 920)
             op_contains_many(&R);
-        else if (op < 940)
+        else if (op < 930)
             op_compact(&R);
-        else if (op < 960)
+        else if (op < 950)
+            op_compact_step(&R);
+        else if (op < 965)
             op_decode_swap(&R);
         else if (op < 985)
             op_chunks(&R);

@@ -184,5 +184,7 @@ int main(int argc, char **argv)
            prop_cuckoo_stash_states(false), prop_cuckoo_stash_states(true));
     printf("   cuckoo merges: %" PRIu64 " (%" PRIu64 " leaving sibling tables)\n", prop_cuckoo_merges(false),
            prop_cuckoo_merges(true));
+    printf("   cuckoo stepped compactions: %" PRIu64 " run to the end in steps, %" PRIu64 " states left mid-way\n",
+           prop_cuckoo_stepped_compactions(true), prop_cuckoo_stepped_compactions(false));
     return 0;
 }

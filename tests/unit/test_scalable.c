@@ -360,11 +360,22 @@ static void test_deletes_trigger_compaction(void **state)
     uint64_t n = 0;
     while (stats(cf).tables < 3)
         assert_int_equal(nidus_cuckoo_add_hash(cf, key_hash(cf, "auto", n++)), NIDUS_OK);
-    /* the newest table holds few items; once removes pass a tenth of the items, compaction moves them down
-     * into the slots the removes freed (each needs one in its own bucket pair, so it may take a few rounds) */
+    /* the newest table holds few items; once removes pass a tenth of the items, a remove starts a compaction,
+     * which steps of bounded work carry on (here 64 buckets after each remove) into the slots the removes freed
+     * (each needs one in its own bucket pair, so it may take a few rounds) */
     uint64_t k = 0;
-    for (; k < n / 2 && stats(cf).tables == 3; k++)
+    bool started = false;
+    for (; k < n / 2 && stats(cf).tables == 3; k++) {
+        uint64_t before = stats(cf).items_deleted;
         assert_int_equal(nidus_cuckoo_remove_hash(cf, key_hash(cf, "auto", k)), NIDUS_OK);
+        if (!started && nidus_cuckoo_compacting(cf, NULL)) { /* started by this remove, at its threshold */
+            started = true;
+            assert_true((double)(before + 1) > 0.10 * (double)stats(cf).items);
+            assert_true((double)before <= 0.10 * (double)(stats(cf).items + 1));
+        }
+        assert_int_equal(nidus_cuckoo_compact_step(cf, 64, NULL), NIDUS_OK);
+    }
+    assert_true(started);
     assert_true(stats(cf).tables < 3);
     assert_true(stats(cf).items_deleted < k);
     for (uint64_t j = k; j < n; j++)
