@@ -210,6 +210,27 @@ static int s_replicate(RedisModuleCtx *c)
     (void)c;
     return REDISMODULE_OK;
 }
+static int s_replicate_command(RedisModuleCtx *c, const char *cmd, const char *fmt, ...)
+{
+    (void)c, (void)cmd, (void)fmt;
+    return REDISMODULE_OK;
+}
+/* Compaction's timer (redis/compaction.c) never fires here: the writes' steps are the ones exercised. */
+static RedisModuleTimerID s_create_timer(RedisModuleCtx *c, long long period, RedisModuleTimerProc cb, void *data)
+{
+    (void)c, (void)period, (void)cb, (void)data;
+    return 0;
+}
+static int s_select_db(RedisModuleCtx *c, int db)
+{
+    (void)c;
+    return db == 0 ? REDISMODULE_OK : REDISMODULE_ERR;
+}
+static int s_selected_db(RedisModuleCtx *c)
+{
+    (void)c;
+    return 0;
+}
 
 /* ---- strings, memory, persistence IO ---- */
 
@@ -410,6 +431,10 @@ void stubs_install(void)
     RedisModule_WrongArity = s_wrong_arity;
     RedisModule_GetContextFlags = s_context_flags;
     RedisModule_ReplicateVerbatim = s_replicate;
+    RedisModule_Replicate = s_replicate_command;
+    RedisModule_CreateTimer = s_create_timer;
+    RedisModule_SelectDb = s_select_db;
+    RedisModule_GetSelectedDb = s_selected_db;
     RedisModule_StringPtrLen = s_ptr_len;
     RedisModule_StringToLongLong = s_to_ll;
     RedisModule_StringCompare = s_compare;

@@ -162,6 +162,7 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisM
     }
     if (changed)
         RedisModule_ReplicateVerbatim(ctx);
+    mod_cf_compact_after_write(ctx, name, cf);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
@@ -256,6 +257,7 @@ int mod_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         nidus_status st = nidus_cuckoo_remove(value, s, len);
         if (st == NIDUS_OK)
             RedisModule_ReplicateVerbatim(ctx);
+        mod_cf_compact_after_write(ctx, argv[1], value);
         rc = st == NIDUS_ERR_READ_ONLY ? RedisModule_ReplyWithError(ctx, mod_cf_add_error(st))
                                        : mod_reply_bool(ctx, st == NIDUS_OK);
     }
@@ -263,28 +265,9 @@ int mod_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return rc;
 }
 
-/* CF.COMPACT key */
-int mod_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
-{
-    if (argc != 2)
-        return RedisModule_WrongArity(ctx);
-    RedisModuleKey *key;
-    void *value;
-    int rc = REDISMODULE_OK;
-    if (!mod_open_existing(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, mod_cf_type,
-                             "Cuckoo filter was not found", &key, &value)) {
-    } else if (nidus_cuckoo_compact(value, NULL) != NIDUS_OK) {
-        rc = RedisModule_ReplyWithError(ctx, mod_cf_add_error(NIDUS_ERR_READ_ONLY));
-    } else {
-        RedisModule_ReplicateVerbatim(ctx);
-        rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
-    }
-    RedisModule_CloseKey(key);
-    return rc;
-}
-
 /* CF.INFO key: RedisBloom's eight fields in its order, then ours: the capacity the tables are sized for, bits
- * per item at that capacity (not per item present), and the load (occupied slots / slots). */
+ * per item at that capacity (not per item present), the load (occupied slots / slots), and whether a
+ * compaction is running. */
 int mod_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
@@ -297,7 +280,7 @@ int mod_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     nidus_cuckoo_stats s;
     nidus_cuckoo_get_stats(value, &s);
-    mod_reply_map(ctx, 13);
+    mod_reply_map(ctx, 14);
     RedisModule_ReplyWithSimpleString(ctx, "Size");
     RedisModule_ReplyWithLongLong(ctx, (long long)s.memory_bytes);
     RedisModule_ReplyWithSimpleString(ctx, "Number of buckets");
@@ -324,6 +307,8 @@ int mod_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_ReplyWithDouble(ctx, s.bits_per_item);
     RedisModule_ReplyWithSimpleString(ctx, "Load");
     RedisModule_ReplyWithDouble(ctx, s.load);
+    RedisModule_ReplyWithSimpleString(ctx, "Compacting"); /* 1 while a compaction runs in steps (compaction.c) */
+    RedisModule_ReplyWithLongLong(ctx, nidus_cuckoo_compacting(value, NULL));
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }

@@ -44,6 +44,7 @@ typedef struct command_doc {
 static const doc_arg key_item[] = {KEY, ITEM, END};
 static const doc_arg key_items[] = {KEY, ITEMS, END};
 static const doc_arg key_only[] = {KEY, END};
+static const doc_arg compactstep_args[] = {KEY, INTEGER("table"), INTEGER("bucket"), INTEGER("budget"), END};
 static const doc_arg key_iterator[] = {KEY, INTEGER("iterator"), END};
 static const doc_arg key_iterator_data[] = {
     KEY, INTEGER("iterator"), {"data", REDISMODULE_ARG_TYPE_STRING, 0, NULL, NULL}, END};
@@ -110,6 +111,7 @@ static const doc_arg bf_info[] = {
 #define CF_INSERT_COST \
     "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations"
 #define CF_LOOKUP_COST "O(k), where k is the number of sub-filters"
+#define COMPACT_COST "O(1): one bounded step; the writes to the filter and a timer take the rest in bounded steps"
 #define BF_ONE_COST "O(k), where k is the number of hash functions used by the last sub-filter"
 #define BF_MANY_COST "O(k * n), where k is the number of hash functions and n is the number of items"
 #define BF_INSERT_SUMMARY "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist"
@@ -120,7 +122,8 @@ static const doc_arg bf_info[] = {
 
 /* SCANDUMP only reads its key: its key spec is read-only (RedisBloom declares read-write, yet flags the
  * command readonly). CF.COMPACT rewrites the filter and replicates: a write, where RedisBloom registers it
- * readonly without documentation; ours is documented. */
+ * readonly without documentation; ours is documented. CF.COMPACTSTEP (nidus's own) is how a master replicates
+ * the steps of a compaction (compaction.c); not deny-oom, as CF.COMPACT, since it only frees memory. */
 static const command_doc docs[] = {
     {"cf.reserve", WRITE, "write fast", -3, "Creates a new Cuckoo Filter", "O(1)", "1.0.0", NULL, cf_reserve},
     {"cf.add", WRITE, "write", 3, "Adds an item to a Cuckoo Filter", CF_ADD_COST, "1.0.0", NULL, key_item},
@@ -142,7 +145,10 @@ static const command_doc docs[] = {
     {"cf.del", "write fast", "write", 3, "Deletes an item from a Cuckoo Filter", CF_LOOKUP_COST, "1.0.0", NULL,
      key_item},
     {"cf.compact", "write", "write", 2, "Moves items of newer sub-filters into older ones and frees the emptied ones",
-     "O(n), where n is the number of items", "1.0.0", NULL, key_only},
+     COMPACT_COST, "1.0.0", NULL, key_only},
+    {"cf.compactstep", "write", "write", 5,
+     "Takes one step of a Cuckoo Filter's compaction from the given cursor, as a master replicates its steps",
+     "O(b), where b is the budget", "1.0.0", NULL, compactstep_args},
     {"cf.scandump", READ, "read", 3, SCANDUMP_SUMMARY, CAPACITY_COST, "1.0.0", "dont_cache", key_iterator},
     {"cf.loadchunk", WRITE, "write", 4, LOADCHUNK_SUMMARY, CAPACITY_COST, "1.0.0", NULL, key_iterator_data},
     {"cf.merge", WRITE " getkeys-api", "write", -4,

@@ -17,6 +17,7 @@ int mod_cf_mexists(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int mod_cf_count(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int mod_cf_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int mod_cf_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+int mod_cf_compactstep(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int mod_cf_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int mod_cf_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int mod_cf_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
@@ -43,6 +44,10 @@ int mod_bf_info_reply(RedisModuleCtx *ctx, RedisModuleString *field, const long 
 /* One add's reply in CF.ADD / ADDNX / INSERT / INSERTNX (`nx`, `multi` say which), RedisBloom's in either
  * protocol: 1/0 (booleans in RESP3), -1 or false for no room in the INSERTs, else the error. */
 void mod_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx, bool multi);
+
+/* The end of every write to a cuckoo filter `filter` (NULL: none) at key `name` (compaction.c): on a master,
+ * one bounded step of its running compaction, if any, replicated as CF.COMPACTSTEP. */
+void mod_cf_compact_after_write(RedisModuleCtx *ctx, RedisModuleString *name, void *filter);
 
 /* The error text of a failed cuckoo add, as RedisBloom words it where it has one. */
 const char *mod_cf_add_error(nidus_status st);

@@ -19,6 +19,7 @@ mod_config mod_cfg = {
     .cf_max_expansions = 32,
     .max_capacity = UINT64_C(1) << 30,
     .max_memory = UINT64_C(1) << 31,
+    .cf_compact_interval = 10,
 };
 
 RedisModuleType *mod_cf_type, *mod_bf_type;

@@ -22,6 +22,7 @@ typedef struct mod_config {
     unsigned cf_max_expansions; /* cf-max-expansions: sub-filters a cuckoo filter may grow to, at most 64 */
     uint64_t max_capacity;      /* max-capacity: the largest capacity any command accepts */
     uint64_t max_memory;        /* max-filter-memory: bytes one filter may hold, creation, growth and loading */
+    unsigned cf_compact_interval; /* cf-compact-interval: ms between the timer's compaction steps, 0: none */
 } mod_config;
 
 extern mod_config mod_cfg;

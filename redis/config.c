@@ -46,6 +46,8 @@ static const setting settings[] = {
     RATE("cf-error-rate", "CF_ERROR_RATE", false, "0.01", 1.0, cf_error_rate),
     U64("max-capacity", "MAX_CAPACITY", false, "1073741824", 4, LLONG_MAX, max_capacity),
     U64("max-filter-memory", "MAX_FILTER_MEMORY", false, "2147483648", 4096, LLONG_MAX, max_memory),
+    /* milliseconds between the timer's compaction steps (compaction.c); 0: only writes step */
+    UINT("cf-compact-interval", NULL, false, "10", 0, 60000, 60000, cf_compact_interval),
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])

@@ -29,6 +29,7 @@ static const mod_command commands[] = {
     {"bf.mexists", mod_bf_mexists},     {"bf.info", mod_bf_info},       {"bf.card", mod_bf_card},
     {"bf.scandump", mod_bf_scandump},   {"bf.loadchunk", mod_bf_loadchunk}, {"cf.debug", mod_cf_debug},
     {"bf.debug", mod_bf_debug},         {"cf.merge", mod_cf_merge},     {"bf.merge", mod_bf_merge},
+    {"cf.compactstep", mod_cf_compactstep},
 };
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,

@@ -48,6 +48,8 @@ typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 typedef struct RedisModuleCommand RedisModuleCommand;
 
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+typedef void (*RedisModuleTimerProc)(RedisModuleCtx *ctx, void *data);
+typedef uint64_t RedisModuleTimerID;
 
 /* Command information (RedisModule_SetCommandInfo, Redis 7.0): the server walks the arrays below with the
  * element sizes given in RedisModuleCommandInfoVersion, so a newer server reads what it knows of ours. */
@@ -202,6 +204,10 @@ typedef struct RedisModuleTypeMethods {
     X(int, StringToDouble, (const RedisModuleString *, double *))                                             \
     X(int, StringCompare, (const RedisModuleString *, const RedisModuleString *))                             \
     X(int, ReplicateVerbatim, (RedisModuleCtx *))                                                             \
+    X(int, Replicate, (RedisModuleCtx *, const char *, const char *, ...))                                    \
+    X(RedisModuleTimerID, CreateTimer, (RedisModuleCtx *, long long, RedisModuleTimerProc, void *))          \
+    X(int, SelectDb, (RedisModuleCtx *, int))                                                                 \
+    X(int, GetSelectedDb, (RedisModuleCtx *))                                                                 \
     X(int, IsKeysPositionRequest, (RedisModuleCtx *))                                                         \
     X(void, KeyAtPos, (RedisModuleCtx *, int))                                                                \
     X(void *, Alloc, (size_t))                                                                                \

@@ -246,6 +246,8 @@ static int rb_cf_del_command(RedisModuleCtx *ctx, RedisModuleString **argv, int 
         return RedisModule_ReplyWithError(ctx, RB_CF_DEL_AMBIGUOUS);
     }
     bool removed = in_grown ? nidus_cuckoo_remove(v->grown, s, len) == NIDUS_OK : rb_cf_remove(v->rb, rb_hash);
+    if (in_grown && nidus_cuckoo_compacting(v->grown, NULL)) /* the growth part compacts at once, as before */
+        nidus_cuckoo_compact(v->grown, NULL);
     if (removed)
         RedisModule_ReplicateVerbatim(ctx);
     RedisModule_CloseKey(key);

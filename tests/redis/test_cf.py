@@ -66,7 +66,8 @@ def test_info_fields_in_redisbloom_order_then_ours(c):
     fields, order = info(c, "cf")
     assert order == ["Size", "Number of buckets", "Number of filters", "Number of items inserted",
                      "Number of items deleted", "Bucket size", "Expansion rate", "Max iterations",
-                     "Fingerprint bits", "Error rate bound", "Capacity", "Bits per item", "Load"]
+                     "Fingerprint bits", "Error rate bound", "Capacity", "Bits per item", "Load", "Compacting"]
+    assert fields["Compacting"] == 0
     assert fields["Number of filters"] == 1
     assert fields["Number of items inserted"] == 1
     assert fields["Bucket size"] == 4

@@ -66,7 +66,12 @@ EXPECTED = {
                "RW", [KEY, ITEM]),
     # RedisBloom leaves CF.COMPACT undocumented and flags it readonly; ours writes and replicates
     "cf.compact": ("Moves items of newer sub-filters into older ones and frees the emptied ones",
-                   "O(n), where n is the number of items", "1.0.0", 2, [], {"write", "module"}, "RW", [KEY]),
+                   "O(1): one bounded step; the writes to the filter and a timer take the rest in bounded steps",
+                   "1.0.0", 2, [], {"write", "module"}, "RW", [KEY]),
+    # nidus's own: how a master replicates the steps of a compaction
+    "cf.compactstep": ("Takes one step of a Cuckoo Filter's compaction from the given cursor, as a master "
+                       "replicates its steps", "O(b), where b is the budget", "1.0.0", 5, [], {"write", "module"},
+                       "RW", [KEY, arg("table", "integer"), arg("bucket", "integer"), arg("budget", "integer")]),
     "cf.merge": ("Merges Cuckoo Filters into the destination, which is created like the first source if it does "
                  "not exist", MERGE_COST, "1.0.0", -4, [], WRITE | {"movablekeys"}, "RW", MERGE_ARGS),
     "cf.scandump": SCANDUMP,

@@ -9,11 +9,12 @@ from resp import Raw
 
 SETTINGS = ["bf-error-rate", "bf-initial-size", "bf-expansion-factor", "cf-bucket-size", "cf-initial-size",
             "cf-max-iterations", "cf-expansion-factor", "cf-max-expansions", "cf-error-rate", "max-capacity",
-            "max-filter-memory"]
+            "max-filter-memory", "cf-compact-interval"]
 
 # The config names each server gets. Redis 7 and Valkey take every setting as nidus.<name>; Valkey refuses
 # Redis 8's unprefixed flag, which RedisBloom's names would need. (Redis 8 would get RedisBloom's eight by their
-# own names and nidus.cf-error-rate, nidus.max-capacity, nidus.max-filter-memory; no Redis 8 runs here.)
+# own names and nidus.cf-error-rate, nidus.max-capacity, nidus.max-filter-memory, nidus.cf-compact-interval; no
+# Redis 8 runs here.)
 EXPECTED_NAMES = {
     "redis": sorted("nidus." + s for s in SETTINGS),  # redis-server 7.0.15
     "valkey": sorted("nidus." + s for s in SETTINGS),  # valkey-server 8.0.1
