@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Random CF/BF command sequences against a model of what the server acknowledged; after every batch the
 dataset goes through DEBUG RELOAD, DUMP/RESTORE of every key, a restart from the AOF and a restart from an RDB
-copy, and every acknowledged item must still be there (and the server alive).
+copy, and every acknowledged item must still be there (and the server alive). A replica follows the master
+throughout: after every batch, while compactions may still be running in steps (the master's timer steps them
+and replicates each step), every key's DEBUG DIGEST-VALUE on the replica equals the master's at the same
+replication offset.
 
 Seeded: NIDUS_SEQ_SEED=<seed> replays a run (the seed is printed). NIDUS_SEQ_BATCHES (default 5) and
 NIDUS_SEQ_COMMANDS (default 200 a batch) set the budget; the nightly long mode is e.g. NIDUS_SEQ_BATCHES=200.
@@ -267,6 +270,48 @@ def verify(c, model, where):
                 assert n >= items[i], (where, name, i, n, items[i])
 
 
+def snapshot(c, names):
+    """(replication offset, digests of `names`) taken atomically."""
+    reply = c("MULTI")
+    assert reply == "OK", reply
+    assert c("INFO", "replication") == "QUEUED"
+    assert c("DEBUG", "DIGEST-VALUE", *names) == "QUEUED"
+    info, digests = c("EXEC")
+    fields = dict(line.split(":", 1) for line in info.decode().splitlines() if ":" in line)
+    offset = int(fields.get("master_repl_offset") if fields.get("role") == "master" else fields["slave_repl_offset"])
+    return offset, digests
+
+
+def compare_with_replica(master, replica, model, where):
+    """Every key's digest on the replica equals the master's at the same offset (the master's timer may step a
+    compaction meanwhile: then the offsets differ, and the comparison is taken again)."""
+    names = sorted(model.keys)
+    if not names:
+        return
+    for _ in range(200):
+        offset, digests = snapshot(master.c, names)
+        deadline = time.time() + 30
+        while True:
+            r_offset, r_digests = snapshot(replica.c, names)
+            if r_offset >= offset:
+                break
+            assert time.time() < deadline, (where, "replica behind", r_offset, offset)
+            time.sleep(0.01)
+        if r_offset == offset:
+            differ = [n for n, a, b in zip(names, digests, r_digests) if a != b]
+            assert not differ, (where, "replica differs", differ)
+            return
+    raise AssertionError((where, "the master never stood still long enough to compare"))
+
+
+def follow(replica, master):
+    assert replica.c("REPLICAOF", "127.0.0.1", master.port) == "OK"
+    deadline = time.time() + 30
+    while b"master_link_status:up" not in replica.c("INFO", "replication"):
+        assert time.time() < deadline, replica.log()
+        time.sleep(0.05)
+
+
 def persistence_cycle(srv, model, tmp_path, rng, batch):
     c = srv.c
     verify(c, model, "batch %d" % batch)
@@ -312,7 +357,9 @@ def run(tmp_path, config, partial_chunks):
     print("NIDUS_SEQ_SEED=%d (config %s, partial chunks %s)" % (seed, config, partial_chunks))
     rng = random.Random(seed)
     srv = Redis(tmp_path / "main", CONFIGS[config], appendonly=True)
+    replica = Redis(tmp_path / "replica", CONFIGS[config], appendonly=False)
     try:
+        follow(replica, srv)
         model = Model(rng)
         d = Driver(srv.c, rng, model, partial_chunks)
         for batch in range(BATCHES):
@@ -321,8 +368,14 @@ def run(tmp_path, config, partial_chunks):
             for _ in range(COMMANDS):
                 d.step()
             assert srv.proc.poll() is None, srv.log()
+            compare_with_replica(srv, replica, model, "batch %d" % batch)
             persistence_cycle(srv, model, tmp_path, rng, batch)
+            follow(replica, srv)  # the master restarted (maybe on another port)
+            compare_with_replica(srv, replica, model, "after the persistence cycle of batch %d" % batch)
             d.c = srv.c
+        steps = replica.c("INFO", "commandstats").decode()
+        print("compaction steps the replica applied:",
+              [line for line in steps.splitlines() if "compactstep" in line])
     except AssertionError:
         print("seed %d; the last batch's commands:" % seed)
         for cmd in d.log[-40:]:
@@ -330,6 +383,7 @@ def run(tmp_path, config, partial_chunks):
         raise
     finally:
         srv.kill()
+        replica.kill()
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
