@@ -178,6 +178,7 @@ typedef struct found {
     char *key;
     size_t len;
     size_t node; /* the source connection that found it */
+    kind kd;     /* its type when found (NOT_A_FILTER: not known); the pass reads it again */
 } found;
 
 typedef struct copier {
@@ -192,7 +193,7 @@ typedef struct copier {
     uint64_t copied, items, bytes, skipped, exists, changed, failed, missing, gone, again;
 } copier;
 
-static int add_key(copier *c, const char *key, size_t len, size_t node)
+static int add_key(copier *c, const char *key, size_t len, size_t node, kind kd)
 {
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 64;
@@ -207,7 +208,7 @@ static int add_key(copier *c, const char *key, size_t len, size_t node)
         goto oom;
     memcpy(copy, key, len);
     copy[len] = '\0';
-    c->keys[c->n++] = (found){copy, len, node};
+    c->keys[c->n++] = (found){copy, len, node, kd};
     return 0;
 oom:
     fprintf(stderr, "nidus copy: out of memory\n");
@@ -268,9 +269,9 @@ static int scan_node(copier *c, size_t node, const char *pattern)
                 continue;
             }
             /* an error (the key's slot moved away meanwhile, say) is settled when the key is copied */
-            bool filter = type->type != REDIS_REPLY_STATUS || kind_of(type->str) != NOT_A_FILTER;
-            if (filter)
-                rc = add_key(c, keys->element[i]->str, keys->element[i]->len, node);
+            kind kd = type->type == REDIS_REPLY_STATUS ? kind_of(type->str) : NOT_A_FILTER;
+            if (kd != NOT_A_FILTER || type->type != REDIS_REPLY_STATUS)
+                rc = add_key(c, keys->element[i]->str, keys->element[i]->len, node, kd);
             else if (strcmp(type->str, "none")) /* "none": deleted since the SCAN */
                 c->skipped++;
             freeReplyObject(type);
@@ -369,110 +370,185 @@ static int reserve_empty(move_loader *l, const info *in)
     return move_loader_finish(l);
 }
 
-/* The source part of a pass, WATCH set: the key's type and INFO, then its chunks into the target's temporary key,
- * then the empty transaction that says whether the key was written to meanwhile. *exec_sent tells whether EXEC
- * went (it ends the WATCH). 0, CHANGED, SOURCE_MOVED, MOVE_REDIRECTED, EXIT_KEYS or NOT_COPIED (counted, a line
- * printed where it says so), or 2 after a line. */
-static int pass_source(copier *c, remote *src, remote *dst, const found *k, const char *tmp, size_t tmp_len,
-                       uint64_t *items, uint64_t *bytes, bool *exec_sent)
+/* Reads n replies into out; 0, or 2 after a line (a connection failed: none is kept). */
+static int read_replies(remote *r, int n, redisReply **out)
 {
-    int rc;
-    redisReply *reply = source_call(src, 2, (const char *[]){"TYPE", k->key}, (size_t[]){4, k->len}, &rc);
-    if (!reply)
-        return rc;
-    kind kd = reply->type == REDIS_REPLY_STATUS ? kind_of(reply->str) : NOT_A_FILTER;
-    if (kd == NOT_A_FILTER) {
-        if (reply->type != REDIS_REPLY_STATUS) {
-            rc = key_refused(c, src, k, "TYPE", reply);
-        } else if (!strcmp(reply->str, "none")) {
-            if (c->named) {
-                key_line(src, k, "no such key");
-                c->missing++;
-            } else {
-                c->gone++;
-            }
-            rc = c->named ? EXIT_KEYS : NOT_COPIED;
-        } else {
-            if (c->named)
-                key_line(src, k, "holds a %s, not a cuckoo or Bloom filter", reply->str);
-            c->skipped++;
-            rc = c->named ? EXIT_KEYS : NOT_COPIED;
+    for (int i = 0; i < n; i++)
+        if (!(out[i] = remote_reply(r))) {
+            while (i--)
+                freeReplyObject(out[i]);
+            return EXIT_ERROR;
         }
-        freeReplyObject(reply);
-        return rc;
-    }
-    freeReplyObject(reply);
-    const char *info_cmd = kd == CUCKOO ? "CF.INFO" : "BF.INFO";
-    const char *scandump = kd == CUCKOO ? NIDUS_CF_SCANDUMP : NIDUS_BF_SCANDUMP;
-    if (!(reply = source_call(src, 2, (const char *[]){info_cmd, k->key}, (size_t[]){7, k->len}, &rc)))
-        return rc;
-    if (reply->type != REDIS_REPLY_ARRAY) {
-        rc = key_refused(c, src, k, info_cmd, reply);
-        freeReplyObject(reply);
-        return rc;
-    }
-    info in;
-    parse_info(reply, &in);
-    freeReplyObject(reply);
-    *items = in.items > 0 ? (uint64_t)in.items : 0;
-    *bytes = 0;
+    return 0;
+}
 
-    move_loader l;
-    move_loader_begin(&l, dst, kd == CUCKOO ? NIDUS_CF_LOADCHUNK : NIDUS_BF_LOADCHUNK, tmp, tmp_len);
-    long long cursor = 0;
-    bool any = false;
-    while (!l.refusal) {
-        char iter[24];
-        snprintf(iter, sizeof iter, "%lld", cursor);
-        if (!(reply = source_call(src, 3, (const char *[]){scandump, k->key, iter}, NULL, &rc)))
-            break;
+static void free_replies(redisReply **r, int n)
+{
+    for (int i = 0; i < n; i++) {
+        freeReplyObject(r[i]);
+        r[i] = NULL;
+    }
+}
+
+/* Queues the INFO and the first SCANDUMP of key k as a filter of kind kd. */
+static void append_info_and_header(remote *src, const found *k, kind kd)
+{
+    remote_append(src, 2, (const char *[]){kd == CUCKOO ? "CF.INFO" : "BF.INFO", k->key}, (size_t[]){7, k->len});
+    remote_append(src, 3, (const char *[]){kd == CUCKOO ? NIDUS_CF_SCANDUMP : NIDUS_BF_SCANDUMP, k->key, "0"},
+                  (size_t[]){strlen(NIDUS_CF_SCANDUMP), k->len, 1});
+}
+
+/* The target's TYPE of the key: 0 (it may be written), MOVE_REDIRECTED, MOVE_EXISTS, EXIT_KEYS (a line, counted),
+ * or 2 after a line. */
+static int target_state(copier *c, remote *dst, const found *k, const redisReply *type)
+{
+    if (remote_redirected(dst, type))
+        return MOVE_REDIRECTED;
+    if (type->type != REDIS_REPLY_STATUS)
+        return remote_refused(dst, "TYPE", type);
+    if (strcmp(type->str, "none") && !c->replace)
+        return MOVE_EXISTS;
+    if (dst->asking && !strcmp(type->str, "none")) {
+        key_line(dst, k, "its slot is migrating to %s:%d, where the copy's rename cannot run until the migration "
+                         "is done; try again then", dst->host, dst->port);
+        c->failed++;
+        return EXIT_KEYS;
+    }
+    return 0;
+}
+
+/* The key's type as the pass reads it (TYPE's reply): its kind, or NOT_A_FILTER with *rc saying what became of
+ * it (counted; a line for a KEY given). */
+static kind source_kind(copier *c, remote *src, const found *k, const redisReply *type, int *rc)
+{
+    kind kd = type->type == REDIS_REPLY_STATUS ? kind_of(type->str) : NOT_A_FILTER;
+    *rc = 0;
+    if (kd != NOT_A_FILTER)
+        return kd;
+    if (type->type != REDIS_REPLY_STATUS) {
+        *rc = key_refused(c, src, k, "TYPE", type);
+    } else if (!strcmp(type->str, "none")) {
+        if (c->named) {
+            key_line(src, k, "no such key");
+            c->missing++;
+        } else {
+            c->gone++;
+        }
+        *rc = c->named ? EXIT_KEYS : NOT_COPIED;
+    } else {
+        if (c->named)
+            key_line(src, k, "holds a %s, not a cuckoo or Bloom filter", type->str);
+        c->skipped++;
+        *rc = c->named ? EXIT_KEYS : NOT_COPIED;
+    }
+    return NOT_A_FILTER;
+}
+
+/* Sends the key's chunks on as they come, from the reply to SCANDUMP 0 (freed here) to the end: 0, SOURCE_MOVED,
+ * EXIT_KEYS (a line, counted), or 2 after a line. */
+static int forward_chunks(copier *c, remote *src, const found *k, const char *scandump, redisReply *reply,
+                          move_loader *l, bool *any, uint64_t *bytes, uint64_t items)
+{
+    int rc = 0;
+    while (reply) {
         if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
             reply->element[0]->type != REDIS_REPLY_INTEGER) {
             rc = key_refused(c, src, k, scandump, reply);
-            freeReplyObject(reply);
             break;
         }
         redisReply *chunk = reply->element[1];
         long long next = reply->element[0]->integer;
         /* past the last chunk: nil (cuckoo), or an empty string (RedisBloom's Bloom filters) */
-        if (chunk->type != REDIS_REPLY_STRING || !chunk->len) {
-            freeReplyObject(reply);
+        if (chunk->type != REDIS_REPLY_STRING || !chunk->len)
             break;
-        }
-        int sent = move_loader_put(&l, (uint64_t)next, chunk->str, chunk->len);
+        int sent = move_loader_put(l, (uint64_t)next, chunk->str, chunk->len);
+        remote_flush(l->r); /* the target loads it while the next chunk is read */
         *bytes += chunk->len;
-        any = true;
+        *any = true;
         freeReplyObject(reply);
-        progress_update(&c->p, (uint64_t)(k - c->keys), c->items + *items);
-        if (sent) { /* the target's connection failed: the temporary key's TTL removes it */
-            move_loader_free(&l);
+        reply = NULL;
+        progress_update(&c->p, (uint64_t)(k - c->keys), c->items + items);
+        if (sent)
             return sent;
-        }
-        if (!next)
+        if (!next || l->refusal)
             break;
-        cursor = next;
+        char iter[24];
+        snprintf(iter, sizeof iter, "%lld", next);
+        reply = source_call(src, 3, (const char *[]){scandump, k->key, iter}, (size_t[]){strlen(scandump), k->len,
+                                                                                        strlen(iter)}, &rc);
     }
-    /* the replies in flight (or an empty cuckoo filter made anew), whatever happened on the source */
-    int loaded = !rc && !any && kd == CUCKOO && !l.refusal ? reserve_empty(&l, &in) : move_loader_finish(&l);
-    if (!rc && !loaded && !any && kd == BLOOM) {
-        key_line(src, k, "%s gave no chunk", scandump);
-        loaded = EXIT_ERROR;
+    freeReplyObject(reply);
+    return rc;
+}
+
+/* The source part of a pass, WATCH set, with the replies to TYPE, INFO and SCANDUMP 0 (freed here): the chunks
+ * into the target's temporary key (*made once it may exist), then the empty transaction that says whether the
+ * key was written to meanwhile (*exec_sent: it ends the WATCH). 0, CHANGED, SOURCE_MOVED, MOVE_REDIRECTED,
+ * EXIT_KEYS or NOT_COPIED (counted, a line printed where it says so), or 2 after a line. */
+static int pass_source(copier *c, remote *src, remote *dst, const found *k, redisReply *first[3], kind guess,
+                       const char *tmp, size_t tmp_len, uint64_t *items, uint64_t *bytes, bool *exec_sent, bool *made)
+{
+    int rc = 0;
+    for (int i = 0; i < 3 && !rc; i++)
+        if (remote_redirected(src, first[i]))
+            rc = SOURCE_MOVED;
+    kind kd = rc ? NOT_A_FILTER : source_kind(c, src, k, first[0], &rc);
+    if (!rc && kd != guess) { /* INFO and SCANDUMP went as the other kind's: again as this one's */
+        free_replies(first + 1, 2);
+        append_info_and_header(src, k, kd);
+        if ((rc = read_replies(src, 2, first + 1)))
+            return rc;
+        if (remote_redirected(src, first[1]))
+            rc = SOURCE_MOVED;
     }
-    /* whole only if nothing wrote to the key since WATCH: an empty transaction tells. Asked also when the
-     * target refused a chunk: chunks of a key written to between two SCANDUMPs do not fit together */
-    if (!rc && (!loaded || loaded == MOVE_REFUSED)) {
+    if (!rc && first[1]->type != REDIS_REPLY_ARRAY)
+        rc = key_refused(c, src, k, kd == CUCKOO ? "CF.INFO" : "BF.INFO", first[1]);
+    if (rc) {
+        free_replies(first, 3);
+        return rc;
+    }
+    info in;
+    parse_info(first[1], &in);
+    free_replies(first, 2);
+    *items = in.items > 0 ? (uint64_t)in.items : 0;
+    *bytes = 0;
+    *made = true;
+    move_loader l;
+    move_loader_begin(&l, dst, kd == CUCKOO ? NIDUS_CF_LOADCHUNK : NIDUS_BF_LOADCHUNK, tmp, tmp_len);
+    bool any = false;
+    rc = forward_chunks(c, src, k, kd == CUCKOO ? NIDUS_CF_SCANDUMP : NIDUS_BF_SCANDUMP, first[2], &l, &any, bytes,
+                        *items);
+    first[2] = NULL;
+    if (rc == EXIT_ERROR) {
+        move_loader_free(&l);
+        return rc;
+    }
+    /* whole only if nothing wrote to the key since WATCH: an empty transaction tells, asked while the target
+     * reads the last chunks. Also when the target refused a chunk: chunks of a key written to between two
+     * SCANDUMPs do not fit together */
+    if (!rc) {
         remote_append(src, 1, (const char *[]){"MULTI"}, NULL);
         remote_append(src, 1, (const char *[]){"EXEC"}, NULL);
+        remote_flush(src);
         *exec_sent = true;
-        redisReply *multi = remote_reply(src), *exec = multi ? remote_reply(src) : NULL;
-        if (!exec)
+    }
+    int loaded = !rc && !any && kd == CUCKOO && !l.refusal ? reserve_empty(&l, &in) : move_loader_finish(&l);
+    if (*exec_sent) {
+        redisReply *tx[2];
+        if (read_replies(src, 2, tx)) {
             rc = EXIT_ERROR;
-        else if (multi->type == REDIS_REPLY_ERROR || exec->type == REDIS_REPLY_ERROR)
-            rc = remote_refused(src, "MULTI", multi->type == REDIS_REPLY_ERROR ? multi : exec);
-        else if (exec->type != REDIS_REPLY_ARRAY) /* nil: the key was written to */
-            rc = CHANGED;
-        freeReplyObject(multi);
-        freeReplyObject(exec);
+        } else {
+            if (tx[0]->type == REDIS_REPLY_ERROR || tx[1]->type == REDIS_REPLY_ERROR)
+                rc = remote_refused(src, "MULTI", tx[0]->type == REDIS_REPLY_ERROR ? tx[0] : tx[1]);
+            else if (tx[1]->type != REDIS_REPLY_ARRAY) /* nil: the key was written to */
+                rc = CHANGED;
+            free_replies(tx, 2);
+        }
+    }
+    if (!rc && !loaded && !any && kd == BLOOM) {
+        key_line(src, k, "%s gave no chunk", NIDUS_BF_SCANDUMP);
+        c->failed++;
+        loaded = EXIT_KEYS;
     }
     if (loaded == MOVE_REFUSED && !rc) {
         if (!strncmp(l.refusal->str, "NOPERM", 6)) {
@@ -491,41 +567,41 @@ static int pass_source(copier *c, remote *src, remote *dst, const found *k, cons
 
 /* One pass over key k: 0 (copied: its items and bytes in *items, *bytes), CHANGED, SOURCE_MOVED,
  * MOVE_REDIRECTED (the target's), MOVE_EXISTS, EXIT_KEYS or NOT_COPIED (counted, a line printed where it says
- * so), or 2 after a line. The temporary key is gone unless the key is copied. */
+ * so), or 2 after a line. The temporary key is gone unless the key is copied. The first round trip asks the
+ * target's TYPE, and the source's WATCH, TYPE, INFO and first chunk, all at once (the kind as the SCAN found it). */
 static int copy_pass(copier *c, remote *src, remote *dst, const found *k, const char *tmp, size_t tmp_len,
                      uint64_t *items, uint64_t *bytes)
 {
-    char type[64];
-    int rc = move_key_type(dst, k->key, k->len, type, sizeof type);
-    if (rc)
-        return rc;
-    if (strcmp(type, "none") && !c->replace)
-        return MOVE_EXISTS;
-    if (dst->asking && !strcmp(type, "none")) {
-        key_line(dst, k, "its slot is migrating to %s:%d, where the copy's rename cannot run until the migration "
-                         "is done; try again then", dst->host, dst->port);
-        c->failed++;
-        return EXIT_KEYS;
-    }
-    /* WATCH follows the key to its node; from there on a redirect starts the pass again */
-    redisReply *reply = remote_call(src, 2, (const char *[]){"WATCH", k->key}, (size_t[]){5, k->len});
-    if (!reply)
+    kind guess = k->kd != NOT_A_FILTER ? k->kd : CUCKOO;
+    remote_append(dst, 2, (const char *[]){"TYPE", k->key}, (size_t[]){4, k->len});
+    remote_append(src, 2, (const char *[]){"WATCH", k->key}, (size_t[]){5, k->len});
+    remote_append(src, 2, (const char *[]){"TYPE", k->key}, (size_t[]){4, k->len});
+    append_info_and_header(src, k, guess);
+    remote_flush(src);
+    redisReply *type = remote_reply(dst), *first[4];
+    if (!type || read_replies(src, 4, first)) {
+        freeReplyObject(type);
         return EXIT_ERROR;
-    if (reply->type == REDIS_REPLY_ERROR) {
-        rc = key_refused(c, src, k, "WATCH", reply);
-        freeReplyObject(reply);
-        return rc;
     }
-    freeReplyObject(reply);
-    bool exec_sent = false;
-    rc = pass_source(c, src, dst, k, tmp, tmp_len, items, bytes, &exec_sent);
-    if (!exec_sent && rc != EXIT_ERROR) { /* the next key's WATCH must not inherit this one */
+    int rc = target_state(c, dst, k, type);
+    freeReplyObject(type);
+    bool watching = first[0]->type != REDIS_REPLY_ERROR, exec_sent = false, made = false;
+    if (!rc && remote_redirected(src, first[0]))
+        rc = SOURCE_MOVED;
+    else if (!rc && !watching)
+        rc = key_refused(c, src, k, "WATCH", first[0]);
+    freeReplyObject(first[0]);
+    if (rc)
+        free_replies(first + 1, 3);
+    else
+        rc = pass_source(c, src, dst, k, first + 1, guess, tmp, tmp_len, items, bytes, &exec_sent, &made);
+    if (watching && !exec_sent && rc != EXIT_ERROR) { /* the next key's WATCH must not inherit this one */
         remote_append(src, 1, (const char *[]){"UNWATCH"}, NULL);
         freeReplyObject(remote_reply(src));
     }
     if (!rc)
         rc = move_rename(dst, tmp, tmp_len, k->key, k->len, c->replace);
-    if (rc)
+    if (rc && made)
         move_delete(dst, tmp, tmp_len);
     return rc;
 }
@@ -666,7 +742,8 @@ int cmd_copy(int argc, char **argv)
     c.unique = move_unique();
     c.named = o.n_keys > 0;
     for (int i = 0; i < o.n_keys && !rc; i++)
-        rc = add_key(&c, o.keys[i], strlen(o.keys[i]), side_index(&c.from, o.keys[i], strlen(o.keys[i])));
+        rc = add_key(&c, o.keys[i], strlen(o.keys[i]), side_index(&c.from, o.keys[i], strlen(o.keys[i])),
+                     NOT_A_FILTER);
     for (size_t node = 0; !o.n_keys && !rc && node < c.from.n; node++)
         rc = scan_node(&c, node, o.match);
     if (rc)

@@ -158,6 +158,13 @@ void remote_append(remote *r, int argc, const char **argv, const size_t *lens)
     redisAppendCommandArgv(r->c, argc, argv, lens);
 }
 
+void remote_flush(remote *r)
+{
+    int done = 0;
+    while (!done && !r->c->err && redisBufferWrite(r->c, &done) == REDIS_OK)
+        ;
+}
+
 redisReply *remote_reply(remote *r)
 {
     redisReply *reply;

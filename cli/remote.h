@@ -53,6 +53,10 @@ redisReply *remote_call(remote *r, int argc, const char **argv, const size_t *le
 void remote_append(remote *r, int argc, const char **argv, const size_t *lens);
 redisReply *remote_reply(remote *r);
 
+/* Sends what remote_append queued without waiting for replies (so that a server works while the caller waits on
+ * another); a failure shows at the next remote_reply. */
+void remote_flush(remote *r);
+
 /* True if reply is a MOVED or ASK redirect: where it points is kept for remote_follow. */
 bool remote_redirected(remote *r, const redisReply *reply);
 

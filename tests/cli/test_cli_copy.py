@@ -226,10 +226,15 @@ def blocked_client(c):
 
 @pytest.mark.parametrize("kind", ["cuckoo", "bloom"])
 def test_a_key_written_during_its_copy_is_copied_again(source, target, kind):
-    """The target is paused for writes, so the copy's first pass waits on its chunks while its WATCH on the source
-    is set: a write then makes that pass's EXEC fail, and the second pass takes the key with the write."""
+    """The target is paused for writes, so the copy's first pass waits on its chunks (a few are sent ahead, the
+    key has many: 30-40 MB in 4 MB chunks) while its WATCH on the source is set: a write then makes that pass's
+    EXEC fail, and the second pass takes the key with the write."""
     s, t = source.client(), target.client()
     key, its = "w", keys(20000)
+    if kind == "cuckoo":
+        s.execute_command("CF.RESERVE", key, 30000000)
+    else:
+        s.execute_command("BF.RESERVE", key, 0.001, 20000000)
     insert(s, kind, key, its)
     t.execute_command("CLIENT", "PAUSE", 20000, "WRITE")
     p = subprocess.Popen([NIDUS, "copy", "--from", url(source), "--to", url(target), key],
