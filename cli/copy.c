@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* copy. Which keys: the KEYs given, else SCAN (MATCH PATTERN) on the source, or on each of its masters, with a
+/* `nidus copy`: filter keys from one server to another (nodes.c holds the connections to each side's masters).
+ * Which keys: the KEYs given, else SCAN (MATCH PATTERN) on the source, or on each of its masters, with a
  * pipelined TYPE of every key found; the filter types are nidus's (nidus--CF, nidus--BF) and RedisBloom's
  * (MBbloomCF, MBbloom--), any other type is skipped and counted. Each key: its target key checked first (an
  * existing one is left alone unless --replace), then WATCH on the source, CF.INFO / BF.INFO, SCANDUMP chunk by
@@ -16,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include <nidus/protocol.h>
@@ -24,142 +24,16 @@
 #include "commands.h"
 #include "common.h"
 #include "move.h"
+#include "nodes.h"
 #include "options.h"
 #include "progress.h"
 #include "remote.h"
 
 #define COPY_ATTEMPTS 3 /* passes over a key that is written to during each of them, before it is reported */
 #define SCAN_COUNT "1000"
-#define SLOTS 16384
 #define CHANGED 6       /* a pass over a key saw it written to (its EXEC aborted): copy it again */
 #define SOURCE_MOVED 7  /* the source answered MOVED or ASK inside a pass: WATCH again where the key is */
 #define NOT_COPIED 8    /* a key found by SCAN is gone, or holds another type now: counted, not a failure */
-
-/* ---- the servers: one connection, or one per master of a cluster ---- */
-
-typedef struct side {
-    remote **r;
-    size_t n, cap;
-    uint16_t *slot; /* NULL: one server; else index + 1 into r of each slot's master (0: not served) */
-} side;
-
-/* The connection to host:port in s, opened (like `like`) if there is none yet; its index in *at. 0, or 2. */
-static int side_node(side *s, const remote *like, const char *host, int port, size_t *at)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->r[i]->port == port && !strcmp(s->r[i]->host, host)) {
-            *at = i;
-            return 0;
-        }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 4;
-        remote **r = realloc(s->r, cap * sizeof *r);
-        if (!r)
-            goto oom;
-        s->r = r;
-        s->cap = cap;
-    }
-    remote *r = malloc(sizeof *r);
-    if (!r)
-        goto oom;
-    if (remote_open_node(r, like, host, port)) {
-        free(r);
-        return EXIT_ERROR;
-    }
-    s->r[s->n] = r;
-    *at = s->n++;
-    return 0;
-oom:
-    fprintf(stderr, "nidus copy: out of memory\n");
-    return EXIT_ERROR;
-}
-
-static void side_close(side *s)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        remote_close(s->r[i]);
-        free(s->r[i]);
-    }
-    free(s->r);
-    free(s->slot);
-    memset(s, 0, sizeof *s);
-}
-
-/* Connects to url; in a cluster (CLUSTER SLOTS answers), to every master, with the slot map. 0, or 2. */
-static int side_open(side *s, const char *url, bool reader)
-{
-    memset(s, 0, sizeof *s);
-    remote *first = malloc(sizeof *first);
-    if (!first) {
-        fprintf(stderr, "nidus copy: out of memory\n");
-        return EXIT_ERROR;
-    }
-    if (reader ? remote_open_reader(first, "copy", url) : remote_open(first, "copy", url)) {
-        free(first);
-        return EXIT_ERROR;
-    }
-    redisReply *reply = remote_call(first, 2, (const char *[]){"CLUSTER", "SLOTS"}, NULL);
-    int rc = 0;
-    if (!reply) {
-        rc = EXIT_ERROR;
-    } else if (reply->type == REDIS_REPLY_ERROR && strstr(reply->str, "cluster support disabled")) {
-        s->r = malloc(sizeof *s->r);
-        if (s->r) {
-            s->r[0] = first;
-            s->n = s->cap = 1;
-            first = NULL;
-        } else {
-            fprintf(stderr, "nidus copy: out of memory\n");
-            rc = EXIT_ERROR;
-        }
-    } else if (reply->type != REDIS_REPLY_ARRAY) {
-        rc = remote_refused(first, "CLUSTER SLOTS", reply);
-    } else if (!(s->slot = calloc(SLOTS, sizeof *s->slot))) {
-        fprintf(stderr, "nidus copy: out of memory\n");
-        rc = EXIT_ERROR;
-    } else {
-        for (size_t i = 0; !rc && i < reply->elements; i++) {
-            /* [first slot, last slot, [host, port, id, ...] of the master, replicas...] */
-            redisReply *e = reply->element[i];
-            redisReply *m = e->type == REDIS_REPLY_ARRAY && e->elements >= 3 ? e->element[2] : NULL;
-            if (!m || m->type != REDIS_REPLY_ARRAY || m->elements < 2 || m->element[0]->type != REDIS_REPLY_STRING ||
-                m->element[1]->type != REDIS_REPLY_INTEGER || e->element[0]->type != REDIS_REPLY_INTEGER ||
-                e->element[1]->type != REDIS_REPLY_INTEGER) {
-                rc = remote_refused(first, "CLUSTER SLOTS", reply);
-                break;
-            }
-            const char *host = m->element[0]->str;
-            if (!host[0] || !strcmp(host, "?")) /* no endpoint announced: the host we reached it by */
-                host = first->host;
-            size_t at;
-            rc = side_node(s, first, host, (int)m->element[1]->integer, &at);
-            for (long long k = e->element[0]->integer; !rc && k <= e->element[1]->integer && k < SLOTS; k++)
-                if (k >= 0)
-                    s->slot[k] = (uint16_t)(at + 1);
-        }
-    }
-    freeReplyObject(reply);
-    if (first) {
-        remote_close(first);
-        free(first);
-    }
-    if (!rc && !s->n) {
-        fprintf(stderr, "nidus copy: %s: the cluster serves no slot\n", url);
-        rc = EXIT_ERROR;
-    }
-    if (rc)
-        side_close(s);
-    return rc;
-}
-
-/* The connection to the master serving key (the first one when it is not known). */
-static size_t side_index(const side *s, const char *key, size_t len)
-{
-    if (!s->slot)
-        return 0;
-    uint16_t at = s->slot[move_key_slot(key, len)];
-    return at ? (size_t)at - 1 : 0;
-}
 
 /* ---- the keys ---- */
 
@@ -182,7 +56,7 @@ typedef struct found {
 } found;
 
 typedef struct copier {
-    side from, to;
+    nodes from, to;
     bool replace, named; /* named: the keys were given (each one missing or of another type is an error) */
     found *keys;
     size_t n, cap;
@@ -606,7 +480,7 @@ static int copy_pass(copier *c, remote *src, remote *dst, const found *k, const 
     return rc;
 }
 
-/* Copies key k, again after a write during a pass and where either side redirects. 0, 1 (counted, a line
+/* Copies key k, again after a write during a pass and where either server redirects. 0, 1 (counted, a line
  * printed where it says so), or 2 after a line. */
 static int copy_key(copier *c, const found *k)
 {
@@ -625,7 +499,7 @@ static int copy_key(copier *c, const found *k)
         fprintf(stderr, "nidus copy: out of memory\n");
         return EXIT_ERROR;
     }
-    remote *src = c->from.r[k->node], *dst = c->to.r[side_index(&c->to, k->key, k->len)];
+    remote *src = c->from.r[k->node], *dst = c->to.r[nodes_for_key(&c->to, k->key, k->len)];
     int rc, passes = 0, redirects = 0;
     uint64_t items = 0, bytes = 0;
     for (;;) {
@@ -737,12 +611,12 @@ int cmd_copy(int argc, char **argv)
         return rc;
     c.replace = o.replace;
     double start = now();
-    if ((rc = side_open(&c.from, o.from, true)) || (rc = side_open(&c.to, o.to, false)))
+    if ((rc = nodes_open(&c.from, "copy", o.from, true)) || (rc = nodes_open(&c.to, "copy", o.to, false)))
         goto done;
     c.unique = move_unique();
     c.named = o.n_keys > 0;
     for (int i = 0; i < o.n_keys && !rc; i++)
-        rc = add_key(&c, o.keys[i], strlen(o.keys[i]), side_index(&c.from, o.keys[i], strlen(o.keys[i])),
+        rc = add_key(&c, o.keys[i], strlen(o.keys[i]), nodes_for_key(&c.from, o.keys[i], strlen(o.keys[i])),
                      NOT_A_FILTER);
     for (size_t node = 0; !o.n_keys && !rc && node < c.from.n; node++)
         rc = scan_node(&c, node, o.match);
@@ -767,7 +641,7 @@ done:
         free(c.keys[i].key);
     free(c.keys);
     free(c.tmp);
-    side_close(&c.from);
-    side_close(&c.to);
+    nodes_close(&c.from);
+    nodes_close(&c.to);
     return rc;
 }
