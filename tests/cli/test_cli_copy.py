@@ -14,7 +14,7 @@ import subprocess
 import pytest
 import redis
 
-from cli_util import NIDUS, run
+from cli_util import NIDUS, run, run_on_terminal
 from server_util import CLUSTER_NODE, REDISBLOOM_FIXTURES, build, create_cluster, keys, servers, wait_for
 
 SOURCE_SERVER = os.environ.get("NIDUS_COPY_SOURCE_SERVER") or (
@@ -410,3 +410,40 @@ def test_a_target_without_nidus_is_refused(source, tmp_path):
     finally:
         plain.kill()
         plain.wait()
+
+
+# ---- what the source cannot give, and the terminal ----
+
+def test_a_key_still_loading_its_chunks_is_reported_and_the_rest_copied(source, target):
+    """A key whose LOADCHUNK stream stopped half-way (its SCANDUMP is refused) fails alone: exit 1, one line
+    with the server's reply, nothing of it on the target."""
+    s, t = source.client(), target.client()
+    s.execute_command("CF.RESERVE", "whole", 100000)
+    insert(s, "cuckoo", "whole", keys(50000))
+    it, header = s.execute_command("CF.SCANDUMP", "whole", 0)
+    s.execute_command("CF.LOADCHUNK", "half", it, header)
+    p = copy(source, target, rc=1)
+    assert summary(p)[:3] == (1, 50000, "; 1 key failed")
+    reply = None
+    try:
+        s.execute_command("CF.SCANDUMP", "half", 0)
+    except redis.exceptions.ResponseError as e:
+        reply = str(e)
+    assert p.stderr.decode() in ("nidus copy: %s: half: CF.SCANDUMP: %s%s\n" % (url(source), e, reply)
+                                 for e in ("", "ERR "))  # redis-py drops an ERR prefix
+    assert t.keys() == [b"whole"] and leftovers(t) == []
+
+
+def test_progress_on_a_terminal_then_one_line(source, target):
+    """On a terminal, a progress line on stderr while keys are copied, erased at the end; the summary goes to
+    stdout (discarded here)."""
+    s = source.client()
+    pipe = s.pipeline(transaction=False)
+    for i in range(3000):
+        pipe.execute_command("CF.ADD", "k%d" % i, "x")
+    pipe.execute()
+    rc, seen = run_on_terminal("copy", "--from", url(source), "--to", url(target))
+    assert rc == 0
+    assert re.search(rb"\rcopying \[#*\s*\] +\d+\.\d%  \d+ items", seen), seen[-300:]
+    assert seen.endswith(b"\r" + b" " * 100 + b"\r")
+    assert target.client().dbsize() == 3000
