@@ -15,6 +15,7 @@
 #include "cuckoo.h"
 #include "bloom.h"
 #include "fuse.h"
+#include "window.h"
 #include "verify.h"
 #include "filter.h"
 #include "protocol.h"

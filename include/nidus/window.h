@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* nidus — windowed cuckoo filters: items that expire.
+ *
+ * A windowed filter answers "was this key added within the last W ticks?". The caller passes the time (`now`:
+ * milliseconds, or any tick that never decreases on purpose) to every call; the library never reads a clock, so a
+ * filter is deterministic: the same calls with the same times give the same bytes.
+ *
+ * Each slot holds a fingerprint and the item's epoch modulo 8 in 3 bits, where an epoch is g = ceil(W / 5) ticks
+ * of an absolute grid (epoch = now / g, so filters of one W share epochs and a saved filter keeps its items'
+ * ages). The guarantee, exactly:
+ *   - an item added at t answers present at every now in [t, t + W] (no false negative inside its window);
+ *   - from t + 6g on (at most t + 1.2 W + 4.8 ticks) it answers as an absent item does: present only by a
+ *     fingerprint collision with a live item, at the filter's error rate.
+ * A lookup reads the same two buckets as a plain cuckoo filter and checks the age of a matching slot, whatever W:
+ * it never probes one structure per age. The table is sized for 1.2 x capacity items, since entries stay until
+ * they are 6 epochs old; expired entries' slots are reused by adds, and writes sweep the table (a pass an epoch,
+ * paid in proportion to the time since the previous write) so that ages never alias. A write after a silence
+ * of more than one epoch may pay for a whole pass; after 6 epochs of silence every item has expired and the
+ * table is cleared at memset speed.
+ *
+ * A time earlier than the filter's latest write is read as that time (a clock that goes backwards never expires
+ * an item early); a lookup's time earlier than that is read likewise.
+ *
+ * Thread-safety: calls on different filters are independent. On one filter, lookups (contains, count, stats,
+ * encode) may run concurrently with each other, never with a write (add, add_unique, remove, advance). */
+#ifndef NIDUS_WINDOW_H
+#define NIDUS_WINDOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nidus/alloc.h"
+#include "nidus/api.h"
+#include "nidus/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NIDUS_WINDOW_MAX_TICKS (UINT64_C(1) << 48) /* the longest window: about 8,900 years of milliseconds */
+#define NIDUS_WINDOW_AGE_BITS 3u                    /* bits of age beside each fingerprint */
+
+typedef struct nidus_window nidus_window;
+
+/* What the caller asks for. Zero in any field but `window` and `capacity` means "choose for me". */
+typedef struct nidus_window_params {
+    uint64_t capacity;         /* the most items added within any one window (>= 1) */
+    uint64_t window;           /* W in ticks, [1, NIDUS_WINDOW_MAX_TICKS] */
+    double error_rate;         /* target false-positive rate over live items in (0, 1); 0: 1 % */
+    unsigned fingerprint_bits; /* f in [4, 29] (f + 3 bits a slot); 0: the smallest f meeting error_rate */
+    unsigned bucket_size;      /* b in {1, 2, 4, 8}; 0: the b that costs the fewest bits per item */
+    unsigned max_kicks;        /* fingerprints one add may move to make room, [1, 65535]; 0: 500 */
+    uint64_t seed;             /* hash seed (nidus_hash) */
+    const nidus_allocator *allocator; /* NULL: the C library's; else kept by pointer: must outlive the filter */
+} nidus_window_params;
+
+typedef struct nidus_window_stats {
+    uint64_t capacity;      /* items within one window the filter is sized for */
+    uint64_t window;        /* W in ticks */
+    uint64_t epoch_ticks;   /* g = ceil(W / 5) */
+    uint64_t entries;       /* fingerprints stored, expired ones not yet swept included */
+    uint64_t live;          /* of those, the ones alive at the `now` the stats were taken at */
+    uint64_t buckets;
+    uint64_t slots;
+    unsigned bucket_size;
+    unsigned fingerprint_bits; /* f, without the age bits */
+    uint64_t memory_bytes;  /* everything the filter holds through its allocator */
+    double bits_per_item;   /* memory bits / capacity */
+    double error_bound;     /* false-positive bound with every slot holding a live item */
+    uint64_t latest_write;  /* the epoch of the latest write, times g: a tick in it */
+    uint64_t sweep_cursor;  /* the next bucket the sweep visits */
+} nidus_window_stats;
+
+/* Makes an empty windowed filter. NIDUS_ERR_INVALID_ARGUMENT for a parameter out of range, NIDUS_ERR_TOO_LARGE
+ * when the table would not fit, NIDUS_ERR_NO_MEMORY from the allocator. `*out` is set only on success. */
+NIDUS_API nidus_status nidus_window_new(const nidus_window_params *params, nidus_window **out);
+
+/* Frees the filter and everything it holds; NULL is allowed. */
+NIDUS_API void nidus_window_free(nidus_window *w);
+
+/* Adds one copy of the key at time `now` (every add makes a copy with its own age, as in a cuckoo filter).
+ * NIDUS_ERR_FULL when no room is found among live entries: nothing was added (expired entries may have been
+ * swept, which no answer shows); NIDUS_ERR_NO_MEMORY when a duplicate's overflow map could not grow. */
+NIDUS_API nidus_status nidus_window_add(nidus_window *w, const void *key, size_t len, uint64_t now);
+NIDUS_API nidus_status nidus_window_add_hash(nidus_window *w, uint64_t hash, uint64_t now);
+
+/* A Bloom filter's add: when a live copy exists, its age becomes `now` and `*added` is false; otherwise a copy is
+ * added and `*added` is true (`added` may be NULL). Errors as nidus_window_add. */
+NIDUS_API nidus_status nidus_window_add_unique(nidus_window *w, const void *key, size_t len, uint64_t now,
+                                               bool *added);
+
+/* Whether a live copy of the key exists at `now`. */
+NIDUS_API bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, uint64_t now);
+NIDUS_API bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t now);
+
+/* Live copies of the key at `now` (an upper bound, as a cuckoo filter's count: collisions add to it). */
+NIDUS_API uint64_t nidus_window_count(const nidus_window *w, const void *key, size_t len, uint64_t now);
+
+/* Removes the oldest live copy of the key at `now`. NIDUS_ERR_NOT_FOUND when there is none (an expired copy is
+ * not removable: it is gone already). */
+NIDUS_API nidus_status nidus_window_remove(nidus_window *w, const void *key, size_t len, uint64_t now);
+
+/* Sweeps at most `max_buckets` buckets at time `now` (a step of bounded work the caller can drive from a timer,
+ * so that writes seldom owe a sweep); `*done` (may be NULL) is true when the sweep owes nothing more at `now`. */
+NIDUS_API nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_buckets, bool *done);
+
+/* Figures of the filter at time `now` (`live` depends on it). */
+NIDUS_API void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_stats *stats);
+
+/* Bytes nidus_window_encode writes. */
+NIDUS_API uint64_t nidus_window_encoded_size(const nidus_window *w);
+
+/* Writes the filter's encoding (NIDUS_ERR_INVALID_ARGUMENT when `cap` is below nidus_window_encoded_size). */
+NIDUS_API nidus_status nidus_window_encode(const nidus_window *w, uint8_t *buf, size_t cap);
+
+/* Reads an encoding, checking every field, the table's contents and the checksum: NIDUS_ERR_CORRUPT for
+ * anything malformed, NIDUS_ERR_VERSION for a format this build cannot read, NIDUS_ERR_NO_MEMORY. `allocator`
+ * as in the parameters. `*out` is set only on success. */
+NIDUS_API nidus_status nidus_window_decode(const uint8_t *buf, size_t len, const nidus_allocator *allocator,
+                                           nidus_window **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

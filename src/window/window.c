@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Windowed cuckoo filters (nidus/window.h): a cuckoo table whose slots hold a fingerprint and an age.
+ *
+ * A slot's value is fp | s << f, where fp is the key's f-bit fingerprint and s its epoch modulo 8. The table's
+ * placement takes the alternate bucket from the low offset_bits = f bits of a value, so a slot's age never moves
+ * it: kicks, the stash and the duplicate overflow map of nidus_table work on values unchanged.
+ *
+ * Ages are read against L, the epoch of the filter's latest write: an entry's epoch is L - ((L - s) mod 8), which
+ * is exact while every entry is at most 7 epochs older than L. Writes keep that so: before the first write of a
+ * new epoch E, no entry may hold an age value that epochs in (L, E] will reuse (`per_age` counts the entries of
+ * each value exactly, so this is a test of counters, not a scan). Such entries are at least 8 epochs old, long
+ * expired; the sweep, a cursor over the buckets paced at a pass an epoch, removes expired entries well before
+ * then, and a write finding one left sweeps a whole pass first. Kicks may carry entries past the cursor: the
+ * counters, not the cursor, are what keeps the reading exact. */
+#include <string.h>
+
+#include "cuckoo_table_impl.h"
+#include "hash_impl.h"
+#include "nidus/hash.h"
+#include "overflow.h"
+#include "swar_impl.h"
+#include "window_filter.h"
+
+enum { KICK_LOG = 1024u }; /* the most moves one add's walk makes (its undo log lives on the stack) */
+
+static inline uint64_t epoch_of(const nidus_window *w, uint64_t now) { return now / w->epoch_ticks; }
+
+/* The relative age of age value s against reference epoch l. */
+static inline unsigned rel_age(uint64_t l, unsigned s) { return (unsigned)((l - s) & (NIDUS_WINDOW_AGES - 1)); }
+
+/* Age values live at `now`, a bit each: the 6 - d values ending at latest's (d: epochs since the latest write). */
+static inline unsigned live_mask(const nidus_window *w, uint64_t now)
+{
+    if (!w->written)
+        return 0;
+    uint64_t e = epoch_of(w, now);
+    uint64_t d = e > w->latest ? e - w->latest : 0;
+    if (d >= NIDUS_WINDOW_LIVE_EPOCHS)
+        return 0;
+    unsigned run = (1u << (NIDUS_WINDOW_LIVE_EPOCHS - d)) - 1; /* relative ages 0 .. 5 - d */
+    unsigned from = (unsigned)((w->latest - (NIDUS_WINDOW_LIVE_EPOCHS - 1 - d)) & (NIDUS_WINDOW_AGES - 1));
+    unsigned rot = run << from;
+    return (rot | rot >> NIDUS_WINDOW_AGES) & ((1u << NIDUS_WINDOW_AGES) - 1);
+}
+
+static inline uint32_t value_of(const nidus_window *w, uint32_t fp, unsigned s) { return fp | (uint32_t)s << w->f; }
+
+static inline void locate(const nidus_window *w, uint64_t hash, uint64_t *i, uint32_t *fp)
+{
+    *i = nidus_range_reduce(hash, w->table.shape.buckets);
+    *fp = nidus_fingerprint((uint32_t)hash, w->fp_mask);
+}
+
+/* Whether bucket i holds fp with an age in `mask` (count: how many). A SWAR compare of the fingerprint bits
+ * alone, then the age of each (rare) match. */
+static unsigned bucket_matches(const nidus_window *w, uint64_t i, uint32_t fp, unsigned mask, bool count)
+{
+    const nidus_table *t = &w->table;
+    uint64_t pos = i * t->bucket_bits;
+    unsigned n = 0;
+    for (unsigned c = 0; c < t->chunks; c++) {
+        const nidus_swar *s = &t->chunk_swar[c];
+        uint64_t word = nidus_table_read_raw(t->data, pos);
+        uint64_t hits = nidus_swar_zero_fields(s, (word ^ (fp * s->ones)) & (w->fp_mask * s->ones));
+        while (hits) {
+            unsigned top = (unsigned)__builtin_ctzll(hits); /* the field's highest bit: the age's top bit */
+            unsigned age = (unsigned)(word >> (top + 1 - NIDUS_WINDOW_AGE_BITS)) & (NIDUS_WINDOW_AGES - 1);
+            if (mask >> age & 1) {
+                n++;
+                if (!count)
+                    return n;
+            }
+            hits &= hits - 1;
+        }
+        pos += t->chunk_bits[c];
+    }
+    return n;
+}
+
+/* Copies of fp with an age in `mask` counted in the overflow map for the pair (i, j): the map's signature first
+ * (one bit a value; for f >= 5 the same bit for every age), so a miss costs a few operations. */
+static uint64_t overflow_matches(const nidus_window *w, uint64_t i, uint64_t j, uint32_t fp, unsigned mask)
+{
+    const nidus_table *t = &w->table;
+    uint32_t sig = t->overflow_sig, any = 0;
+    if (!sig)
+        return 0;
+    uint64_t lower = i < j ? i : j;
+    for (unsigned s = 0; s < NIDUS_WINDOW_AGES; s++)
+        if (mask >> s & 1)
+            any |= sig & nidus_overflow_sig_bit(lower, value_of(w, fp, s));
+    if (!any)
+        return 0;
+    uint64_t n = 0;
+    for (unsigned s = 0; s < NIDUS_WINDOW_AGES; s++)
+        if (mask >> s & 1)
+            n += nidus_overflow_get(&t->overflow, lower, value_of(w, fp, s));
+    return n;
+}
+
+/* ---- the sweep ---- */
+
+/* Whether age value s has expired at epoch e (>= latest), read against `latest`. */
+static inline bool expired(const nidus_window *w, unsigned s, uint64_t e)
+{
+    return rel_age(w->latest, s) + (e - w->latest) >= NIDUS_WINDOW_LIVE_EPOCHS;
+}
+
+/* Removes bucket x's entries expired at epoch e, with the duplicate copies of their values counted beside the
+ * pair (one value, one age: they expire together), and refills the freed slots from the stash. */
+static void sweep_bucket(nidus_window *w, uint64_t x, uint64_t e)
+{
+    nidus_table *t = &w->table;
+    uint32_t vals[8];
+    nidus_table_read_bucket(t, x, vals);
+    unsigned freed = 0;
+    bool ov = false;
+    for (unsigned k = 0; k < t->shape.bucket_size; k++) {
+        uint32_t v = vals[k];
+        unsigned s = v >> w->f;
+        if (!v || !expired(w, s, e))
+            continue;
+        nidus_table_take(t, x, v);
+        w->per_age[s]--;
+        freed++;
+        uint64_t y = nidus_table_alt(t, x, v), lower = x < y ? x : y;
+        uint64_t dup = t->overflow.used ? nidus_overflow_get(&t->overflow, lower, v) : 0;
+        if (dup) {
+            nidus_overflow_set(&t->overflow, w->alloc, lower, v, 0); /* removing never allocates */
+            w->per_age[s] -= dup;
+            ov = true;
+        }
+    }
+    if (ov)
+        nidus_table_overflow_changed(t);
+    while (freed--)
+        nidus_table_stash_refill(t, x);
+}
+
+/* Removes the overflow map's expired entries (stash entries; duplicates go with their slots). */
+static void sweep_overflow(nidus_window *w, uint64_t e)
+{
+    nidus_overflow *ov = &w->table.overflow;
+    bool changed = false;
+    for (uint32_t k = 0; ov->used && k < ov->capacity;) {
+        nidus_overflow_entry en = ov->entries[k];
+        unsigned s = en.fingerprint >> w->f;
+        if (!en.count || !expired(w, s, e)) {
+            k++;
+            continue;
+        }
+        w->per_age[s] -= en.count;
+        nidus_overflow_set(ov, w->alloc, en.bucket, en.fingerprint, 0);
+        changed = true; /* backward-shift deletion moved a later entry into k: look at k again */
+    }
+    if (changed)
+        nidus_table_overflow_changed(&w->table);
+}
+
+/* Sweeps n buckets from the cursor at epoch e, the overflow map at each wrap. */
+static void sweep(nidus_window *w, uint64_t n, uint64_t e)
+{
+    uint64_t m = w->table.shape.buckets;
+    while (n--) {
+        sweep_bucket(w, w->cursor, e);
+        if (++w->cursor == m) {
+            w->cursor = 0;
+            sweep_overflow(w, e);
+        }
+    }
+}
+
+static void clear_all(nidus_window *w)
+{
+    if (nidus_window_entries(w))
+        nidus_table_clear(&w->table);
+    memset(w->per_age, 0, sizeof w->per_age);
+    w->cursor = 0;
+    w->owed = 0;
+    w->credit = 0;
+}
+
+/* Adds to the sweep's debt what the clock's move to `tick` pays for: a pass an epoch, the fraction of a bucket
+ * kept as credit; at most one pass is ever owed. */
+static void accrue(nidus_window *w, uint64_t tick)
+{
+    uint64_t m = w->table.shape.buckets, dt = tick - w->latest_tick;
+    if (dt >= w->epoch_ticks) {
+        w->owed = m;
+        w->credit = 0;
+    } else {
+        unsigned __int128 add = (unsigned __int128)m * dt + w->credit;
+        w->credit = (uint64_t)(add % w->epoch_ticks);
+        uint64_t n = (uint64_t)(add / w->epoch_ticks); /* < m */
+        w->owed = m - w->owed <= n ? m : w->owed + n;
+    }
+    w->latest_tick = tick;
+}
+
+/* Whether some entry holds an age value that the epochs after `latest` up to e reuse (it is 8 epochs old). */
+static bool ages_reused(const nidus_window *w, uint64_t e)
+{
+    uint64_t last = e - w->latest < NIDUS_WINDOW_AGES ? e : w->latest + NIDUS_WINDOW_AGES;
+    for (uint64_t x = w->latest + 1; x <= last; x++)
+        if (w->per_age[x & (NIDUS_WINDOW_AGES - 1)])
+            return true;
+    return false;
+}
+
+/* Sweeps up to n of the buckets owed at epoch e. */
+static void pay(nidus_window *w, uint64_t n, uint64_t e)
+{
+    if (n > w->owed)
+        n = w->owed;
+    sweep(w, n, e);
+    w->owed -= n;
+}
+
+/* What every write does first: moves the filter to epoch max(now's, latest), keeping every age readable, and pays
+ * the sweep's debt. Returns the age value a copy added now takes. */
+static unsigned begin_write(nidus_window *w, uint64_t now)
+{
+    uint64_t e = epoch_of(w, now);
+    if (!w->written) {
+        w->written = true;
+        w->latest = e;
+        w->latest_tick = now;
+        return (unsigned)(e & (NIDUS_WINDOW_AGES - 1));
+    }
+    if (e < w->latest) /* a clock gone backwards: never expire early */
+        e = w->latest;
+    uint64_t tick = now > w->latest_tick ? now : w->latest_tick;
+    if (e - w->latest >= NIDUS_WINDOW_LIVE_EPOCHS) {
+        clear_all(w); /* every entry is at least 6 epochs old */
+        w->latest_tick = tick;
+    } else {
+        accrue(w, tick);
+        if (ages_reused(w, e)) { /* one whole pass removes every expired entry */
+            sweep(w, w->table.shape.buckets, e);
+            w->owed = 0;
+        }
+        pay(w, w->owed, e);
+    }
+    w->latest = e;
+    return (unsigned)(e & (NIDUS_WINDOW_AGES - 1));
+}
+
+/* ---- adds ---- */
+
+typedef struct kick {
+    uint64_t bucket;
+    uint32_t put, took;
+} kick;
+
+/* Puts value v (primary bucket i) in the table: a free slot of its pair (expired entries there swept first),
+ * the duplicate map once the pair holds its share of v, a walk of kicks, the stash; else the walk is undone and
+ * NIDUS_ERR_FULL. */
+static nidus_status insert(nidus_window *w, uint64_t i, uint32_t v)
+{
+    nidus_table *t = &w->table;
+    unsigned s = v >> w->f, b = t->shape.bucket_size;
+    uint64_t e = w->latest, j = nidus_table_alt(t, i, v);
+    sweep_bucket(w, i, e);
+    sweep_bucket(w, j, e);
+    if (nidus_table_place_free(t, i, v)) {
+        w->per_age[s]++;
+        return NIDUS_OK;
+    }
+    uint64_t lower = i < j ? i : j;
+    unsigned copies = 0;
+    uint32_t vals[8];
+    nidus_table_read_bucket(t, i, vals);
+    for (unsigned k = 0; k < b; k++)
+        copies += vals[k] == v;
+    nidus_table_read_bucket(t, j, vals);
+    for (unsigned k = 0; k < b && i != j; k++)
+        copies += vals[k] == v;
+    if (copies >= b) { /* more kicks would only move v's copies within the pair */
+        nidus_status st = nidus_overflow_add(&t->overflow, w->alloc, lower, v);
+        if (st)
+            return st;
+        nidus_table_overflow_changed(t);
+        w->per_age[s]++;
+        return NIDUS_OK;
+    }
+    kick log[KICK_LOG];
+    unsigned moves = t->max_kicks < KICK_LOG ? t->max_kicks : KICK_LOG, n = 0;
+    uint64_t at = (v & 1) ? j : i;
+    uint32_t cur = v;
+    for (; n < moves; n++) {
+        nidus_table_read_bucket(t, at, vals);
+        uint32_t victim = vals[(n + cur) % b];
+        nidus_table_take(t, at, victim);
+        nidus_table_place_free(t, at, cur); /* at has the slot just freed; cur's other bucket is full */
+        log[n] = (kick){at, cur, victim};
+        cur = victim;
+        uint64_t next = nidus_table_alt(t, at, cur);
+        sweep_bucket(w, next, e);
+        if (nidus_table_place_free(t, next, cur)) {
+            w->per_age[s]++;
+            return NIDUS_OK;
+        }
+        at = next;
+    }
+    uint64_t other = nidus_table_alt(t, at, cur);
+    if (t->shape.buckets > 2 && t->overflow.used < NIDUS_TABLE_STASH &&
+        nidus_overflow_add(&t->overflow, w->alloc, at < other ? at : other, cur) == NIDUS_OK) {
+        nidus_table_overflow_changed(t);
+        w->per_age[s]++;
+        return NIDUS_OK;
+    }
+    while (n--) { /* undo: every moved entry back in its pair, the new value dropped */
+        nidus_table_take(t, log[n].bucket, log[n].put);
+        nidus_table_place_free(t, log[n].bucket, log[n].took);
+        nidus_table_stash_refill(t, log[n].bucket);
+    }
+    return NIDUS_ERR_FULL;
+}
+
+nidus_status nidus_window_add_hash(nidus_window *w, uint64_t hash, uint64_t now)
+{
+    if (!w)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    unsigned s = begin_write(w, now);
+    uint64_t i;
+    uint32_t fp;
+    locate(w, hash, &i, &fp);
+    return insert(w, i, value_of(w, fp, s));
+}
+
+nidus_status nidus_window_add(nidus_window *w, const void *key, size_t len, uint64_t now)
+{
+    if (!w || (!key && len))
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    return nidus_window_add_hash(w, nidus_hash(key, len, w->seed), now);
+}
+
+/* The age value of the oldest live copy of fp in the pair of i (slots or overflow), or NIDUS_WINDOW_AGES when there is none. */
+static unsigned oldest_live(const nidus_window *w, uint64_t i, uint32_t fp)
+{
+    for (unsigned r = NIDUS_WINDOW_LIVE_EPOCHS; r-- > 0;) {
+        unsigned s = (unsigned)((w->latest - r) & (NIDUS_WINDOW_AGES - 1));
+        if (nidus_table_count(&w->table, i, value_of(w, fp, s)))
+            return s;
+    }
+    return NIDUS_WINDOW_AGES;
+}
+
+nidus_status nidus_window_add_unique(nidus_window *w, const void *key, size_t len, uint64_t now, bool *added)
+{
+    if (!w || (!key && len))
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    unsigned s = begin_write(w, now);
+    uint64_t i;
+    uint32_t fp;
+    locate(w, nidus_hash(key, len, w->seed), &i, &fp);
+    nidus_table *t = &w->table;
+    uint32_t v = value_of(w, fp, s);
+    if (added)
+        *added = false;
+    if (nidus_table_count(t, i, v))
+        return NIDUS_OK;
+    unsigned old = oldest_live(w, i, fp);
+    if (old < NIDUS_WINDOW_AGES) { /* refresh: the copy in a slot of the pair takes the new age in place */
+        uint32_t o = value_of(w, fp, old);
+        uint64_t j = nidus_table_alt(t, i, o);
+        uint64_t x = nidus_table_take(t, i, o) ? i : nidus_table_take(t, j, o) ? j : UINT64_MAX;
+        if (x != UINT64_MAX) {
+            nidus_table_place_free(t, x, v);
+            w->per_age[old]--;
+            w->per_age[s]++;
+            return NIDUS_OK;
+        }
+        /* only in the overflow map: a new copy is added, the old one expires */
+    }
+    nidus_status st = insert(w, i, v);
+    if (!st && added)
+        *added = old == NIDUS_WINDOW_AGES;
+    return st;
+}
+
+/* ---- lookups and removes ---- */
+
+bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t now)
+{
+    if (!w)
+        return false;
+    unsigned mask = live_mask(w, now);
+    if (!mask)
+        return false;
+    uint64_t i;
+    uint32_t fp;
+    locate(w, hash, &i, &fp);
+    if (bucket_matches(w, i, fp, mask, false))
+        return true;
+    uint64_t j = nidus_table_alt(&w->table, i, fp);
+    return bucket_matches(w, j, fp, mask, false) || overflow_matches(w, i, j, fp, mask);
+}
+
+bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, uint64_t now)
+{
+    if (!w || (!key && len))
+        return false;
+    return nidus_window_contains_hash(w, nidus_hash(key, len, w->seed), now);
+}
+
+uint64_t nidus_window_count(const nidus_window *w, const void *key, size_t len, uint64_t now)
+{
+    if (!w || (!key && len))
+        return 0;
+    unsigned mask = live_mask(w, now);
+    if (!mask)
+        return 0;
+    uint64_t i;
+    uint32_t fp;
+    locate(w, nidus_hash(key, len, w->seed), &i, &fp);
+    uint64_t j = nidus_table_alt(&w->table, i, fp);
+    uint64_t n = bucket_matches(w, i, fp, mask, true) + overflow_matches(w, i, j, fp, mask);
+    if (j != i)
+        n += bucket_matches(w, j, fp, mask, true);
+    return n;
+}
+
+nidus_status nidus_window_remove(nidus_window *w, const void *key, size_t len, uint64_t now)
+{
+    if (!w || (!key && len))
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    begin_write(w, now);
+    uint64_t i;
+    uint32_t fp;
+    locate(w, nidus_hash(key, len, w->seed), &i, &fp);
+    unsigned s = oldest_live(w, i, fp);
+    if (s == NIDUS_WINDOW_AGES || !nidus_table_remove(&w->table, i, value_of(w, fp, s)))
+        return NIDUS_ERR_NOT_FOUND;
+    w->per_age[s]--;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_buckets, bool *done)
+{
+    if (!w)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (done)
+        *done = true;
+    if (!w->written)
+        return NIDUS_OK;
+    uint64_t e = epoch_of(w, now);
+    if (e < w->latest)
+        e = w->latest;
+    uint64_t tick = now > w->latest_tick ? now : w->latest_tick;
+    if (e - w->latest >= NIDUS_WINDOW_LIVE_EPOCHS) {
+        clear_all(w);
+        w->latest = e;
+        w->latest_tick = tick;
+        return NIDUS_OK;
+    }
+    accrue(w, tick);
+    if (ages_reused(w, e)) { /* sweeps toward the whole pass a write would make, and stays in its epoch */
+        uint64_t n = max_buckets < w->table.shape.buckets ? max_buckets : w->table.shape.buckets;
+        sweep(w, n, e);
+        w->owed = n >= w->owed ? 0 : w->owed - n;
+        if (ages_reused(w, e)) {
+            if (done)
+                *done = false;
+            return NIDUS_OK;
+        }
+    }
+    pay(w, max_buckets, e);
+    w->latest = e;
+    if (done)
+        *done = w->owed == 0;
+    return NIDUS_OK;
+}
