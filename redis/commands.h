@@ -92,6 +92,7 @@ typedef struct mod_filter_ops {
     const char *bad_header;   /* LOADCHUNK's reply when a header chunk is refused */
     const char *short_header; /* ... when it is too short to be one */
     const char *still_loading; /* the reply to a write or SCANDUMP while a LOADCHUNK copy is unfinished */
+    bool (*relocate)(void **f, const nidus_mover *mover, uint64_t *cursor); /* nidus_*_relocate */
 } mod_filter_ops;
 
 extern const mod_filter_ops mod_cf_ops, mod_bf_ops;

@@ -241,7 +241,11 @@ typedef struct RedisModuleTypeMethods {
                                   RedisModuleConfigApplyFunc, void *))                                        \
     X(int, LoadConfigs, (RedisModuleCtx *))                                                                  \
     X(int, AddACLCategory, (RedisModuleCtx *, const char *))                                                  \
-    X(int, SetCommandACLCategories, (RedisModuleCommand *, const char *))
+    X(int, SetCommandACLCategories, (RedisModuleCommand *, const char *))                                        \
+    X(void *, DefragAlloc, (RedisModuleDefragCtx *, void *))                                                  \
+    X(int, DefragShouldStop, (RedisModuleDefragCtx *))                                                        \
+    X(int, DefragCursorSet, (RedisModuleDefragCtx *, unsigned long))                                          \
+    X(int, DefragCursorGet, (RedisModuleDefragCtx *, unsigned long *))
 
 #define MOD_DECLARE_API(ret, name, params) extern ret(*RedisModule_##name) params;
 MOD_REDIS_API(MOD_DECLARE_API)

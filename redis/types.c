@@ -145,6 +145,25 @@ size_t mod_free_effort(uint64_t bytes)
     return effort < SIZE_MAX ? (size_t)effort : SIZE_MAX;
 }
 
+static void *defrag_move(void *ctx, void *block) { return RedisModule_DefragAlloc(ctx, block); }
+static bool defrag_stop(void *ctx) { return RedisModule_DefragShouldStop(ctx) != 0; }
+
+bool mod_defrag_available(void) { return RedisModule_DefragAlloc != NULL; }
+
+int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
+                     bool (*relocate)(void **v, const nidus_mover *mover, uint64_t *cursor))
+{
+    unsigned long cursor = 0;
+    bool steps = RedisModule_DefragCursorGet && RedisModule_DefragCursorSet && RedisModule_DefragShouldStop &&
+                 RedisModule_DefragCursorGet(ctx, &cursor) == REDISMODULE_OK;
+    nidus_mover mover = {defrag_move, steps ? defrag_stop : NULL, ctx};
+    uint64_t at = cursor;
+    if (relocate(value, &mover, &at))
+        return 0;
+    RedisModule_DefragCursorSet(ctx, (unsigned long)at);
+    return 1;
+}
+
 /* The type methods, one set per type, over the shared code above. */
 #define TYPE_METHODS(prefix, ops)                                                                              \
     static void *prefix##_rdb_load(RedisModuleIO *io, int encver)                                           \
@@ -167,6 +186,11 @@ size_t mod_free_effort(uint64_t bytes)
         (void)to;                                                                                              \
         return mod_filter_copy(&ops, v);                                                                     \
     }                                                                                                          \
+    static int prefix##_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **v)                   \
+    {                                                                                                          \
+        (void)key;                                                                                             \
+        return mod_defrag_value(ctx, v, ops.relocate);                                                         \
+    }                                                                                                          \
     static RedisModuleTypeMethods prefix##_methods = {                                                         \
         .version = MOD_TYPE_METHOD_VERSION,                                                                  \
         .rdb_load = prefix##_rdb_load,                                                                         \
@@ -184,6 +208,10 @@ TYPE_METHODS(bf, mod_bf_ops)
 
 int mod_register_types(RedisModuleCtx *ctx)
 {
+    if (mod_defrag_available()) {
+        cf_methods.defrag = cf_defrag;
+        bf_methods.defrag = bf_defrag;
+    }
     /* Type names are exactly nine characters; ours differ from RedisBloom's, whose RDB encoding differs. */
     mod_cf_type = RedisModule_CreateDataType(ctx, "nidus--CF", MOD_RDB_VERSION, &cf_methods);
     mod_bf_type = RedisModule_CreateDataType(ctx, "nidus--BF", MOD_RDB_VERSION, &bf_methods);

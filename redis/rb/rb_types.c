@@ -255,12 +255,96 @@ static void bf_rdb_save(RedisModuleIO *io, void *value)
 /* ---- the chunk stream (SCANDUMP, AOF): RedisBloom's, then the growth part's ---- */
 
 /* What each type's stream needs. */
+/* ---- active defrag: the value's blocks offered to RedisModule_DefragAlloc ---- */
+
+/* Positions, as the library numbers a filter's blocks (nidus_cuckoo_relocate): the value is 0, the RedisBloom
+ * struct 1, its array of sub-filters (layers) 2, sub-filter i's slots (layer i's bits) 3 + i; the growth part's
+ * own positions follow from RB_GROWN_CURSOR on. Fixed by the structure, so a cursor stays valid however the value
+ * changes between steps. */
+#define RB_GROWN_CURSOR (UINT64_C(1) << 32)
+
+typedef struct rb_walk {
+    const nidus_mover *mover;
+    uint64_t pos, from, resume;
+    bool paused;
+} rb_walk;
+
+/* The block's new address when it was offered and moved, else NULL; every call takes one position. */
+static void *rb_offer(rb_walk *w, void *block)
+{
+    uint64_t pos = w->pos++;
+    if (w->paused || pos < w->from || !block)
+        return NULL;
+    void *to = w->mover->move(w->mover->ctx, block);
+    if (w->mover->stop && w->mover->stop(w->mover->ctx)) {
+        w->paused = true;
+        w->resume = pos + 1;
+    }
+    return to;
+}
+
+static void cf_relocate(rb_walk *w, void *rb)
+{
+    rb_cf *cf = rb;
+    rb_cf_table *tables = rb_offer(w, cf->tables);
+    if (tables)
+        cf->tables = tables;
+    for (unsigned t = 0; t < cf->ntables; t++) {
+        uint8_t *slots = rb_offer(w, cf->tables[t].slots);
+        if (slots)
+            cf->tables[t].slots = slots;
+    }
+}
+
+static void bf_relocate(rb_walk *w, void *rb)
+{
+    rb_bf *bf = rb;
+    rb_bf_layer *layers = rb_offer(w, bf->layers);
+    if (layers)
+        bf->layers = layers;
+    for (uint32_t i = 0; i < bf->nlayers; i++) {
+        uint8_t *data = rb_offer(w, bf->layers[i].data);
+        if (data)
+            bf->layers[i].data = data;
+    }
+}
+
 struct rb_kind {
     const mod_filter_ops *ops;
     rb_array_fn array;
     size_t (*header_size)(const void *rb);
     void (*header)(const void *rb, uint8_t *out);
+    void (*relocate)(rb_walk *w, void *rb); /* the RedisBloom part's arrays */
 };
+
+/* As nidus_cuckoo_relocate, for a value of either kind: the RedisBloom part, then the growth part. */
+static bool rb_value_relocate(const rb_kind *k, void **value, const nidus_mover *mover, uint64_t *cursor)
+{
+    if (*cursor < RB_GROWN_CURSOR) {
+        rb_walk w = {.mover = mover, .from = *cursor};
+        rb_value *v = rb_offer(&w, *value);
+        if (v)
+            *value = v;
+        v = *value;
+        void *rb = rb_offer(&w, v->rb);
+        if (rb)
+            v->rb = rb;
+        k->relocate(&w, v->rb);
+        if (w.paused) {
+            *cursor = w.resume;
+            return false;
+        }
+        *cursor = RB_GROWN_CURSOR;
+    }
+    rb_value *v = *value;
+    uint64_t inner = *cursor - RB_GROWN_CURSOR;
+    if (!v->grown || k->ops->relocate(&v->grown, mover, &inner)) {
+        *cursor = 0;
+        return true;
+    }
+    *cursor = RB_GROWN_CURSOR + inner;
+    return false;
+}
 
 static size_t cf_header_size(const void *rb)
 {
@@ -271,8 +355,8 @@ static void cf_header(const void *rb, uint8_t *out) { rb_cf_header(rb, out); }
 static size_t bf_header_size(const void *rb) { return rb_bf_header_size(rb); }
 static void bf_header(const void *rb, uint8_t *out) { rb_bf_header(rb, out); }
 
-const rb_kind rb_cf_kind = {&mod_cf_ops, rb_cf_array, cf_header_size, cf_header};
-const rb_kind rb_bf_kind = {&mod_bf_ops, rb_bf_array, bf_header_size, bf_header};
+const rb_kind rb_cf_kind = {&mod_cf_ops, rb_cf_array, cf_header_size, cf_header, cf_relocate};
+const rb_kind rb_bf_kind = {&mod_bf_ops, rb_bf_array, bf_header_size, bf_header, bf_relocate};
 
 static uint64_t rb_array_bytes(const rb_kind *k, const void *rb)
 {
@@ -423,6 +507,15 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
         (void)to;                                                                                              \
         return rb_value_copy(&kind, v);                                                                        \
     }                                                                                                          \
+    static bool prefix##_relocate(void **v, const nidus_mover *mover, uint64_t *cursor)                       \
+    {                                                                                                          \
+        return rb_value_relocate(&kind, v, mover, cursor);                                                     \
+    }                                                                                                          \
+    static int prefix##_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **v)                   \
+    {                                                                                                          \
+        (void)key;                                                                                             \
+        return mod_defrag_value(ctx, v, prefix##_relocate);                                                    \
+    }                                                                                                          \
     static RedisModuleTypeMethods prefix##_methods = {                                                         \
         .version = MOD_TYPE_METHOD_VERSION,                                                                  \
         .rdb_load = load,                                                                                      \
@@ -440,6 +533,10 @@ RB_TYPE_METHODS(rbbf, rb_bf_kind, bf_rdb_save, bf_rdb_load, NIDUS_BF_LOADCHUNK)
 
 int mod_rb_register_types(RedisModuleCtx *ctx)
 {
+    if (mod_defrag_available()) {
+        rbcf_methods.defrag = rbcf_defrag;
+        rbbf_methods.defrag = rbbf_defrag;
+    }
     /* RedisBloom's type names: Redis finds a module value's type by the name its RDB carries. */
     rb_cf_type = RedisModule_CreateDataType(ctx, "MBbloomCF", RB_NIDUS_ENCVER, &rbcf_methods);
     rb_bf_type = RedisModule_CreateDataType(ctx, "MBbloom--", RB_NIDUS_ENCVER, &rbbf_methods);
