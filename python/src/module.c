@@ -363,7 +363,8 @@ static int get_uint(PyObject *o, const char *name, unsigned long long lo, unsign
         u = PyLong_AsUnsignedLongLong(o);
         if (u == (unsigned long long)-1 && PyErr_Occurred()) {
             PyErr_Clear();
-            u = ULLONG_MAX;
+            PyErr_Format(PyExc_ValueError, "%s must be in [%llu, %llu]", name, lo, hi);
+            return -1;
         }
     } else if (overflow < 0 || v < 0) {
         PyErr_Format(PyExc_ValueError, "%s must be at least %llu", name, lo);

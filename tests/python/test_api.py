@@ -71,6 +71,9 @@ def test_hash_is_seeded_xxh3_64():
     assert nidus.hash("abc") == nidus.hash(b"abc")
     assert nidus.hash("abc", seed=1) != nidus.hash("abc")
     assert nidus.CuckooFilter(10, seed=7).hash("x") == nidus.hash("x", 7)
+    assert nidus.CuckooFilter(10, seed=2 ** 64 - 1).hash("x") == nidus.hash("x", 2 ** 64 - 1)
+    with pytest.raises(ValueError):
+        nidus.hash("x", 2 ** 64)
     assert nidus.BloomFilter(10, seed=7).hash("x") == nidus.hash("x", 7)
 
 
@@ -198,6 +201,8 @@ def test_growth():
     (lambda: nidus.CuckooFilter(10, semi_sort=True, bucket_size=2), ValueError),
     (lambda: nidus.CuckooFilter(10, max_kicks=70000), ValueError),
     (lambda: nidus.CuckooFilter(10, seed=-1), ValueError),
+    (lambda: nidus.CuckooFilter(10, seed=2 ** 64), ValueError),
+    (lambda: nidus.BloomFilter(10, seed=2 ** 70), ValueError),
     (lambda: nidus.CuckooFilter(10, bogus=1), TypeError),
     (lambda: nidus.CuckooFilter(2 ** 63), (ValueError, MemoryError)),
     (lambda: nidus.BloomFilter(10, 2.0), ValueError),
