@@ -219,46 +219,33 @@ static Py_ssize_t walk_fill(FilterObject *self, key_walk *w, uint64_t *h, int *f
 {
     Py_ssize_t n = 0;
     *failed = 0;
-    if (w->seq) {
-        int list = PyList_CheckExact(w->seq);
-        while (n < CHUNK) {
-            Py_ssize_t size = list ? PyList_GET_SIZE(w->seq) : PyTuple_GET_SIZE(w->seq);
-            if (w->at >= size)
+    while (n < CHUNK) {
+        PyObject *k;
+        if (w->seq) {
+            if (w->at >= PySequence_Fast_GET_SIZE(w->seq))
                 break;
-            PyObject *k = list ? PyList_GET_ITEM(w->seq, w->at) : PyTuple_GET_ITEM(w->seq, w->at);
+            k = PySequence_Fast_GET_ITEM(w->seq, w->at);
             w->at++;
             if (PyUnicode_CheckExact(k)) { /* the common case, no reference needed: no Python code runs */
                 Py_ssize_t len;
                 const char *p = PyUnicode_AsUTF8AndSize(k, &len);
                 if (!p) {
                     *failed = 1;
-                    return n;
+                    break;
                 }
                 h[n++] = nidus_filter_hash(self->f, p, (size_t)len);
                 continue;
             }
             Py_INCREF(k);
-            int rc = key_hash(self, k, &h[n]);
-            Py_DECREF(k);
-            if (rc != 0) {
-                *failed = 1;
-                return n;
-            }
-            n++;
-        }
-        return n;
-    }
-    while (n < CHUNK) {
-        PyObject *k = PyIter_Next(w->it);
-        if (!k) {
+        } else if (!(k = PyIter_Next(w->it))) {
             *failed = PyErr_Occurred() != NULL;
-            return n;
+            break;
         }
         int rc = key_hash(self, k, &h[n]);
         Py_DECREF(k);
         if (rc != 0) {
             *failed = 1;
-            return n;
+            break;
         }
         n++;
     }
@@ -841,7 +828,9 @@ static PyObject *filter_to_bytes(FilterObject *self, PyObject *unused)
     return encode_bytes(self);
 }
 
-/* A writable copy in memory (an independent object), whatever this one is. */
+static PyObject *from_bytes_impl(PyObject *data, int writable);
+
+/* A writable copy in memory (an independent object), whatever this one is: its encoding, decoded. */
 static PyObject *filter_copy(FilterObject *self, PyObject *unused)
 {
     (void)unused;
@@ -850,17 +839,9 @@ static PyObject *filter_copy(FilterObject *self, PyObject *unused)
     PyObject *b = encode_bytes(self);
     if (!b)
         return NULL;
-    nidus_filter *f;
-    nidus_status st;
-    const char *buf = PyBytes_AS_STRING(b);
-    size_t len = (size_t)PyBytes_GET_SIZE(b);
-    Py_BEGIN_ALLOW_THREADS
-    st = nidus_filter_decode(buf, len, NULL, &f);
-    Py_END_ALLOW_THREADS
+    PyObject *r = from_bytes_impl(b, 1);
     Py_DECREF(b);
-    if (st)
-        return raise_status(st, NULL);
-    return wrap(f);
+    return r;
 }
 
 static PyObject *filter_deepcopy(FilterObject *self, PyObject *memo)
@@ -868,8 +849,6 @@ static PyObject *filter_deepcopy(FilterObject *self, PyObject *memo)
     (void)memo;
     return filter_copy(self, NULL);
 }
-
-static PyObject *from_bytes_impl(PyObject *data, int writable);
 
 static PyObject *filter_reduce(FilterObject *self, PyObject *unused)
 {
@@ -1183,46 +1162,49 @@ static PyObject *mod_hash(PyObject *mod, PyObject *args, PyObject *kwds)
 
 static PyMethodDef common_methods[] = {
     {"count", (PyCFunction)filter_count, METH_O,
-     "count(key) -> int\n--\n\nHow many times the key may have been added: copies (cuckoo), the counters' "
+     "count($self, key, /)\n--\n\nHow many times the key may have been added: copies (cuckoo), the counters' "
      "estimate (counting Bloom), 1 or 0 (Bloom, fuse). Never 0 for a key added and not removed."},
     {"contains_many", (PyCFunction)filter_contains_many, METH_O,
-     "contains_many(keys) -> list[bool]\n--\n\nOne answer per key of the iterable, in order, as `key in "
+     "contains_many($self, keys, /)\n--\n\nOne answer per key of the iterable, in order, as `key in "
      "filter`. The lookups run batched, with the GIL released."},
     {"hash", (PyCFunction)filter_hash, METH_O,
-     "hash(key) -> int\n--\n\nThe key's 64-bit hash as this filter computes it: nidus.hash(key, seed)."},
+     "hash($self, key, /)\n--\n\nThe key's 64-bit hash as this filter computes it: nidus.hash(key, seed)."},
     {"to_bytes", (PyCFunction)filter_to_bytes, METH_NOARGS,
-     "to_bytes() -> bytes\n--\n\nThe filter's encoding (the format nidus.from_bytes, the C library's "
+     "to_bytes($self, /)\n--\n\nThe filter's encoding (the format nidus.from_bytes, the C library's "
      "nidus_filter_decode and the Redis module's RESTORE-free loaders read)."},
     {"save", (PyCFunction)(void (*)(void))filter_save, METH_VARARGS | METH_KEYWORDS,
-     "save(path=None) -> None\n--\n\nWrites the filter to the file `path` atomically (a temporary file, fsync, "
+     "save($self, /, path=None)\n--\n\nWrites the filter to the file `path` atomically (a temporary file, fsync, "
      "rename), in the format `nidus` files have. A filter opened with nidus.open(path, writable=True) may omit "
      "the path: it is saved to its file, only the changed 64 KiB blocks rewritten. The GIL is released."},
     {"stats", (PyCFunction)filter_stats, METH_NOARGS,
-     "stats() -> dict\n--\n\nkind, items, capacity, memory_bytes, bits_per_item, error_bound, sub_filters and "
+     "stats($self, /)\n--\n\nkind, items, capacity, memory_bytes, bits_per_item, error_bound, sub_filters and "
      "read_only, plus the kind's own figures."},
     {"copy", (PyCFunction)filter_copy, METH_NOARGS,
-     "copy() -> filter\n--\n\nAn independent, writable copy in memory (of a mapped or read-only filter too)."},
+     "copy($self, /)\n--\n\nAn independent, writable copy in memory (of a mapped or read-only filter too)."},
     {"__copy__", (PyCFunction)filter_copy, METH_NOARGS, NULL},
     {"__deepcopy__", (PyCFunction)filter_deepcopy, METH_O, NULL},
     {"__reduce__", (PyCFunction)filter_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
 #define ADD_DOC(what)                                                                                                  \
-    {"add", (PyCFunction)filter_add, METH_O, "add(key)\n--\n\n" what " " DOC_KEY}
+    {"add", (PyCFunction)filter_add, METH_O, "add($self, key, /)\n--\n\n" what " " DOC_KEY}
 #define UPDATE_DOC                                                                                                     \
     {"update", (PyCFunction)filter_update, METH_O,                                                                     \
-     "update(keys) -> None\n--\n\nAdds every key of the iterable, batched, with the GIL released for the "           \
+     "update($self, keys, /)\n--\n\nAdds every key of the iterable, batched, with the GIL released for the "           \
      "filter's work. On an error (nidus.FilterFull) the keys before the failing one stay added."}
+
+#define DISCARD_DOC                                                                                                    \
+    {"discard", (PyCFunction)filter_discard, METH_O,                                                                   \
+     "discard($self, key, /)\n--\n\nAs remove, returning False instead of raising when the key is not there."}
 
 static PyMethodDef cuckoo_methods[] = {
     ADD_DOC("Adds one copy of the key (a key added twice is counted twice). Raises nidus.FilterFull when no "
             "room can be made (expansion=0, or a limit reached); the filter is then unchanged."),
     UPDATE_DOC,
     {"remove", (PyCFunction)filter_remove, METH_O,
-     "remove(key) -> None\n--\n\nRemoves one copy of the key; KeyError when none is there. Remove only keys that "
+     "remove($self, key, /)\n--\n\nRemoves one copy of the key; KeyError when none is there. Remove only keys that "
      "were added: removing a false positive takes another key's copy."},
-    {"discard", (PyCFunction)filter_discard, METH_O,
-     "discard(key) -> bool\n--\n\nAs remove, returning False instead of raising when the key is not there."},
+    DISCARD_DOC,
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef bloom_methods[] = {
@@ -1235,15 +1217,14 @@ static PyMethodDef counting_methods[] = {
     ADD_DOC("Adds one occurrence of the key (its 4-bit counters saturate at 15, never wrap)."),
     UPDATE_DOC,
     {"remove", (PyCFunction)filter_remove, METH_O,
-     "remove(key) -> None\n--\n\nRemoves one occurrence; KeyError when one of its counters is 0. Remove only keys "
+     "remove($self, key, /)\n--\n\nRemoves one occurrence; KeyError when one of its counters is 0. Remove only keys "
      "that were added."},
-    {"discard", (PyCFunction)filter_discard, METH_O,
-     "discard(key) -> bool\n--\n\nAs remove, returning False instead of raising when the key is not there."},
+    DISCARD_DOC,
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef fuse_methods[] = {
     {"build", (PyCFunction)(void (*)(void))fuse_build, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-     "build(keys, fingerprint_bits=8, seed=0) -> FuseFilter\n--\n\nBuilds a binary fuse filter of the keys of "
+     "build($type, /, keys, fingerprint_bits=8, seed=0)\n--\n\nBuilds a binary fuse filter of the keys of "
      "the iterable (duplicates allowed): about 9 bits a key and an error of 2^-8 with 8-bit fingerprints, 18 bits "
      "and 2^-16 with 16. It is read-only: a changed set is built anew. " DOC_KEY},
     {NULL, NULL, 0, NULL}};
@@ -1312,7 +1293,7 @@ KIND_TYPE(FuseType, "FuseFilter", fuse_methods, fuse_new,
 
 static PyMethodDef module_methods[] = {
     {"open", (PyCFunction)(void (*)(void))mod_open, METH_VARARGS | METH_KEYWORDS,
-     "open(path, writable=False, *, lazy=True) -> filter\n--\n\nMaps the filter file at `path` (any kind, from "
+     "open(path, writable=False, *, lazy=True)\n--\n\nMaps the filter file at `path` (any kind, from "
      "save(), `nidus build` or `nidus pull`) as that kind's object, without reading it: each 64 KiB block is "
      "checked against its checksum when first read (a SIGSEGV handler catches that first read; a damaged block "
      "raises nidus.CorruptFile from the call that read it, and from every later call). lazy=False checks every "
@@ -1320,13 +1301,13 @@ static PyMethodDef module_methods[] = {
      "read-only. writable=True: a private copy-on-write mapping that save() writes back, rewriting only the "
      "changed blocks. OSError when the file cannot be opened."},
     {"from_bytes", (PyCFunction)(void (*)(void))mod_from_bytes, METH_VARARGS | METH_KEYWORDS,
-     "from_bytes(data, writable=False) -> filter\n--\n\nThe filter encoded in `data` (to_bytes()), or the bytes "
+     "from_bytes(data, writable=False)\n--\n\nThe filter encoded in `data` (to_bytes()), or the bytes "
      "of a filter file. An encoding with writable=False: a read-only view that reads `data` in place and keeps it "
      "alive; writable=True: an independent, writable copy. Every field and checksum is checked "
      "(nidus.CorruptFile). The bytes of a file are copied into an anonymous file and opened as nidus.open "
      "opens one, every block checked now."},
     {"hash", (PyCFunction)(void (*)(void))mod_hash, METH_VARARGS | METH_KEYWORDS,
-     "hash(key, seed=0) -> int\n--\n\nThe 64-bit hash every nidus filter, the C library, the CLI and the Redis "
+     "hash(key, seed=0)\n--\n\nThe 64-bit hash every nidus filter, the C library, the CLI and the Redis "
      "module take for the key: XXH3-64 with the seed."},
     {NULL, NULL, 0, NULL}};
 

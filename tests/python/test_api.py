@@ -417,3 +417,16 @@ def test_stub_and_marker_ship_with_the_package():
     d = os.path.dirname(nidus.__file__)
     assert os.path.exists(os.path.join(d, "py.typed"))
     assert os.path.exists(os.path.join(d, "__init__.pyi"))
+
+
+def test_signatures_and_docstrings():
+    import inspect
+    assert str(inspect.signature(nidus.CuckooFilter)).startswith("(capacity, error_rate=0.01")
+    assert str(inspect.signature(nidus.open)) == "(path, writable=False, *, lazy=True)"
+    assert str(inspect.signature(nidus.CuckooFilter(10).add)) == "(key, /)"
+    for cls in (nidus.CuckooFilter, nidus.BloomFilter, nidus.CountingBloomFilter, nidus.FuseFilter):
+        for name in dir(cls):
+            attr = getattr(cls, name)
+            if not name.startswith("_") and callable(attr):
+                assert attr.__doc__ and "\n--\n" not in attr.__doc__, (cls, name)
+                inspect.signature(attr)
