@@ -441,19 +441,21 @@ static int pass_source(copier *c, remote *src, remote *dst, const found *k, redi
 
 /* One pass over key k: 0 (copied: its items and bytes in *items, *bytes), CHANGED, SOURCE_MOVED,
  * MOVE_REDIRECTED (the target's), MOVE_EXISTS, EXIT_KEYS or NOT_COPIED (counted, a line printed where it says
- * so), or 2 after a line. The temporary key is gone unless the key is copied. The first round trip asks the
- * target's TYPE, and the source's WATCH, TYPE, INFO and first chunk, all at once (the kind as the SCAN found it). */
+ * so), or 2 after a line. The temporary key is gone unless the key is copied; a copied key has the source key's
+ * time to live. The first round trip asks the target's TYPE, and the source's WATCH, PTTL, TYPE, INFO and first
+ * chunk, all at once (the kind as the SCAN found it). */
 static int copy_pass(copier *c, remote *src, remote *dst, const found *k, const char *tmp, size_t tmp_len,
                      uint64_t *items, uint64_t *bytes)
 {
     kind guess = k->kd != NOT_A_FILTER ? k->kd : CUCKOO;
     remote_append(dst, 2, (const char *[]){"TYPE", k->key}, (size_t[]){4, k->len});
     remote_append(src, 2, (const char *[]){"WATCH", k->key}, (size_t[]){5, k->len});
+    remote_append(src, 2, (const char *[]){"PTTL", k->key}, (size_t[]){4, k->len});
     remote_append(src, 2, (const char *[]){"TYPE", k->key}, (size_t[]){4, k->len});
     append_info_and_header(src, k, guess);
     remote_flush(src);
-    redisReply *type = remote_reply(dst), *first[4];
-    if (!type || read_replies(src, 4, first)) {
+    redisReply *type = remote_reply(dst), *first[5];
+    if (!type || read_replies(src, 5, first)) {
         freeReplyObject(type);
         return EXIT_ERROR;
     }
@@ -465,16 +467,23 @@ static int copy_pass(copier *c, remote *src, remote *dst, const found *k, const 
     else if (!rc && !watching)
         rc = key_refused(c, src, k, "WATCH", first[0]);
     freeReplyObject(first[0]);
+    /* the key's time to live, kept on the target (-1: none; 0: expiring now, so 1 ms) */
+    long long ttl = first[1]->type == REDIS_REPLY_INTEGER ? first[1]->integer : -1;
+    if (ttl == 0)
+        ttl = 1;
+    if (!rc && remote_redirected(src, first[1]))
+        rc = SOURCE_MOVED;
+    freeReplyObject(first[1]);
     if (rc)
-        free_replies(first + 1, 3);
+        free_replies(first + 2, 3);
     else
-        rc = pass_source(c, src, dst, k, first + 1, guess, tmp, tmp_len, items, bytes, &exec_sent, &made);
+        rc = pass_source(c, src, dst, k, first + 2, guess, tmp, tmp_len, items, bytes, &exec_sent, &made);
     if (watching && !exec_sent && rc != EXIT_ERROR) { /* the next key's WATCH must not inherit this one */
         remote_append(src, 1, (const char *[]){"UNWATCH"}, NULL);
         freeReplyObject(remote_reply(src));
     }
     if (!rc)
-        rc = move_rename(dst, tmp, tmp_len, k->key, k->len, c->replace);
+        rc = move_rename(dst, tmp, tmp_len, k->key, k->len, c->replace, ttl);
     if (rc && made)
         move_delete(dst, tmp, tmp_len);
     return rc;

@@ -218,13 +218,19 @@ void move_loader_free(move_loader *l)
     l->refusal = NULL;
 }
 
-int move_rename(remote *r, const char *tmp, size_t tmp_len, const char *key, size_t key_len, bool replace)
+int move_rename(remote *r, const char *tmp, size_t tmp_len, const char *key, size_t key_len, bool replace,
+                long long ttl_ms)
 {
     const char *rename = replace ? "RENAME" : "RENAMENX";
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%lld", ttl_ms);
     if (r->asking) /* one ASKING covers the transaction: the flag lasts until EXEC */
         redisAppendCommand(r->c, "ASKING");
     redisAppendCommand(r->c, "MULTI");
-    redisAppendCommandArgv(r->c, 2, (const char *[]){"PERSIST", tmp}, (size_t[]){7, tmp_len});
+    if (ttl_ms >= 1)
+        redisAppendCommandArgv(r->c, 3, (const char *[]){"PEXPIRE", tmp, ttl}, (size_t[]){7, tmp_len, strlen(ttl)});
+    else
+        redisAppendCommandArgv(r->c, 2, (const char *[]){"PERSIST", tmp}, (size_t[]){7, tmp_len});
     redisAppendCommandArgv(r->c, 3, (const char *[]){rename, tmp, key}, (size_t[]){strlen(rename), tmp_len, key_len});
     redisAppendCommand(r->c, "EXEC");
     int rc = 0;
@@ -346,7 +352,7 @@ static int push_once(remote *r, nidus_filter *f, const char *path, const char *k
     if (r->asking && !strcmp(type, "none"))
         return migrating(r, key, r->host, r->port);
     rc = send_chunks(r, f, path, tmp, tmp_len);
-    if (!rc && (rc = move_rename(r, tmp, tmp_len, key, key_len, force)) == MOVE_EXISTS)
+    if (!rc && (rc = move_rename(r, tmp, tmp_len, key, key_len, force, -1)) == MOVE_EXISTS)
         rc = push_exists(r, key);
     if (rc)
         move_delete(r, tmp, tmp_len);

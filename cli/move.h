@@ -36,9 +36,10 @@ int move_key_type(remote *r, const char *key, size_t key_len, char *out, size_t 
 /* Deletes key if the connection is still up (a temporary key left by a failed step); replies ignored. */
 void move_delete(remote *r, const char *key, size_t len);
 
-/* MULTI, PERSIST tmp, RENAME tmp key (RENAMENX unless replace), EXEC: 0, MOVE_REDIRECTED, MOVE_EXISTS, or 2
- * after a line. */
-int move_rename(remote *r, const char *tmp, size_t tmp_len, const char *key, size_t key_len, bool replace);
+/* MULTI, PERSIST tmp (ttl_ms >= 1: PEXPIRE tmp ttl_ms), RENAME tmp key (RENAMENX unless replace), EXEC: 0,
+ * MOVE_REDIRECTED, MOVE_EXISTS, or 2 after a line. */
+int move_rename(remote *r, const char *tmp, size_t tmp_len, const char *key, size_t key_len, bool replace,
+                long long ttl_ms);
 
 /* Chunks into a temporary key, pipelined: LOADCHUNK commands sent while the server parses earlier ones. */
 typedef struct move_loader {

@@ -177,6 +177,21 @@ def test_named_keys_missing_or_of_another_type_fail_the_copy(source, target):
     assert sorted(t.keys()) == [b"bf:plain", b"cf:grown"]
 
 
+def test_a_key_keeps_its_time_to_live(source, target):
+    s, t = source.client(), target.client()
+    insert(s, "cuckoo", "short", keys(100))
+    insert(s, "bloom", "long", keys(100))
+    insert(s, "cuckoo", "forever", keys(100))
+    s.pexpire("short", 300000)
+    s.expire("long", 86400)
+    copy(source, target)
+    assert 290000 <= t.pttl("short") <= 300000
+    assert 86000 <= t.ttl("long") <= 86400
+    assert t.ttl("forever") == -1
+    run("copy", "--from", url(source), "--to", url(target), "--replace", "short", check_rc=0)
+    assert 280000 <= t.pttl("short") <= 300000
+
+
 # ---- existing keys ----
 
 def test_an_existing_key_is_refused_and_left_unchanged_unless_replace(source, target):
