@@ -23,7 +23,13 @@
 
 enum { KICK_LOG = 1024u }; /* the most moves one add's walk makes (its undo log lives on the stack) */
 
-static inline uint64_t epoch_of(const nidus_window *w, uint64_t now) { return now / w->epoch_ticks; }
+/* now / g by a multiply (epoch_inverse = floor((2^64 - 1) / g) makes the estimate low by at most one): a lookup
+ * takes the epoch of its time, and a 64-bit division would be a third of a lookup's work. */
+static inline uint64_t epoch_of(const nidus_window *w, uint64_t now)
+{
+    uint64_t q = (uint64_t)(((unsigned __int128)now * w->epoch_inverse) >> 64);
+    return now - q * w->epoch_ticks >= w->epoch_ticks ? q + 1 : q;
+}
 
 /* The relative age of age value s against reference epoch l. */
 static inline unsigned rel_age(uint64_t l, unsigned s) { return (unsigned)((l - s) & (NIDUS_WINDOW_AGES - 1)); }
@@ -86,9 +92,12 @@ static uint64_t overflow_matches(const nidus_window *w, uint64_t i, uint64_t j, 
     if (!sig)
         return 0;
     uint64_t lower = i < j ? i : j;
-    for (unsigned s = 0; s < NIDUS_WINDOW_AGES; s++)
-        if (mask >> s & 1)
-            any |= sig & nidus_overflow_sig_bit(lower, value_of(w, fp, s));
+    if (w->f >= 5) /* the signature reads a value's low 5 bits: the fingerprint's, whatever the age */
+        any = sig & nidus_overflow_sig_bit(lower, fp);
+    else
+        for (unsigned s = 0; s < NIDUS_WINDOW_AGES; s++)
+            if (mask >> s & 1)
+                any |= sig & nidus_overflow_sig_bit(lower, value_of(w, fp, s));
     if (!any)
         return 0;
     uint64_t n = 0;
@@ -381,6 +390,18 @@ nidus_status nidus_window_add_unique(nidus_window *w, const void *key, size_t le
 
 /* ---- lookups and removes ---- */
 
+/* The ages of the fields whose high bit `hits` marks in `word`: whether one is in `mask`. */
+static inline bool hit_live(uint64_t word, uint64_t hits, unsigned mask)
+{
+    while (hits) {
+        unsigned top = (unsigned)__builtin_ctzll(hits);
+        if (mask >> ((word >> (top + 1 - NIDUS_WINDOW_AGE_BITS)) & (NIDUS_WINDOW_AGES - 1)) & 1)
+            return true;
+        hits &= hits - 1;
+    }
+    return false;
+}
+
 bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t now)
 {
     if (!w)
@@ -388,13 +409,22 @@ bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t n
     unsigned mask = live_mask(w, now);
     if (!mask)
         return false;
+    const nidus_table *t = &w->table;
     uint64_t i;
     uint32_t fp;
     locate(w, hash, &i, &fp);
-    if (bucket_matches(w, i, fp, mask, false))
-        return true;
-    uint64_t j = nidus_table_alt(&w->table, i, fp);
-    return bucket_matches(w, j, fp, mask, false) || overflow_matches(w, i, j, fp, mask);
+    uint64_t j = nidus_table_alt(t, i, fp);
+    if (t->chunks == 1) { /* both buckets in a word each (b * (f + 3) <= 64): one compare a bucket */
+        const nidus_swar *s = &t->chunk_swar[0];
+        uint64_t wi = nidus_table_bucket_raw(t, i), wj = nidus_table_bucket_raw(t, j), pat = fp * s->ones;
+        uint64_t hi = nidus_swar_zero_fields(s, (wi ^ pat) & w->fp_fields);
+        uint64_t hj = nidus_swar_zero_fields(s, (wj ^ pat) & w->fp_fields);
+        if ((hi | hj) && (hit_live(wi, hi, mask) || hit_live(wj, hj, mask)))
+            return true;
+        return overflow_matches(w, i, j, fp, mask) != 0;
+    }
+    return bucket_matches(w, i, fp, mask, false) || bucket_matches(w, j, fp, mask, false) ||
+           overflow_matches(w, i, j, fp, mask);
 }
 
 bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, uint64_t now)

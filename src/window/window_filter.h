@@ -26,6 +26,8 @@ struct nidus_window {
     uint64_t capacity;
     uint64_t window;
     uint64_t epoch_ticks; /* g = ceil(window / 5) */
+    uint64_t epoch_inverse; /* floor((2^64 - 1) / g): epochs by a multiply */
+    uint64_t fp_fields;   /* fp_mask in every field of a one-word bucket (the age bits clear) */
     uint64_t seed;
     unsigned f;           /* fingerprint bits, without the age */
     uint32_t fp_mask;

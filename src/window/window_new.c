@@ -50,6 +50,7 @@ static nidus_status make(const nidus_allocator *a, const nidus_table_shape *shap
     w->alloc = a;
     w->f = shape->offset_bits;
     w->fp_mask = (uint32_t)((UINT64_C(1) << w->f) - 1);
+    w->fp_fields = w->fp_mask * w->table.chunk_swar[0].ones;
     *out = w;
     return NIDUS_OK;
 }
@@ -88,6 +89,7 @@ nidus_status nidus_window_new(const nidus_window_params *p, nidus_window **out)
     w->capacity = p->capacity;
     w->window = p->window;
     w->epoch_ticks = epoch_ticks_of(p->window);
+    w->epoch_inverse = UINT64_MAX / w->epoch_ticks;
     w->seed = p->seed;
     *out = w;
     return NIDUS_OK;
@@ -249,6 +251,7 @@ nidus_status nidus_window_decode(const uint8_t *buf, size_t len, const nidus_all
     w->capacity = capacity;
     w->window = window;
     w->epoch_ticks = g;
+    w->epoch_inverse = UINT64_MAX / g;
     w->seed = seed;
     w->written = written;
     w->latest = latest;
