@@ -38,6 +38,17 @@ SERVER_KIND, SERVER_VERSION = _kind_and_version()
 SERVER_LABEL = "%s %s" % (SERVER_KIND, ".".join(map(str, SERVER_VERSION)))
 REDIS8 = SERVER_KIND == "redis" and SERVER_VERSION >= (8, 0, 0)
 
+# The module's settings that are RedisBloom's too: on Redis 8 they are configs by RedisBloom's own names, as
+# RedisBloom registers them there ("bf-error-rate"); nidus's own, and every setting on Redis 7 and Valkey, are
+# "nidus.<name>".
+REDISBLOOM_SETTINGS = ("bf-error-rate", "bf-initial-size", "bf-expansion-factor", "cf-bucket-size",
+                       "cf-initial-size", "cf-max-iterations", "cf-expansion-factor", "cf-max-expansions")
+
+
+def config_name(setting):
+    """The CONFIG name of a module setting on this server."""
+    return setting if REDIS8 and setting in REDISBLOOM_SETTINGS else "nidus." + setting
+
 
 def port_free(port):
     for p in (port, port + 10000):  # cluster mode also takes port + 10000

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Load arguments in every spelling (RedisBloom's today, its older ones, nidus's own), refusal of unknown ones,
 and the module configs: CONFIG GET / SET with RedisBloom's ranges and messages, and their effect on the filters
-created afterwards. On Redis 7 and on Valkey module configs carry the module's prefix: "nidus.bf-error-rate"."""
+created afterwards. On Redis 7 and on Valkey module configs carry the module's prefix ("nidus.bf-error-rate"); on
+Redis 8 RedisBloom's settings go by RedisBloom's names ("bf-error-rate"): conftest.config_name."""
 import os
 import subprocess
 
-from conftest import BIND_FAILURE, MODULE, SERVER, free_port, launch
+from conftest import BIND_FAILURE, MODULE, SERVER, config_name, free_port, launch
 from resp import Error, Raw
 
 DEFAULTS = {
@@ -17,14 +18,14 @@ DEFAULTS = {
 
 
 def get(c, name):
-    reply = c("CONFIG", "GET", "nidus." + name)
+    reply = c("CONFIG", "GET", config_name(name))
     assert len(reply) == 2, (name, reply)
     return reply[1].decode()
 
 
 def configs(c):
-    reply = c("CONFIG", "GET", "nidus.*")
-    return {reply[i].decode()[len("nidus."):]: reply[i + 1].decode() for i in range(0, len(reply), 2)}
+    """Every setting's value, by the setting's name (test_server_load checks that no other config is ours)."""
+    return {name: get(c, name) for name in DEFAULTS}
 
 
 def info(c, kind, key):
@@ -96,7 +97,7 @@ def test_redisbloom_load_arguments_match_config_set(make_server):
                                                     "CF_MAX_EXPANSIONS", "3"]).port)
     live = Raw(make_server("live").port)
     for name, value in (("bf-error-rate", "0.02"), ("bf-initial-size", "200"), ("cf-max-expansions", "3")):
-        assert live("CONFIG", "SET", "nidus." + name, value) == "OK"
+        assert live("CONFIG", "SET", config_name(name), value) == "OK"
     for name in ("bf-error-rate", "bf-initial-size", "cf-max-expansions"):
         assert get(loaded, name) == get(legacy, name) == get(live, name)
 
@@ -143,7 +144,7 @@ def test_config_set_ranges_and_messages(server):
            "cf-compact-interval": ["-1", "60001"]}
     for name, values in bad.items():
         for v in values:
-            reply = c("CONFIG", "SET", "nidus." + name, v)
+            reply = c("CONFIG", "SET", config_name(name), v)
             assert isinstance(reply, Error), (name, v)
             assert ("Value for `%s` must be in the range" % name) in reply or \
                 ("Invalid value for `%s`" % name) in reply, reply
@@ -152,13 +153,13 @@ def test_config_set_ranges_and_messages(server):
             "cf-bucket-size": "255", "cf-initial-size": str(2 ** 30), "cf-max-iterations": "65535",
             "cf-expansion-factor": "32768", "cf-max-expansions": "65536"}
     for name, v in good.items():
-        assert c("CONFIG", "SET", "nidus." + name, v) == "OK", name
+        assert c("CONFIG", "SET", config_name(name), v) == "OK", name
         assert get(c, name) == v
 
 
 def test_bf_error_rate_is_capped_like_redisbloom(server):
     c = Raw(server.port)
-    assert c("CONFIG", "SET", "nidus.bf-error-rate", "0.5") == "OK"
+    assert c("CONFIG", "SET", config_name("bf-error-rate"), "0.5") == "OK"
     assert get(c, "bf-error-rate") == "0.25"
     assert c("BF.ADD", "capped", "x") == 1
     assert c("BF.RESERVE", "quarter", "0.25", 100) == "OK"
@@ -168,10 +169,10 @@ def test_bf_error_rate_is_capped_like_redisbloom(server):
 def test_bucket_size_and_initial_size_bound_each_other(server):
     """RedisBloom: cf-initial-size >= 2 * cf-bucket-size, checked against the other's current value."""
     c = Raw(server.port)
-    assert c("CONFIG", "SET", "nidus.cf-initial-size", "6") == "OK"
-    assert "must be in the range [1, 3]" in c("CONFIG", "SET", "nidus.cf-bucket-size", "4")
-    assert c("CONFIG", "SET", "nidus.cf-bucket-size", "3") == "OK"
-    assert "must be in the range [6, 1073741824]" in c("CONFIG", "SET", "nidus.cf-initial-size", "5")
+    assert c("CONFIG", "SET", config_name("cf-initial-size"), "6") == "OK"
+    assert "must be in the range [1, 3]" in c("CONFIG", "SET", config_name("cf-bucket-size"), "4")
+    assert c("CONFIG", "SET", config_name("cf-bucket-size"), "3") == "OK"
+    assert "must be in the range [6, 1073741824]" in c("CONFIG", "SET", config_name("cf-initial-size"), "5")
 
 
 def test_config_set_changes_new_filters_only(server):
@@ -182,7 +183,7 @@ def test_config_set_changes_new_filters_only(server):
     for name, v in (("cf-bucket-size", "4"), ("cf-max-iterations", "50"), ("cf-expansion-factor", "2"),
                     ("cf-initial-size", "4096"), ("bf-error-rate", "0.001"), ("bf-initial-size", "500"),
                     ("bf-expansion-factor", "4")):
-        assert c("CONFIG", "SET", "nidus." + name, v) == "OK"
+        assert c("CONFIG", "SET", config_name(name), v) == "OK"
     assert c("CF.ADD", "after", "x") == 1
     fields = info(c, "CF", "after")
     assert (fields["Bucket size"], fields["Max iterations"], fields["Expansion rate"]) == (4, 50, 2)
@@ -205,8 +206,8 @@ def test_config_set_changes_new_filters_only(server):
 
 def test_bf_expansion_factor_zero_makes_new_filters_nonscaling(server):
     c = Raw(server.port)
-    assert c("CONFIG", "SET", "nidus.bf-expansion-factor", "0") == "OK"
-    assert c("CONFIG", "SET", "nidus.bf-initial-size", "10") == "OK"
+    assert c("CONFIG", "SET", config_name("bf-expansion-factor"), "0") == "OK"
+    assert c("CONFIG", "SET", config_name("bf-initial-size"), "10") == "OK"
     replies = [c("BF.ADD", "fixed", "k%d" % i) for i in range(40)]
     assert replies.count(1) >= 9  # a false positive may answer 0 for a new item
     assert replies[-1] == Error("ERR non scaling filter is full")
@@ -224,8 +225,9 @@ def test_config_file_sets_module_configs(tmp_path):
 
     def command(port):
         conf.write_text("port %d\nbind 127.0.0.1\nsave \"\"\ndir %s\nlogfile %s\n"
-                        "loadmodule %s bf-initial-size 200\nnidus.bf-initial-size 300\nnidus.cf-max-iterations 40\n"
-                        % (port, tmp_path, log, os.path.abspath(MODULE)))
+                        "loadmodule %s bf-initial-size 200\n%s 300\n%s 40\n"
+                        % (port, tmp_path, log, os.path.abspath(MODULE), config_name("bf-initial-size"),
+                           config_name("cf-max-iterations")))
         return [SERVER, str(conf)]
 
     proc, port = launch(command, str(log))
