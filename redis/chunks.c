@@ -90,7 +90,7 @@ int mod_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     } else {
         bool fresh = ks == KEY_EMPTY;
         void *before = value;
-        nidus_status st = ops->load(&value, data, len, mod_load_limit());
+        nidus_status st = ops->load(&value, data, len, mod_load_limit(ctx));
         if (st == NIDUS_OK) {
             if (fresh)
                 RedisModule_ModuleTypeSetValue(key, type, value);

@@ -24,9 +24,26 @@ mod_config mod_cfg = {
 
 RedisModuleType *mod_cf_type, *mod_bf_type;
 
-uint64_t mod_load_limit(void)
+mod_server_traits mod_server = {MOD_OPTIONS_HANDLE_IO_ERRORS | MOD_OPTIONS_HANDLE_REPL_ASYNC_LOAD, 32};
+
+void mod_read_server(RedisModuleCtx *ctx)
 {
-    return RedisModule_GetContextFlags(NULL) & REDISMODULE_CTX_FLAGS_LOADING ? 0 : mod_cfg.max_memory;
+    if (!RedisModule_GetServerInfo || !RedisModule_ServerInfoGetFieldC || !RedisModule_FreeServerInfo)
+        return;
+    RedisModuleServerInfoData *info = RedisModule_GetServerInfo(ctx, "server");
+    if (!info)
+        return;
+    mod_server = mod_server_traits_of(RedisModule_ServerInfoGetFieldC(info, "server_name"),
+                                      RedisModule_ServerInfoGetFieldC(info, "redis_version"),
+                                      RedisModule_ServerInfoGetFieldC(info, "valkey_version"));
+    RedisModule_FreeServerInfo(ctx, info);
+}
+
+uint64_t mod_load_limit(RedisModuleCtx *ctx)
+{
+    const int unlimited =
+        REDISMODULE_CTX_FLAGS_LOADING | REDISMODULE_CTX_FLAGS_ASYNC_LOADING | REDISMODULE_CTX_FLAGS_REPLICATED;
+    return RedisModule_GetContextFlags(ctx) & unlimited ? 0 : mod_cfg.max_memory;
 }
 
 static void *rm_malloc(void *ctx, size_t n)

@@ -8,6 +8,7 @@
 #include <nidus/nidus.h>
 
 #include "module_api.h"
+#include "server_kind.h"
 
 /* Defaults and limits, set by load arguments and CONFIG SET (see config.h, which names each setting). */
 typedef struct mod_config {
@@ -27,11 +28,19 @@ typedef struct mod_config {
 
 extern mod_config mod_cfg;
 
+/* What the module adapts to in the server it runs in (server_kind.h), read once at load by mod_read_server. */
+extern mod_server_traits mod_server;
+
+/* Reads the server's INFO server fields into mod_server; a server that cannot say gets Redis 7's traits. */
+void mod_read_server(RedisModuleCtx *ctx);
+
 /* The limit a load (RDB, RESTORE, LOADCHUNK) checks a filter against: max_filter_memory for what clients
- * send; while the server loads its own RDB or AOF (or a replica its master's), 0, so a filter is held only to
- * the limit recorded in it — the one it was created or copied in under — and lowering max_filter_memory never
- * makes the server refuse its own dataset. */
-uint64_t mod_load_limit(void);
+ * send; 0 while the server loads its own RDB or AOF, a replica its master's sync (also while serving reads:
+ * repl-diskless-load swapdb), and for LOADCHUNK from the master's stream or a slot migration's (ctx: the
+ * command's context, NULL in a type's callbacks): such a filter is held only to the limit recorded in it, the
+ * one it was created or copied in under, so lowering max_filter_memory never makes a server refuse its own
+ * dataset, and a replica or the target of a migration takes every key the source holds. */
+uint64_t mod_load_limit(RedisModuleCtx *ctx);
 
 /* Replies shared by both filter types. */
 #define MOD_MSG_TOO_BIG "ERR filter would be larger than the module's max_filter_memory"

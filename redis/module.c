@@ -43,7 +43,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return REDISMODULE_ERR;
     if (mod_config_register(ctx) != REDISMODULE_OK)
         return REDISMODULE_ERR;
-    RedisModule_SetModuleOptions(ctx, REDISMODULE_OPTIONS_HANDLE_IO_ERRORS);
+    mod_read_server(ctx);
+    RedisModule_SetModuleOptions(ctx, (int)mod_server.module_options);
     if (mod_register_types(ctx) != REDISMODULE_OK)
         return bail(ctx, "could not create the data types");
     /* every command through its router, which serves keys loaded from RedisBloom (rb/rb_commands.c) */

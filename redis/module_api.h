@@ -24,9 +24,10 @@
 #define REDISMODULE_POSTPONED_LEN (-1L)
 
 /* RedisModule_GetContextFlags */
-#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* the command came from the master */
+#define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* the command came from the master (or a slot migration) */
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13) /* the server is loading its RDB or AOF, or a full sync */
 #define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
+#define REDISMODULE_CTX_FLAGS_ASYNC_LOADING (1 << 23) /* a replica loads a sync while serving reads (swapdb) */
 
 /* RedisModule_SetModuleOptions: loading functions report errors instead of aborting the server. */
 #define REDISMODULE_OPTIONS_HANDLE_IO_ERRORS (1 << 0)

@@ -12,4 +12,25 @@
  * redis_version stays at 7.2.x) and any other server answer false. */
 bool mod_server_is_redis8(const char *server_name, const char *redis_version);
 
+/* RedisModule_SetModuleOptions flags (the same bits in Redis's and Valkey's headers, but for the last). */
+#define MOD_OPTIONS_HANDLE_IO_ERRORS (1u << 0)       /* loaders report errors: diskless loads may be aborted */
+#define MOD_OPTIONS_HANDLE_REPL_ASYNC_LOAD (1u << 2) /* reads may be served while a replica loads a sync */
+#define MOD_OPTIONS_VALKEY_ATOMIC_SLOT_MIGRATION (1u << 5) /* Valkey >= 9.0 only: CLUSTER MIGRATESLOTS */
+
+/* What the module adapts to in the server it loads into, decided once at load. */
+typedef struct mod_server_traits {
+    unsigned module_options; /* MOD_OPTIONS_* for RedisModule_SetModuleOptions */
+    /* What a filter key's MEMORY USAGE adds to the filter's own bytes for the server's records of it: the
+     * module-value record (16 bytes), and the key's object (16 more) on servers that leave the object out of
+     * a module key's MEMORY USAGE (Redis 7.0 and 8.0.6, Valkey 8.0.1); Redis 8.6.3 and Valkey 9.1.2 count the
+     * object's allocation themselves. Versions between are taken with the release line that changed the
+     * key's object (Redis 8.2, Valkey 9.0): 16 bytes off at worst. */
+    unsigned value_record_bytes;
+} mod_server_traits;
+
+/* The traits of a server from its INFO server fields (NULL: absent): server_name ("valkey" on Valkey >= 7.2.5,
+ * absent on Redis), redis_version, and valkey_version (Valkey >= 7.2.5). Pure. */
+mod_server_traits mod_server_traits_of(const char *server_name, const char *redis_version,
+                                       const char *valkey_version);
+
 #endif

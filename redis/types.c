@@ -60,7 +60,7 @@ void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io)
                 return f;
             break;
         }
-        nidus_status st = t->load(&f, chunk, len, mod_load_limit());
+        nidus_status st = t->load(&f, chunk, len, mod_load_limit(NULL));
         RedisModule_Free(chunk);
         if (st) {
             RedisModule_LogIOError(io, "warning", "nidus: refused a filter in the RDB payload: %s",
@@ -129,14 +129,12 @@ void *mod_filter_copy(const mod_filter_ops *t, const void *value)
     return c.to;
 }
 
-/* The server's own allocations for a module value: its object and its module-value record (16 bytes each on
- * 64-bit builds). MEMORY USAGE counts a string's object but leaves these out for module types; a small filter
- * is a few dozen bytes, so without them its MEMORY USAGE would miss a third of what the key costs. */
-#define VALUE_WRAPPER_BYTES 32u
-
+/* The server's own records of a module value (its module-value record, and on some servers its object:
+ * mod_server.value_record_bytes). A small filter is a few dozen bytes, so without them its MEMORY USAGE
+ * would miss a third of what the key costs. */
 static size_t mem_usage(const mod_filter_ops *t, const void *value)
 {
-    return (size_t)t->memory(value) + VALUE_WRAPPER_BYTES;
+    return (size_t)t->memory(value) + mod_server.value_record_bytes;
 }
 
 size_t mod_free_effort(uint64_t bytes)

@@ -564,7 +564,7 @@ static int rb_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
                                              : ours ? "ERR item exists"
                                                     : REDISMODULE_ERRORMSG_WRONGTYPE);
     } else {
-        nidus_status st = rb_value_load_chunk(k, &v, (uint64_t)pos, data, len, mod_cfg.max_memory);
+        nidus_status st = rb_value_load_chunk(k, &v, (uint64_t)pos, data, len, mod_load_limit(ctx));
         if (st == NIDUS_OK) {
             if (!exists)
                 RedisModule_ModuleTypeSetValue(key, type, v);

@@ -200,7 +200,7 @@ static bool load_grown(RedisModuleIO *io, const mod_filter_ops *ops, rb_value *v
  * as the nidus types' are (mod_load_limit). */
 static uint64_t load_limit(void)
 {
-    uint64_t limit = mod_load_limit();
+    uint64_t limit = mod_load_limit(NULL);
     return limit ? limit : UINT64_MAX;
 }
 

@@ -53,12 +53,58 @@ static void test_versions(void **state)
     assert_false(mod_server_is_redis8(NULL, NULL));
 }
 
+/* The traits of the five servers the suite runs on, as their INFO server fields read. */
+static void test_traits_of_the_tested_servers(void **state)
+{
+    (void)state;
+    const unsigned io = MOD_OPTIONS_HANDLE_IO_ERRORS | MOD_OPTIONS_HANDLE_REPL_ASYNC_LOAD;
+    const unsigned asm_ = MOD_OPTIONS_VALKEY_ATOMIC_SLOT_MIGRATION;
+    mod_server_traits t = mod_server_traits_of(NULL, "7.0.15", NULL);
+    assert_int_equal(t.module_options, io);
+    assert_int_equal(t.value_record_bytes, 32);
+    t = mod_server_traits_of(NULL, "8.0.6", NULL);
+    assert_int_equal(t.module_options, io);
+    assert_int_equal(t.value_record_bytes, 32);
+    t = mod_server_traits_of(NULL, "8.6.3", NULL);
+    assert_int_equal(t.module_options, io);
+    assert_int_equal(t.value_record_bytes, 16);
+    t = mod_server_traits_of("valkey", "7.2.4", "8.0.1");
+    assert_int_equal(t.module_options, io);
+    assert_int_equal(t.value_record_bytes, 32);
+    t = mod_server_traits_of("valkey", "7.2.4", "9.1.2");
+    assert_int_equal(t.module_options, io | asm_);
+    assert_int_equal(t.value_record_bytes, 16);
+}
+
+/* Bit 5 is Valkey's alone: never set on Redis, whatever its version says; versions read by major and minor. */
+static void test_traits_edges(void **state)
+{
+    (void)state;
+    const unsigned asm_ = MOD_OPTIONS_VALKEY_ATOMIC_SLOT_MIGRATION;
+    assert_false(mod_server_traits_of(NULL, "9.1.2", NULL).module_options & asm_);
+    assert_false(mod_server_traits_of("redis", "99.0.0", "9.1.2").module_options & asm_);
+    assert_false(mod_server_traits_of("valkey", "7.2.4", NULL).module_options & asm_); /* no valkey_version */
+    assert_false(mod_server_traits_of("valkey", "7.2.4", "8.1.4").module_options & asm_);
+    assert_true(mod_server_traits_of("valkey", "7.2.4", "9.0.0").module_options & asm_);
+    assert_true(mod_server_traits_of("valkey", "7.2.4", "10").module_options & asm_);
+    assert_false(mod_server_traits_of("other", "8.6.3", "9.1.2").module_options & asm_);
+    assert_int_equal(mod_server_traits_of("other", "8.6.3", "9.1.2").value_record_bytes, 32);
+    assert_int_equal(mod_server_traits_of(NULL, "8.1.9", NULL).value_record_bytes, 32);
+    assert_int_equal(mod_server_traits_of(NULL, "8.2.0", NULL).value_record_bytes, 16);
+    assert_int_equal(mod_server_traits_of(NULL, "8", NULL).value_record_bytes, 32);
+    assert_int_equal(mod_server_traits_of(NULL, "99999999999999999999.0", NULL).value_record_bytes, 16);
+    assert_int_equal(mod_server_traits_of(NULL, "v8.6", NULL).value_record_bytes, 32);
+    assert_int_equal(mod_server_traits_of(NULL, NULL, NULL).value_record_bytes, 32);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_servers_as_they_report),
         cmocka_unit_test(test_the_name_decides_first),
         cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_traits_of_the_tested_servers),
+        cmocka_unit_test(test_traits_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
