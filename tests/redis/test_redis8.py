@@ -22,7 +22,7 @@ REDISBLOOM_CONFIGS = {
     "cf-initial-size": "1024", "cf-max-iterations": "20", "cf-expansion-factor": "1", "cf-max-expansions": "32",
 }
 NIDUS_CONFIGS = {"nidus.cf-error-rate": "0.01", "nidus.max-capacity": "1073741824",
-                 "nidus.max-filter-memory": "2147483648"}
+                 "nidus.max-filter-memory": "2147483648", "nidus.cf-compact-interval": "10"}
 
 
 def config_get(c, pattern):
@@ -104,11 +104,12 @@ def test_config_set_applies_to_new_filters(c):
 
 BLOOM = ["bf.add", "bf.card", "bf.debug", "bf.exists", "bf.info", "bf.insert", "bf.loadchunk", "bf.madd",
          "bf.merge", "bf.mexists", "bf.reserve", "bf.scandump"]
-CUCKOO = ["cf.add", "cf.addnx", "cf.compact", "cf.count", "cf.debug", "cf.del", "cf.exists", "cf.info", "cf.insert",
-          "cf.insertnx", "cf.loadchunk", "cf.merge", "cf.mexists", "cf.reserve", "cf.scandump"]
+CUCKOO = ["cf.add", "cf.addnx", "cf.compact", "cf.compactstep", "cf.count", "cf.debug", "cf.del", "cf.exists",
+          "cf.info", "cf.insert", "cf.insertnx", "cf.loadchunk", "cf.merge", "cf.mexists", "cf.reserve",
+          "cf.scandump"]
 
 # RedisBloom's categories of each command beside @bloom / @cuckoo. CF.COMPACT: RedisBloom says @read, ours
-# rewrites the filter (@write); CF.MERGE / BF.MERGE are ours.
+# rewrites the filter (@write); CF.MERGE / BF.MERGE and CF.COMPACTSTEP (a bounded compaction step) are ours.
 CATEGORIES = {
     "bf.reserve": ["write", "fast"], "bf.add": ["write"], "bf.madd": ["write"], "bf.insert": ["write"],
     "bf.exists": ["read"], "bf.mexists": ["read"], "bf.info": ["read", "fast"], "bf.card": ["read", "fast"],
@@ -116,7 +117,7 @@ CATEGORIES = {
     "cf.reserve": ["write", "fast"], "cf.add": ["write"], "cf.addnx": ["write"], "cf.insert": ["write"],
     "cf.insertnx": ["write"], "cf.exists": ["read"], "cf.mexists": ["read"], "cf.count": ["read"],
     "cf.del": ["write"], "cf.compact": ["write"], "cf.scandump": ["read"], "cf.loadchunk": ["write"],
-    "cf.info": ["read", "fast"], "cf.debug": ["read"], "cf.merge": ["write"],
+    "cf.info": ["read", "fast"], "cf.debug": ["read"], "cf.merge": ["write"], "cf.compactstep": ["write"],
 }
 
 
