@@ -566,18 +566,32 @@ static bool semi_bucket_valid(const nidus_table *t, uint64_t i)
     return true;
 }
 
-nidus_status nidus_table_validate(nidus_table *t)
+nidus_status nidus_table_validate_buckets(const nidus_table *t, uint64_t from, uint64_t to, uint64_t *occupied)
 {
-    uint64_t occupied = 0, m = t->shape.buckets;
     unsigned b = t->shape.bucket_size;
     uint32_t fps[8];
-    for (uint64_t i = 0; i < m; i++) {
+    for (uint64_t i = from; i < to; i++) {
         if (t->shape.semi_sort && !semi_bucket_valid(t, i))
             return NIDUS_ERR_CORRUPT;
         nidus_table_read_bucket(t, i, fps);
         for (unsigned s = 0; s < b; s++)
-            occupied += fps[s] != 0;
+            *occupied += fps[s] != 0;
     }
+    return NIDUS_OK;
+}
+
+nidus_status nidus_table_validate(nidus_table *t)
+{
+    uint64_t occupied = 0;
+    nidus_status st = nidus_table_validate_buckets(t, 0, t->shape.buckets, &occupied);
+    if (!st && !(st = nidus_table_validate_rest(t)))
+        t->occupied = occupied;
+    return st;
+}
+
+nidus_status nidus_table_validate_rest(const nidus_table *t)
+{
+    uint64_t m = t->shape.buckets;
     /* Past the last bucket: the unused bits of the last byte, then the slack, all zero. */
     uint64_t used_bits = m * t->bucket_bits, bytes = nidus_table_shape_bytes(&t->shape);
     if (used_bits % 8 && (t->data[bytes - 1] >> (used_bits % 8)))
@@ -585,11 +599,7 @@ nidus_status nidus_table_validate(nidus_table *t)
     for (uint64_t k = bytes; k < nidus_table_bytes(t); k++)
         if (t->data[k])
             return NIDUS_ERR_CORRUPT;
-    nidus_status st = nidus_table_validate_overflow(t);
-    if (st)
-        return st;
-    t->occupied = occupied;
-    return NIDUS_OK;
+    return nidus_table_validate_overflow(t);
 }
 
 nidus_status nidus_table_validate_overflow(const nidus_table *t)

@@ -113,6 +113,12 @@ uint64_t nidus_table_data_bytes(const nidus_table_shape *shape);
  * `occupied`. NIDUS_ERR_CORRUPT when anything is off. */
 nidus_status nidus_table_validate(nidus_table *t);
 
+/* nidus_table_validate in two parts, for contents that arrive in pieces: buckets [from, to) (their occupied slots
+ * added to *occupied), and the rest once every bucket is in (the bits past the last bucket, the slack, the
+ * overflow map). Neither sets `occupied`. */
+nidus_status nidus_table_validate_buckets(const nidus_table *t, uint64_t from, uint64_t to, uint64_t *occupied);
+nidus_status nidus_table_validate_rest(const nidus_table *t);
+
 /* The overflow part of nidus_table_validate alone: every entry in range, and either a duplicate (its fingerprint
  * has at least bucket_size copies in its pair's slots) or a stash entry (both buckets of its pair full). */
 nidus_status nidus_table_validate_overflow(const nidus_table *t);
