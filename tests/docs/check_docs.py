@@ -155,6 +155,12 @@ def named_in(markdown):
     return found
 
 
+def test_architecture_names_only_what_exists():
+    doc = open(os.path.join(ROOT, "docs", "ARCHITECTURE.md"), encoding="utf-8").read()
+    missing = sorted(named_in(doc) - code_names())
+    assert not missing, f"docs/ARCHITECTURE.md names what the code does not have: {missing}"
+
+
 # An issue ("issue 14", "Issue #3"), a session, or a commit: 7 to 40 lowercase hex digits with a letter and a
 # digit among them, not part of a longer word or a 0x constant.
 PROVENANCE = re.compile(r"(?i:\bissues?\s+#?\d|\bsessions?\b)|"
