@@ -21,8 +21,7 @@
 
 typedef struct nidus_cuckoo_loader nidus_cuckoo_loader;
 
-/* The full form of a filter (184 bytes on x86-64: 176 before the compaction cursor, 96 before the published view, 80
- * before range placement added the shape's stride and hash8_flip). Small filters are kept packed instead
+/* The full form of a filter (184 bytes on x86-64, pinned in cuckoo_packed.h). Small filters are kept packed instead
  * (cuckoo_packed.h): a public handle is one of those or this, told apart by the first byte, which for this form says
  * which kernel serves it (cuckoo_dispatch.h). The first 104 bytes are the view the inline path reads
  * (nidus/inline_cuckoo.h: the same fields in the same order, checked below), kept by nidus_cuckoo_redispatch with

@@ -48,8 +48,8 @@ typedef struct nidus_table_shape {
     uint64_t stride;
 } nidus_table_shape;
 
-/* Every filter holds one of these per table, so it is kept small (256 bytes on x86-64, 240 before range
- * placement's stride and xor_limit; the narrow fields packed together; it was 320 bytes and a kick log). */
+/* Every filter holds one of these per table, so it is kept small: 256 bytes on x86-64, the narrow fields packed
+ * together, and no kick log: nothing moves until an add's search has found a path, so giving up undoes nothing. */
 typedef struct nidus_table {
     nidus_table_shape shape;
     uint8_t *data;           /* buckets * bucket_bits bits, then NIDUS_BITS_SLACK zero bytes: nidus_table_bytes */
