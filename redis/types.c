@@ -146,11 +146,11 @@ size_t mod_free_effort(uint64_t bytes)
 static void *defrag_move(void *ctx, void *block) { return RedisModule_DefragAlloc(ctx, block); }
 static bool defrag_stop(void *ctx) { return RedisModule_DefragShouldStop(ctx) != 0; }
 
-bool mod_defrag_available(void) { return RedisModule_DefragAlloc != NULL; }
-
 int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
                      bool (*relocate)(void **v, const nidus_mover *mover, uint64_t *cursor))
 {
+    if (!RedisModule_DefragAlloc)
+        return 0;
     unsigned long cursor = 0;
     bool steps = RedisModule_DefragCursorGet && RedisModule_DefragCursorSet && RedisModule_DefragShouldStop &&
                  RedisModule_DefragCursorGet(ctx, &cursor) == REDISMODULE_OK;
@@ -199,6 +199,7 @@ int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
         .free = prefix##_free,                                                                                 \
         .free_effort = prefix##_free_effort,                                                                   \
         .copy = prefix##_copy,                                                                                 \
+        .defrag = prefix##_defrag,                                                                             \
     };
 
 TYPE_METHODS(cf, mod_cf_ops)
@@ -206,10 +207,6 @@ TYPE_METHODS(bf, mod_bf_ops)
 
 int mod_register_types(RedisModuleCtx *ctx)
 {
-    if (mod_defrag_available()) {
-        cf_methods.defrag = cf_defrag;
-        bf_methods.defrag = bf_defrag;
-    }
     /* Type names are exactly nine characters; ours differ from RedisBloom's, whose RDB encoding differs. */
     mod_cf_type = RedisModule_CreateDataType(ctx, "nidus--CF", MOD_RDB_VERSION, &cf_methods);
     mod_bf_type = RedisModule_CreateDataType(ctx, "nidus--BF", MOD_RDB_VERSION, &bf_methods);

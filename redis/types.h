@@ -25,13 +25,10 @@ size_t mod_free_effort(uint64_t bytes);
 /* Active defrag of a value: `relocate` (as nidus_cuckoo_relocate) offers its blocks to RedisModule_DefragAlloc.
  * At once when the server gives no cursor (a value of effort up to active-defrag-max-scan-fields); otherwise from
  * the server's cursor until RedisModule_DefragShouldStop, keeping the cursor for the next call. Returns what a
- * type's defrag callback returns: 1 when more work remains, 0 when done. */
+ * type's defrag callback returns: 1 when more work remains, 0 when done (at once on a server without
+ * RedisModule_DefragAlloc, which calls no defrag callback anyway). */
 int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
                      bool (*relocate)(void **v, const nidus_mover *mover, uint64_t *cursor));
-
-/* True when the server offers active defrag to modules (RedisModule_DefragAlloc): the types register their
- * defrag callbacks only then. */
-bool mod_defrag_available(void);
 
 /* A copy of a filter of type `t` (its chunks replayed into a new one, as COPY makes it); NULL without memory. */
 void *mod_filter_copy(const mod_filter_ops *t, const void *value);

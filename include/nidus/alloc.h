@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -32,6 +33,52 @@ typedef struct nidus_mover {
     bool (*stop)(void *ctx);
     void *ctx;
 } nidus_mover;
+
+/* The walk behind nidus_cuckoo_relocate and nidus_bloom_relocate, for code that relocates its own blocks around a
+ * filter's the same way (the Redis module's values). The blocks are named in a fixed order and each is offered
+ * through nidus_walk_offer, which counts positions, skips those before the cursor and every one after
+ * mover->stop asked for a pause; the caller sets its pointers to what moved, and nidus_walk_end gives the cursor. */
+typedef struct nidus_walk {
+    const nidus_mover *mover;
+    uint64_t pos;    /* the position of the next block offered */
+    uint64_t from;   /* the first position to offer (the caller's cursor) */
+    uint64_t resume; /* when paused: the position to start from next time */
+    bool paused;
+} nidus_walk;
+
+/* A walk that offers the blocks from position `cursor` on (0: from the first). */
+static inline nidus_walk nidus_walk_start(const nidus_mover *mover, uint64_t cursor)
+{
+    nidus_walk w;
+    w.mover = mover;
+    w.pos = 0;
+    w.from = cursor;
+    w.resume = 0;
+    w.paused = false;
+    return w;
+}
+
+/* The block's new address when the walk offered it and it moved, else NULL (not reached, paused, NULL block, or
+ * left in place). Every call takes one position, a NULL block too, so positions follow the structure. */
+static inline void *nidus_walk_offer(nidus_walk *w, void *block)
+{
+    uint64_t pos = w->pos++;
+    if (w->paused || pos < w->from || !block)
+        return NULL;
+    void *to = w->mover->move(w->mover->ctx, block);
+    if (w->mover->stop && w->mover->stop(w->mover->ctx)) {
+        w->paused = true;
+        w->resume = pos + 1;
+    }
+    return to;
+}
+
+/* Ends a walk: true (cursor 0) when it went to the end, false with the cursor to resume from when it paused. */
+static inline bool nidus_walk_end(const nidus_walk *w, uint64_t *cursor)
+{
+    *cursor = w->paused ? w->resume : 0;
+    return !w->paused;
+}
 
 #ifdef __cplusplus
 }

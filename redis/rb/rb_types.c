@@ -263,47 +263,27 @@ static void bf_rdb_save(RedisModuleIO *io, void *value)
  * changes between steps. */
 #define RB_GROWN_CURSOR (UINT64_C(1) << 32)
 
-typedef struct rb_walk {
-    const nidus_mover *mover;
-    uint64_t pos, from, resume;
-    bool paused;
-} rb_walk;
-
-/* The block's new address when it was offered and moved, else NULL; every call takes one position. */
-static void *rb_offer(rb_walk *w, void *block)
-{
-    uint64_t pos = w->pos++;
-    if (w->paused || pos < w->from || !block)
-        return NULL;
-    void *to = w->mover->move(w->mover->ctx, block);
-    if (w->mover->stop && w->mover->stop(w->mover->ctx)) {
-        w->paused = true;
-        w->resume = pos + 1;
-    }
-    return to;
-}
-
-static void cf_relocate(rb_walk *w, void *rb)
+static void cf_relocate(nidus_walk *w, void *rb)
 {
     rb_cf *cf = rb;
-    rb_cf_table *tables = rb_offer(w, cf->tables);
+    rb_cf_table *tables = nidus_walk_offer(w, cf->tables);
     if (tables)
         cf->tables = tables;
     for (unsigned t = 0; t < cf->ntables; t++) {
-        uint8_t *slots = rb_offer(w, cf->tables[t].slots);
+        uint8_t *slots = nidus_walk_offer(w, cf->tables[t].slots);
         if (slots)
             cf->tables[t].slots = slots;
     }
 }
 
-static void bf_relocate(rb_walk *w, void *rb)
+static void bf_relocate(nidus_walk *w, void *rb)
 {
     rb_bf *bf = rb;
-    rb_bf_layer *layers = rb_offer(w, bf->layers);
+    rb_bf_layer *layers = nidus_walk_offer(w, bf->layers);
     if (layers)
         bf->layers = layers;
     for (uint32_t i = 0; i < bf->nlayers; i++) {
-        uint8_t *data = rb_offer(w, bf->layers[i].data);
+        uint8_t *data = nidus_walk_offer(w, bf->layers[i].data);
         if (data)
             bf->layers[i].data = data;
     }
@@ -314,26 +294,24 @@ struct rb_kind {
     rb_array_fn array;
     size_t (*header_size)(const void *rb);
     void (*header)(const void *rb, uint8_t *out);
-    void (*relocate)(rb_walk *w, void *rb); /* the RedisBloom part's arrays */
+    void (*relocate)(nidus_walk *w, void *rb); /* the RedisBloom part's arrays */
 };
 
 /* As nidus_cuckoo_relocate, for a value of either kind: the RedisBloom part, then the growth part. */
 static bool rb_value_relocate(const rb_kind *k, void **value, const nidus_mover *mover, uint64_t *cursor)
 {
     if (*cursor < RB_GROWN_CURSOR) {
-        rb_walk w = {.mover = mover, .from = *cursor};
-        rb_value *v = rb_offer(&w, *value);
+        nidus_walk w = nidus_walk_start(mover, *cursor);
+        rb_value *v = nidus_walk_offer(&w, *value);
         if (v)
             *value = v;
         v = *value;
-        void *rb = rb_offer(&w, v->rb);
+        void *rb = nidus_walk_offer(&w, v->rb);
         if (rb)
             v->rb = rb;
         k->relocate(&w, v->rb);
-        if (w.paused) {
-            *cursor = w.resume;
+        if (!nidus_walk_end(&w, cursor))
             return false;
-        }
         *cursor = RB_GROWN_CURSOR;
     }
     rb_value *v = *value;
@@ -526,6 +504,7 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
         .free = prefix##_free,                                                                                 \
         .free_effort = prefix##_free_effort,                                                                   \
         .copy = prefix##_copy,                                                                                 \
+        .defrag = prefix##_defrag,                                                                             \
     };
 
 RB_TYPE_METHODS(rbcf, rb_cf_kind, cf_rdb_save, cf_rdb_load, NIDUS_CF_LOADCHUNK)
@@ -533,10 +512,6 @@ RB_TYPE_METHODS(rbbf, rb_bf_kind, bf_rdb_save, bf_rdb_load, NIDUS_BF_LOADCHUNK)
 
 int mod_rb_register_types(RedisModuleCtx *ctx)
 {
-    if (mod_defrag_available()) {
-        rbcf_methods.defrag = rbcf_defrag;
-        rbbf_methods.defrag = rbbf_defrag;
-    }
     /* RedisBloom's type names: Redis finds a module value's type by the name its RDB carries. */
     rb_cf_type = RedisModule_CreateDataType(ctx, "MBbloomCF", RB_NIDUS_ENCVER, &rbcf_methods);
     rb_bf_type = RedisModule_CreateDataType(ctx, "MBbloom--", RB_NIDUS_ENCVER, &rbbf_methods);

@@ -9,7 +9,7 @@
 
 #include "bloom_block_impl.h"
 #include "bloom_filter.h"
-#include "relocate.h"
+#include "nidus/alloc.h"
 
 /* Layer l's bits, when their block moves. */
 static void relocate_layer(nidus_walk *w, nidus_bloom_layer *l)

@@ -8,7 +8,7 @@
  * again: the forward's first table lives in the handle, and the published view (nidus_cuckoo_redispatch) points
  * at table 0's slots and its occupied count inside the table array. */
 #include "cuckoo_dispatch.h"
-#include "relocate.h"
+#include "nidus/alloc.h"
 
 /* The full filter's blocks after its struct (which the caller offered), from position w's next. */
 static void walk_tables(nidus_walk *w, nidus_cuckoo *cf)
