@@ -205,7 +205,9 @@ int mod_cf_compactstep(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             st = nidus_cuckoo_compact_step(value, (uint64_t)budget, &done);
         if (st == NIDUS_OK) {
             RedisModule_ReplicateVerbatim(ctx);
-            if (!done && may_step(ctx))
+            if (table == 0) /* a client's: on a master the compaction it began takes its steps as any other */
+                mod_cf_compact_after_write(ctx, argv[1], value);
+            else if (!done && may_step(ctx))
                 track(ctx, argv[1]);
             rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
         } else {
