@@ -27,8 +27,12 @@ typedef struct pending {
 
 static inline void stage(const nidus_table *t, uint64_t hash, pending *p)
 {
-    nidus_table_locate(t, hash, &p->i, &p->fp);
-    p->j = nidus_table_alt(t, p->i, p->fp);
+    if (t->kernel != NIDUS_FAST_NONE) { /* a table with a kernel: its placement needs no test of the shape */
+        p->fp = nidus_table_fast_locate(t, hash, &p->i, &p->j);
+    } else {
+        nidus_table_locate(t, hash, &p->i, &p->fp);
+        p->j = nidus_table_alt(t, p->i, p->fp);
+    }
     nidus_table_prefetch(t, p->i);
     nidus_table_prefetch(t, p->j);
 }

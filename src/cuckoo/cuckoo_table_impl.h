@@ -116,15 +116,18 @@ static inline uint64_t nidus_table_read_raw(const uint8_t *data, uint64_t pos)
 
 /* How lookups read buckets, chosen once per table (nidus_table_plan_probe). Buckets of whole bytes that fit in
  * one 64-bit load (b=4 f=12 and semi-sorted f=13 are 48 bits) are read with one load at i * bucket_bytes:
- * no shift, no 9th byte, no loop over chunks. */
+ * no shift, no 9th byte, no loop over chunks. Other plain buckets of at most 64 bits (b=4 f=13: 52) are one
+ * chunk, read as one word at bit i * bucket_bits (nidus_table_read_raw) and matched with the same SWAR. */
 enum {
     NIDUS_PROBE_GENERAL = 0,   /* nidus_table_read_raw, chunk by chunk */
     NIDUS_PROBE_PLAIN_WORD,    /* plain, bucket_bits a multiple of 8 and <= 64 */
     NIDUS_PROBE_SEMI_WORD,     /* semi-sorted, bucket_bits a multiple of 8 and <= 64 */
+    NIDUS_PROBE_PLAIN_BITS,    /* plain, bucket_bits <= 64 but not a multiple of 8 */
 };
 
-/* Which lookup kernel a table takes (see nidus_table_lookup). */
-enum { NIDUS_FAST_NONE = 0, NIDUS_FAST_PLAIN, NIDUS_FAST_SEMI };
+/* Which lookup kernel a table takes (see nidus_table_lookup). NIDUS_FAST_PLAIN_BITS has no filter-level leaf
+ * kernel (the dispatch byte takes NIDUS_DISPATCH_ONE): only nidus_table_lookup and the batch path use it. */
+enum { NIDUS_FAST_NONE = 0, NIDUS_FAST_PLAIN, NIDUS_FAST_SEMI, NIDUS_FAST_PLAIN_BITS };
 
 /* The lookup kernel a table's shape allows (t->kernel). */
 static inline unsigned char nidus_table_plan_kernel(const nidus_table *t)
@@ -132,8 +135,10 @@ static inline unsigned char nidus_table_plan_kernel(const nidus_table *t)
     bool direct = t->offset_mask == t->fp_mask && !t->shape.mod_placement && t->shape.stride == 1;
     if (!direct)
         return NIDUS_FAST_NONE;
-    return t->probe == NIDUS_PROBE_PLAIN_WORD ? NIDUS_FAST_PLAIN
-           : t->probe == NIDUS_PROBE_SEMI_WORD ? NIDUS_FAST_SEMI : NIDUS_FAST_NONE;
+    return t->probe == NIDUS_PROBE_PLAIN_WORD   ? NIDUS_FAST_PLAIN
+           : t->probe == NIDUS_PROBE_SEMI_WORD  ? NIDUS_FAST_SEMI
+           : t->probe == NIDUS_PROBE_PLAIN_BITS ? NIDUS_FAST_PLAIN_BITS
+                                                : NIDUS_FAST_NONE;
 }
 
 /* t->fast: the kernel, but NIDUS_FAST_NONE while the overflow map is not empty. The filter-level leaf kernels
@@ -148,7 +153,9 @@ static inline void nidus_table_plan_probe(nidus_table *t)
 {
     bool word = t->bucket_bits % 8 == 0 && t->bucket_bits <= 64;
     t->bucket_bytes = word ? t->bucket_bits / 8 : 0;
-    t->probe = !word ? NIDUS_PROBE_GENERAL : t->shape.semi_sort ? NIDUS_PROBE_SEMI_WORD : NIDUS_PROBE_PLAIN_WORD;
+    t->probe = word                 ? (t->shape.semi_sort ? NIDUS_PROBE_SEMI_WORD : NIDUS_PROBE_PLAIN_WORD)
+               : t->shape.semi_sort || t->bucket_bits > 64 ? NIDUS_PROBE_GENERAL
+                                                           : NIDUS_PROBE_PLAIN_BITS;
     t->offset_shift = 32 - t->shape.reach_log2;
     t->offset_wraps = (t->bucket_mod.d >> t->shape.reach_log2) == 0;
     t->isa = nidus_isa_detect();
@@ -162,10 +169,17 @@ static inline uint64_t nidus_table_word(const nidus_table *t, uint64_t i)
     return nidus_load_le64(t->data + i * t->bucket_bytes);
 }
 
+/* The 64 bits at the start of bucket i of a NIDUS_PROBE_PLAIN_BITS table (the bits past the bucket are the
+ * next one's). */
+static inline uint64_t nidus_table_bits_word(const nidus_table *t, uint64_t i)
+{
+    return nidus_table_read_raw(t->data, i * t->bucket_bits);
+}
+
 /* The 64 bits at the start of bucket i, for any table whose bucket fits in 64 bits. */
 static inline uint64_t nidus_table_bucket_raw(const nidus_table *t, uint64_t i)
 {
-    if (t->probe != NIDUS_PROBE_GENERAL)
+    if (t->probe == NIDUS_PROBE_PLAIN_WORD || t->probe == NIDUS_PROBE_SEMI_WORD)
         return nidus_table_word(t, i);
     return nidus_table_read_raw(t->data, i * t->bucket_bits);
 }
@@ -175,6 +189,8 @@ static inline uint64_t nidus_table_plain_match(const nidus_table *t, uint64_t i,
 {
     if (t->probe == NIDUS_PROBE_PLAIN_WORD)
         return nidus_swar_match(&t->chunk_swar[0], nidus_table_word(t, i), fp);
+    if (t->probe == NIDUS_PROBE_PLAIN_BITS)
+        return nidus_swar_match(&t->chunk_swar[0], nidus_table_bits_word(t, i), fp);
     uint64_t pos = i * t->bucket_bits, hit = 0;
     for (unsigned c = 0; c < t->chunks; c++) {
         uint64_t w = nidus_table_read_raw(t->data, pos);
@@ -188,6 +204,8 @@ static inline unsigned nidus_table_plain_count(const nidus_table *t, uint64_t i,
 {
     if (t->probe == NIDUS_PROBE_PLAIN_WORD)
         return (unsigned)__builtin_popcountll(nidus_swar_match(&t->chunk_swar[0], nidus_table_word(t, i), fp));
+    if (t->probe == NIDUS_PROBE_PLAIN_BITS)
+        return (unsigned)__builtin_popcountll(nidus_swar_match(&t->chunk_swar[0], nidus_table_bits_word(t, i), fp));
     uint64_t pos = i * t->bucket_bits;
     unsigned n = 0;
     for (unsigned c = 0; c < t->chunks; c++) {
@@ -291,6 +309,11 @@ static inline bool nidus_table_slots_contain(const nidus_table *t, uint64_t i, u
         return (nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, i) ^ pattern) |
                 nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_word(t, j) ^ pattern)) != 0;
     }
+    if (t->probe == NIDUS_PROBE_PLAIN_BITS) {
+        uint64_t pattern = fp * t->chunk_swar[0].ones;
+        return (nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_bits_word(t, i) ^ pattern) |
+                nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_bits_word(t, j) ^ pattern)) != 0;
+    }
     if (t->shape.semi_sort)
         return nidus_table_semi_contains(t, i, j, fp);
     return (nidus_table_plain_match(t, i, fp) | nidus_table_plain_match(t, j, fp)) != 0;
@@ -353,6 +376,16 @@ static inline __attribute__((always_inline)) bool nidus_table_plain_probe(const 
              nidus_swar_any_zero(s, nidus_table_word(t, j) ^ pattern)) & s->high) != 0;
 }
 
+/* nidus_table_plain_probe for a NIDUS_PROBE_PLAIN_BITS table: each bucket read as one word at its bit offset. */
+static inline __attribute__((always_inline)) bool nidus_table_bits_probe(const nidus_table *t, uint64_t i,
+                                                                         uint64_t j, uint32_t fp)
+{
+    const nidus_swar *s = &t->chunk_swar[0];
+    uint64_t pattern = fp * s->ones;
+    return ((nidus_swar_any_zero(s, nidus_table_bits_word(t, i) ^ pattern) |
+             nidus_swar_any_zero(s, nidus_table_bits_word(t, j) ^ pattern)) & s->high) != 0;
+}
+
 /* The SWAR matches of fp's high part against the four high parts of semi-sorted bucket word `raw`. */
 static inline uint64_t nidus_table_semi_high_hits(const nidus_table *t, uint64_t raw, uint32_t fp)
 {
@@ -397,6 +430,10 @@ static inline __attribute__((always_inline)) bool nidus_table_lookup(const nidus
     if (t->kernel == NIDUS_FAST_SEMI) {
         uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
         return nidus_table_semi_probe(t, i, j, fp) || nidus_table_overflow_may_have(t, i, j, fp);
+    }
+    if (t->kernel == NIDUS_FAST_PLAIN_BITS) {
+        uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+        return nidus_table_bits_probe(t, i, j, fp) || nidus_table_overflow_may_have(t, i, j, fp);
     }
     uint32_t fp;
     nidus_table_locate(t, hash, &i, &fp);

@@ -43,14 +43,30 @@ static void assert_same_table(const nidus_table *a, const nidus_table *b)
     assert_int_equal(a->overflow.total, b->overflow.total);
 }
 
+/* word_configs, then every plain bucket of at most 64 bits that is not whole bytes (b in {2, 4, 8}, f in 5..32),
+ * which the same kernels read as one word at its bit offset (NIDUS_PROBE_PLAIN_BITS). */
+static size_t all_configs(add_config *out)
+{
+    size_t n = 0;
+    for (size_t c = 0; c < sizeof word_configs / sizeof word_configs[0]; c++)
+        out[n++] = word_configs[c];
+    for (unsigned b = 2; b <= 8; b *= 2)
+        for (unsigned f = 5; f <= 32; f++)
+            if (b * f <= 64 && b * f % 8 != 0)
+                out[n++] = (add_config){b, f, false};
+    return n;
+}
+
 static void test_word_kernels_write_what_the_general_path_writes(void **state)
 {
     (void)state;
     uint64_t rng = test_seed() + 21;
     const unsigned kicks[] = {1, 2, 20, 500};
-    for (size_t c = 0; c < sizeof word_configs / sizeof word_configs[0]; c++) {
+    add_config configs[128];
+    size_t nconfigs = all_configs(configs);
+    for (size_t c = 0; c < nconfigs; c++) {
         for (size_t k = 0; k < 4; k++) {
-            const add_config *cfg = &word_configs[c];
+            const add_config *cfg = &configs[c];
             nidus_table_shape shape = {128, (uint8_t)cfg->b, (uint8_t)cfg->f, (uint8_t)cfg->f, 16, cfg->semi, false, 0, 1};
             nidus_table t;
             assert_int_equal(nidus_table_init(&t, &shape, kicks[k], &libc), NIDUS_OK);
@@ -102,8 +118,10 @@ static void test_put_takes_the_emptier_bucket(void **state)
 {
     (void)state;
     uint64_t rng = test_seed() + 22;
-    for (size_t c = 0; c < sizeof word_configs / sizeof word_configs[0]; c++) {
-        const add_config *cfg = &word_configs[c];
+    add_config configs[128];
+    size_t nconfigs = all_configs(configs);
+    for (size_t c = 0; c < nconfigs; c++) {
+        const add_config *cfg = &configs[c];
         nidus_table_shape shape = {1024, (uint8_t)cfg->b, (uint8_t)cfg->f, (uint8_t)cfg->f, 16, cfg->semi, false, 0, 1};
         nidus_table t;
         assert_int_equal(nidus_table_init(&t, &shape, 20, &libc), NIDUS_OK);

@@ -145,6 +145,51 @@ static void test_lookup_kernels_agree_with_the_general_path(void **state)
     }
 }
 
+/* Every plain shape of b in {2, 4, 8}, f in 5..32 (the one-word buckets, the buckets of at most 64 bits that are
+ * not whole bytes, read at their bit offset, and the wider ones): lookups, counts and the batch path agree with
+ * the general path, in tables larger and smaller than the reach, with and without an overflow entry. */
+static void test_every_plain_shape_agrees_with_the_general_path(void **state)
+{
+    (void)state;
+    const unsigned sizes[] = {1000, 50}; /* reach 2^8: 1000 buckets have a partial last block, 50 wrap */
+    uint64_t rng = test_seed() + 8;
+    for (unsigned b = 2; b <= 8; b *= 2) {
+        for (unsigned f = 5; f <= 32; f++) {
+            for (size_t z = 0; z < 2; z++) {
+                nidus_table t = make(sizes[z], b, f, false, 8, 500);
+                if (b * f <= 64)
+                    assert_int_not_equal(t.probe, NIDUS_PROBE_GENERAL);
+                uint64_t slots = sizes[z] * b, added = 0;
+                uint64_t *keys = test_malloc(slots * sizeof *keys);
+                for (uint64_t n = 0; n < slots * 9 / 10; n++) {
+                    uint64_t h = test_splitmix(&rng), i;
+                    uint32_t fp;
+                    nidus_table_locate(&t, h, &i, &fp);
+                    if (nidus_table_add(&t, &libc, i, fp) == NIDUS_OK)
+                        keys[added++] = h;
+                }
+                nidus_table general = t;
+                general.fast = general.kernel = NIDUS_FAST_NONE;
+                general.probe = NIDUS_PROBE_GENERAL;
+                general.bucket_bytes = 0;
+                for (uint64_t n = 0; n < added + 4000; n++) {
+                    uint64_t h = n < added ? keys[n] : test_splitmix(&rng), i;
+                    uint32_t fp;
+                    nidus_table_locate(&t, h, &i, &fp);
+                    bool fast = nidus_table_lookup(&t, h);
+                    assert_int_equal(fast, nidus_table_lookup(&general, h));
+                    assert_int_equal(nidus_table_count(&t, i, fp), nidus_table_count(&general, i, fp));
+                    assert_int_equal(fast, nidus_table_count(&general, i, fp) > 0);
+                    if (n < added)
+                        assert_true(fast);
+                }
+                test_free(keys);
+                nidus_table_release(&t, &libc);
+            }
+        }
+    }
+}
+
 /* Fill small tables until an add fails, for every bucket size and both encodings: the failed add must leave
  * every byte of the table as it was, and every fingerprint added before must still be found. */
 static void test_failed_add_leaves_table_bit_for_bit_unchanged(void **state)
@@ -232,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_alternate_bucket_is_an_involution_for_any_even_size),
         cmocka_unit_test(test_failed_add_leaves_table_bit_for_bit_unchanged),
         cmocka_unit_test(test_lookup_kernels_agree_with_the_general_path),
+        cmocka_unit_test(test_every_plain_shape_agrees_with_the_general_path),
         cmocka_unit_test(test_table_beyond_two_to_the_32_slots),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
