@@ -18,8 +18,8 @@
  * of more than one epoch may pay for a whole pass; after 6 epochs of silence every item has expired and the
  * table is cleared at memset speed.
  *
- * A time earlier than the filter's latest write is read as that time (a clock that goes backwards never expires
- * an item early); a lookup's time earlier than that is read likewise.
+ * A time earlier than the filter's latest write (an advance counts as one) is read as that time (a clock that goes
+ * backwards never expires an item early); a lookup's time earlier than that is read likewise.
  *
  * Thread-safety: calls on different filters are independent. On one filter, lookups (contains, count, stats,
  * encode) may run concurrently with each other, never with a write (add, add_unique, remove, advance). */

@@ -31,16 +31,25 @@ static inline uint64_t epoch_of(const nidus_window *w, uint64_t now)
     return now - q * w->epoch_ticks >= w->epoch_ticks ? q + 1 : q;
 }
 
+/* The epoch a call at `now` works in: now's, or the latest tick's a write or sweep step saw when now is earlier.
+ * It is the latest write's epoch or up to 5 after it (an advance that stayed in the latest write's epoch while
+ * old ages were still held): readers behind that advance read at its time, as they do after any other write. */
+static inline uint64_t reading_epoch(const nidus_window *w, uint64_t now)
+{
+    uint64_t e = epoch_of(w, now), seen = epoch_of(w, w->latest_tick);
+    return e > seen ? e : seen;
+}
+
 /* The relative age of age value s against reference epoch l. */
 static inline unsigned rel_age(uint64_t l, unsigned s) { return (unsigned)((l - s) & (NIDUS_WINDOW_AGES - 1)); }
 
-/* Age values live at `now`, a bit each: the 6 - d values ending at latest's (d: epochs since the latest write). */
+/* Age values live at `now`, a bit each: the 6 - d values ending at latest's (d: epochs from the latest write to
+ * the reading's). */
 static inline unsigned live_mask(const nidus_window *w, uint64_t now)
 {
     if (!w->written)
         return 0;
-    uint64_t e = epoch_of(w, now);
-    uint64_t d = e > w->latest ? e - w->latest : 0;
+    uint64_t d = reading_epoch(w, now) - w->latest;
     if (d >= NIDUS_WINDOW_LIVE_EPOCHS)
         return 0;
     unsigned run = (1u << (NIDUS_WINDOW_LIVE_EPOCHS - d)) - 1; /* relative ages 0 .. 5 - d */
@@ -116,34 +125,40 @@ static inline bool expired(const nidus_window *w, unsigned s, uint64_t e)
 }
 
 /* Removes bucket x's entries expired at epoch e, with the duplicate copies of their values counted beside the
- * pair (one value, one age: they expire together), and refills the freed slots from the stash. */
+ * pair (one value, one age: they expire together), and refills the freed slots from the stash. A stash entry
+ * refilled into x may itself have expired (a full pass has visited the map before it reaches x, or visits it
+ * after): x is looked at again until it holds no expired entry, so a pass leaves none behind its cursor. */
 static void sweep_bucket(nidus_window *w, uint64_t x, uint64_t e)
 {
     nidus_table *t = &w->table;
-    uint32_t vals[8];
-    nidus_table_read_bucket(t, x, vals);
-    unsigned freed = 0;
-    bool ov = false;
-    for (unsigned k = 0; k < t->shape.bucket_size; k++) {
-        uint32_t v = vals[k];
-        unsigned s = v >> w->f;
-        if (!v || !expired(w, s, e))
-            continue;
-        nidus_table_take(t, x, v);
-        w->per_age[s]--;
-        freed++;
-        uint64_t y = nidus_table_alt(t, x, v), lower = x < y ? x : y;
-        uint64_t dup = t->overflow.used ? nidus_overflow_get(&t->overflow, lower, v) : 0;
-        if (dup) {
-            nidus_overflow_set(&t->overflow, w->alloc, lower, v, 0); /* removing never allocates */
-            w->per_age[s] -= dup;
-            ov = true;
+    for (;;) {
+        uint32_t vals[8];
+        nidus_table_read_bucket(t, x, vals);
+        unsigned freed = 0;
+        bool ov = false;
+        for (unsigned k = 0; k < t->shape.bucket_size; k++) {
+            uint32_t v = vals[k];
+            unsigned s = v >> w->f;
+            if (!v || !expired(w, s, e))
+                continue;
+            nidus_table_take(t, x, v);
+            w->per_age[s]--;
+            freed++;
+            uint64_t y = nidus_table_alt(t, x, v), lower = x < y ? x : y;
+            uint64_t dup = t->overflow.used ? nidus_overflow_get(&t->overflow, lower, v) : 0;
+            if (dup) {
+                nidus_overflow_set(&t->overflow, w->alloc, lower, v, 0); /* removing never allocates */
+                w->per_age[s] -= dup;
+                ov = true;
+            }
         }
+        if (ov)
+            nidus_table_overflow_changed(t);
+        if (!freed || !t->overflow.used)
+            return;
+        while (freed--)
+            nidus_table_stash_refill(t, x);
     }
-    if (ov)
-        nidus_table_overflow_changed(t);
-    while (freed--)
-        nidus_table_stash_refill(t, x);
 }
 
 /* Removes the overflow map's expired entries (stash entries; duplicates go with their slots). */
@@ -225,7 +240,7 @@ static void pay(nidus_window *w, uint64_t n, uint64_t e)
     w->owed -= n;
 }
 
-/* What every write does first: moves the filter to epoch max(now's, latest), keeping every age readable, and pays
+/* What every write does first: moves the filter to its reading epoch at now, keeping every age readable, and pays
  * the sweep's debt. Returns the age value a copy added now takes. */
 static unsigned begin_write(nidus_window *w, uint64_t now)
 {
@@ -236,8 +251,7 @@ static unsigned begin_write(nidus_window *w, uint64_t now)
         w->latest_tick = now;
         return (unsigned)(e & (NIDUS_WINDOW_AGES - 1));
     }
-    if (e < w->latest) /* a clock gone backwards: never expire early */
-        e = w->latest;
+    e = reading_epoch(w, now); /* a clock gone backwards: never expire early */
     uint64_t tick = now > w->latest_tick ? now : w->latest_tick;
     if (e - w->latest >= NIDUS_WINDOW_LIVE_EPOCHS) {
         clear_all(w); /* every entry is at least 6 epochs old */
@@ -370,21 +384,34 @@ nidus_status nidus_window_add_unique(nidus_window *w, const void *key, size_t le
     if (nidus_table_count(t, i, v))
         return NIDUS_OK;
     unsigned old = oldest_live(w, i, fp);
-    if (old < NIDUS_WINDOW_AGES) { /* refresh: the copy in a slot of the pair takes the new age in place */
+    if (old < NIDUS_WINDOW_AGES) { /* refresh: one copy of the oldest age fewer, one of the new age more */
         uint32_t o = value_of(w, fp, old);
-        uint64_t j = nidus_table_alt(t, i, o);
+        uint64_t j = nidus_table_alt(t, i, o), lower = i < j ? i : j;
+        if (t->overflow.used && nidus_overflow_get(&t->overflow, lower, o)) {
+            /* a copy counted on the side (a duplicate beside the pair's share, or a stash entry): the new copy is
+             * added first, then one old copy removed as a remove does it (the side's first, so the pair's slots
+             * keep their share; a slot's refilled from the stash), and a failed add changes no copy */
+            nidus_status st = insert(w, i, v);
+            if (st)
+                return st;
+            nidus_table_remove(t, i, o); /* live, so the add's sweep left every copy of it */
+            w->per_age[old]--;
+            return NIDUS_OK;
+        }
+        /* in a slot of the pair, with no copy on the side: the new age takes its place in the pair (in the
+         * emptier bucket, so x may keep a free slot, which a stash entry of another pair through x then takes) */
         uint64_t x = nidus_table_take(t, i, o) ? i : nidus_table_take(t, j, o) ? j : UINT64_MAX;
         if (x != UINT64_MAX) {
             nidus_table_place_free(t, x, v);
+            nidus_table_stash_refill(t, x);
             w->per_age[old]--;
             w->per_age[s]++;
             return NIDUS_OK;
         }
-        /* only in the overflow map: a new copy is added, the old one expires */
     }
     nidus_status st = insert(w, i, v);
     if (!st && added)
-        *added = old == NIDUS_WINDOW_AGES;
+        *added = true;
     return st;
 }
 
@@ -474,9 +501,7 @@ nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_bu
         *done = true;
     if (!w->written)
         return NIDUS_OK;
-    uint64_t e = epoch_of(w, now);
-    if (e < w->latest)
-        e = w->latest;
+    uint64_t e = reading_epoch(w, now);
     uint64_t tick = now > w->latest_tick ? now : w->latest_tick;
     if (e - w->latest >= NIDUS_WINDOW_LIVE_EPOCHS) {
         clear_all(w);
@@ -485,7 +510,8 @@ nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_bu
         return NIDUS_OK;
     }
     accrue(w, tick);
-    if (ages_reused(w, e)) { /* sweeps toward the whole pass a write would make, and stays in its epoch */
+    if (ages_reused(w, e)) { /* sweeps toward the whole pass a write would make, and stays in the latest write's
+                              * epoch; readers read at e already (reading_epoch) */
         uint64_t n = max_buckets < w->table.shape.buckets ? max_buckets : w->table.shape.buckets;
         sweep(w, n, e);
         w->owed = n >= w->owed ? 0 : w->owed - n;

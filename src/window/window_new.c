@@ -6,10 +6,13 @@
  *               written u8 | latest u64 | latest_tick u64 | cursor u64 | owed u64 | credit u64 |
  *               overflow entries u32
  *     segments: the table's slots (nidus_table_shape_bytes), then each overflow entry as
- *               bucket u64 | value u32 | count u64, in the map's order
+ *               bucket u64 | value u32 | count u64, ordered by (bucket, value): not the map's slot order, which
+ *               depends on the order of the adds and on the map's size, so equal filters encode equally and a
+ *               decoded filter re-encodes to the same bytes
  * A decoder re-derives everything else (the shape's offset bits and reach, g, the per-age counts) and checks
  * every field against what a filter could have written. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -115,7 +118,8 @@ void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_st
     s->epoch_ticks = w->epoch_ticks;
     s->entries = nidus_window_entries(w);
     if (w->written) {
-        uint64_t e = now / w->epoch_ticks, d = e > w->latest ? e - w->latest : 0;
+        uint64_t e = now / w->epoch_ticks, seen = w->latest_tick / w->epoch_ticks;
+        uint64_t d = (e > seen ? e : seen) - w->latest; /* read as window.c's reading_epoch */
         for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
             if (((w->latest - a) & (NIDUS_WINDOW_AGES - 1)) + d < NIDUS_WINDOW_LIVE_EPOCHS)
                 s->live += w->per_age[a];
@@ -134,6 +138,17 @@ void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_st
 /* ---- encoding ---- */
 
 static uint64_t table_bytes(const nidus_window *w) { return nidus_table_shape_bytes(&w->table.shape); }
+
+/* Orders serialised overflow entries by (bucket, value): little-endian fields, so compare the values. */
+static int entry_order(const void *a, const void *b)
+{
+    nidus_reader ra = {a, OVERFLOW_ENTRY_BYTES, false}, rb = {b, OVERFLOW_ENTRY_BYTES, false};
+    uint64_t ba = nidus_get_u64(&ra), bb = nidus_get_u64(&rb);
+    if (ba != bb)
+        return ba < bb ? -1 : 1;
+    uint32_t va = nidus_get_u32(&ra), vb = nidus_get_u32(&rb);
+    return (va > vb) - (va < vb);
+}
 
 uint64_t nidus_window_encoded_size(const nidus_window *w)
 {
@@ -169,6 +184,7 @@ nidus_status nidus_window_encode(const nidus_window *w, uint8_t *buf, size_t cap
     nidus_put_u64(&wr, w->credit);
     nidus_put_u32(&wr, t->overflow.used);
     nidus_put_bytes(&wr, t->data, (size_t)table_bytes(w));
+    uint8_t *entries = wr.p;
     for (uint32_t k = 0; t->overflow.used && k < t->overflow.capacity; k++) {
         const nidus_overflow_entry *e = &t->overflow.entries[k];
         if (!e->count)
@@ -177,6 +193,7 @@ nidus_status nidus_window_encode(const nidus_window *w, uint8_t *buf, size_t cap
         nidus_put_u32(&wr, e->fingerprint);
         nidus_put_u64(&wr, e->count);
     }
+    qsort(entries, t->overflow.used, OVERFLOW_ENTRY_BYTES, entry_order);
     uint64_t sum = nidus_codec_checksum(buf, (size_t)(total - NIDUS_CODEC_CHECKSUM_BYTES), NULL, 0);
     nidus_put_u64(&wr, sum);
     return NIDUS_OK;
@@ -237,8 +254,11 @@ nidus_status nidus_window_decode(const uint8_t *buf, size_t len, const nidus_all
     if (nidus_table_check_shape(&shape) != NIDUS_OK)
         return NIDUS_ERR_CORRUPT;
     uint64_t g = epoch_ticks_of(window), tbytes = nidus_table_shape_bytes(&shape);
-    if (cursor >= buckets || owed > buckets || credit >= g || (written ? latest != latest_tick / g
-                                                                        : latest || latest_tick || cursor || owed || credit))
+    /* the sweep's clock may be a few epochs past the latest write's: an advance that still owed a pass stayed in
+     * the latest write's epoch */
+    if (cursor >= buckets || owed > buckets || credit >= g ||
+        (written ? latest > latest_tick / g || latest_tick / g - latest >= NIDUS_WINDOW_LIVE_EPOCHS
+                 : latest || latest_tick || cursor || owed || credit))
         return NIDUS_ERR_CORRUPT;
     /* the table and the overflow entries must be in the buffer before anything is allocated for them */
     uint64_t body = len - prefix_bytes - NIDUS_CODEC_CHECKSUM_BYTES;
@@ -262,11 +282,12 @@ nidus_status nidus_window_decode(const uint8_t *buf, size_t len, const nidus_all
     nidus_reader r = {buf + prefix_bytes, (size_t)body, false};
     memcpy(w->table.data, nidus_get_bytes(&r, (size_t)tbytes), (size_t)tbytes);
     for (uint32_t k = 0; k < overflow && !st; k++) {
+        const uint8_t *entry = r.p;
         uint64_t bucket = nidus_get_u64(&r);
         uint32_t value = nidus_get_u32(&r);
         uint64_t count = nidus_get_u64(&r);
-        if (bucket >= buckets || !count || value >> (f + NIDUS_WINDOW_AGE_BITS) ||
-            nidus_overflow_get(&w->table.overflow, bucket, value))
+        if (bucket >= buckets || !count || (uint64_t)value >> (f + NIDUS_WINDOW_AGE_BITS) ||
+            (k > 0 && entry_order(entry - OVERFLOW_ENTRY_BYTES, entry) >= 0)) /* canonical: in order, no repeat */
             st = NIDUS_ERR_CORRUPT;
         else
             st = nidus_overflow_set(&w->table.overflow, w->alloc, bucket, value, count);
