@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The property checker's shared parts: a seeded PRNG, a counting allocator that can fail on purpose, the
  * failure report, and encoding helpers. Each filter family (property_cuckoo.c, property_bloom.c,
- * property_fuse.c) runs episodes: a random configuration, then a random sequence of operations checked against
+ * property_fuse.c, property_window.c) runs episodes: a random configuration, then a random sequence of operations checked against
  * an exact model (for the static fuse filter: a set built once, then encoded, decoded and viewed). */
 #ifndef NIDUS_PROPERTY_H
 #define NIDUS_PROPERTY_H
@@ -84,6 +84,10 @@ uint64_t prop_cuckoo_episode(uint64_t seed, uint64_t ops);
 uint64_t prop_bloom_episode(uint64_t seed, uint64_t ops);
 uint64_t prop_counting_episode(uint64_t seed, uint64_t ops);
 uint64_t prop_fuse_episode(uint64_t seed, uint64_t ops);
+uint64_t prop_window_episode(uint64_t seed, uint64_t ops);
+
+/* Prints what the windowed episodes of the run checked (nothing when none ran). */
+void prop_window_summary(void);
 
 /* Cuckoo states checked so far with stash entries in some table (`full`: with some table's stash at its limit). */
 uint64_t prop_cuckoo_stash_states(bool full);

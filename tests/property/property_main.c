@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus_property: random operation sequences on random filters, checked after every step against an exact
  * model (see docs/RELIABILITY.md for the properties).
- *   usage: nidus_property [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|fuse|all]
+ *   usage: nidus_property [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|fuse|window|all]
  *          [--no-merge]
  * --ops is the total budget (default 2,000,000). Episodes draw their seeds from (S, index); a failure prints
  * the command line that replays just the failing episode (--seed S --episode E). --no-merge: cuckoo episodes
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
             prop_at.no_merge = true;
         else {
             fprintf(stderr,
-                    "usage: %s [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|fuse|all] "
+                    "usage: %s [--ops N] [--seed S] [--episode E] [--family cuckoo|bloom|counting|fuse|window|all] "
                     "[--no-merge]\n",
                     argv[0]);
             return 2;
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
     }
     bool all = !strcmp(family, "all");
     if (!all && strcmp(family, "cuckoo") && strcmp(family, "bloom") && strcmp(family, "counting") &&
-        strcmp(family, "fuse")) {
+        strcmp(family, "fuse") && strcmp(family, "window")) {
         fprintf(stderr, "nidus_property: unknown family %s\n", family);
         return 2;
     }
@@ -149,19 +149,24 @@ int main(int argc, char **argv)
     prop_at.seed = seed;
     struct timespec t0, t1;
     timespec_get(&t0, TIME_UTC);
-    uint64_t done = 0, episodes = 0, per_family[4] = {0};
+    uint64_t done = 0, episodes = 0, per_family[5] = {0};
     for (uint64_t e = only == UINT64_MAX ? 0 : only; done < ops; e++) {
         uint64_t es = episode_seed(seed, e);
-        /* in "all", 28 of 32 episodes are cuckoo filters, 2 scalable Bloom, 1 counting Bloom, 1 binary fuse (a
-         * failure's reproduction names its family, so this mix can change without breaking one) */
+        /* in "all", 26 of 32 episodes are cuckoo filters, 2 windowed, 2 scalable Bloom, 1 counting Bloom, 1 binary
+         * fuse (a failure's reproduction names its family, so this mix can change without breaking one) */
         unsigned pick = all ? (unsigned)(es % 32) : 0;
-        int named = !strcmp(family, "cuckoo") ? 0 : !strcmp(family, "bloom") ? 1 : !strcmp(family, "counting") ? 2 : 3;
-        int fam = all ? (pick < 28 ? 0 : pick < 30 ? 1 : pick == 30 ? 2 : 3) : named;
+        int named = !strcmp(family, "cuckoo")     ? 0
+                    : !strcmp(family, "bloom")    ? 1
+                    : !strcmp(family, "counting") ? 2
+                    : !strcmp(family, "fuse")     ? 3
+                                                  : 4;
+        int fam = all ? (pick < 26 ? 0 : pick < 28 ? 4 : pick < 30 ? 1 : pick == 30 ? 2 : 3) : named;
         prop_at.episode = e;
         uint64_t n = fam == 0   ? prop_cuckoo_episode(es, ops - done)
                      : fam == 1 ? prop_bloom_episode(es, ops - done)
                      : fam == 2 ? prop_counting_episode(es, ops - done)
-                                : prop_fuse_episode(es, ops - done);
+                     : fam == 3 ? prop_fuse_episode(es, ops - done)
+                                : prop_window_episode(es, ops - done);
         done += n;
         per_family[fam] += n;
         episodes++;
@@ -178,13 +183,14 @@ int main(int argc, char **argv)
     timespec_get(&t1, TIME_UTC);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("ok: %" PRIu64 " operations (cuckoo %" PRIu64 ", bloom %" PRIu64 ", counting %" PRIu64 ", fuse %" PRIu64
-           ") in %" PRIu64 " episodes, %.1f s, seed %" PRIu64 "\n",
-           done, per_family[0], per_family[1], per_family[2], per_family[3], episodes, s, seed);
+           ", window %" PRIu64 ") in %" PRIu64 " episodes, %.1f s, seed %" PRIu64 "\n",
+           done, per_family[0], per_family[1], per_family[2], per_family[3], per_family[4], episodes, s, seed);
     printf("   cuckoo states with stash entries: %" PRIu64 " (%" PRIu64 " with a full stash)\n",
            prop_cuckoo_stash_states(false), prop_cuckoo_stash_states(true));
     printf("   cuckoo merges: %" PRIu64 " (%" PRIu64 " leaving sibling tables)\n", prop_cuckoo_merges(false),
            prop_cuckoo_merges(true));
     printf("   cuckoo stepped compactions: %" PRIu64 " run to the end in steps, %" PRIu64 " states left mid-way\n",
            prop_cuckoo_stepped_compactions(true), prop_cuckoo_stepped_compactions(false));
+    prop_window_summary();
     return 0;
 }
