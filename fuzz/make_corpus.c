@@ -2,7 +2,8 @@
 /* Writes seed corpora for the fuzz targets from real encodings: cuckoo filters of several shapes, grown, with
  * duplicates and removes, two grown ones merged (sibling tables), and Bloom and counting Bloom filters, whole
  * (decode/) and as length-prefixed chunk streams (chunks/); the merged cuckoo filter and binary fuse filters
- * also whole and as files (file/).
+ * also whole and as files (file/); windowed filters whole (window/): empty, mid-stream, with duplicates past a
+ * pair's slots, with stash entries, after a silence, with a sweep step still owed.
  * usage: nidus_fuzz_corpus DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,10 +162,52 @@ static void sibling_seeds(const char *dir)
     nidus_cuckoo_free(b);
 }
 
+static void write_window(const char *dir, unsigned n, const nidus_window *w)
+{
+    size_t len = (size_t)nidus_window_encoded_size(w);
+    uint8_t *buf = malloc(len);
+    if (!buf || nidus_window_encode(w, buf, len))
+        exit(2);
+    write_file(dir, "window", n, buf, len);
+    free(buf);
+}
+
+static void window_seeds(const char *dir)
+{
+    static const unsigned shapes[][4] = {{2, 8, 50, 1000}, {4, 12, 40, 7}, {1, 10, 30, 100000}, {8, 29, 20, 3}};
+    unsigned n = 0;
+    for (unsigned s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        nidus_window_params p = {.bucket_size = shapes[s][0], .fingerprint_bits = shapes[s][1],
+                                 .capacity = shapes[s][2], .window = shapes[s][3], .max_kicks = 20, .seed = s};
+        nidus_window *w;
+        if (nidus_window_new(&p, &w))
+            exit(2);
+        write_window(dir, n++, w); /* empty */
+        uint64_t W = shapes[s][3], t = 1000003;
+        for (uint64_t k = 0; k < 3 * shapes[s][2]; k++) /* a stream over three windows */
+            (void)nidus_window_add_hash(w, k * UINT64_C(0x9E3779B97F4A7C15) + s, t + k * W / shapes[s][2]);
+        t += 3 * W;
+        for (int k = 0; k < 20; k++) /* duplicates past the pair's slots */
+            (void)nidus_window_add(w, "dup", 3, t);
+        (void)nidus_window_add_unique(w, "dup", 3, t + W / 2, NULL);
+        (void)nidus_window_remove(w, "dup", 3, t + W / 2);
+        write_window(dir, n++, w); /* mid-stream */
+        for (uint64_t k = 0; k < 8 * shapes[s][2]; k++) /* past capacity: stash entries, full adds */
+            (void)nidus_window_add_hash(w, k * UINT64_C(0xD1B54A32D192ED03) + s, t + W / 2);
+        write_window(dir, n++, w);
+        bool done;
+        (void)nidus_window_advance(w, t + 2 * W, 1, &done); /* a step of one bucket: more owed */
+        write_window(dir, n++, w);
+        (void)nidus_window_add(w, "late", 4, t + 100 * W); /* after a silence */
+        write_window(dir, n++, w);
+        nidus_window_free(w);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR (with DIR/decode, DIR/chunks, DIR/rdb and DIR/file existing)\n", argv[0]);
+        fprintf(stderr, "usage: %s DIR (with DIR/decode, DIR/chunks, DIR/rdb, DIR/file and DIR/window existing)\n", argv[0]);
         return 2;
     }
     static const unsigned shapes[][5] = {{2, 8, 0, 1, 40}, {4, 12, 0, 2, 30}, {4, 9, 1, 1, 30}, {4, 21, 1, 0, 60},
@@ -192,6 +235,7 @@ int main(int argc, char **argv)
     }
     sibling_seeds(argv[1]);
     bloom_seeds(argv[1]);
+    window_seeds(argv[1]);
     fuse_seeds(argv[1]);
     return 0;
 }
