@@ -367,23 +367,26 @@ static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate(co
     return fp;
 }
 
-static inline __attribute__((always_inline)) bool nidus_table_plain_probe(const nidus_table *t, uint64_t i,
-                                                                          uint64_t j, uint32_t fp)
+/* True when fp is in plain one-chunk bucket word wi or wj (the bits past the bucket ignored). */
+static inline __attribute__((always_inline)) bool nidus_table_pair_has(const nidus_table *t, uint64_t wi, uint64_t wj,
+                                                                       uint32_t fp)
 {
     const nidus_swar *s = &t->chunk_swar[0];
     uint64_t pattern = fp * s->ones;
-    return ((nidus_swar_any_zero(s, nidus_table_word(t, i) ^ pattern) |
-             nidus_swar_any_zero(s, nidus_table_word(t, j) ^ pattern)) & s->high) != 0;
+    return ((nidus_swar_any_zero(s, wi ^ pattern) | nidus_swar_any_zero(s, wj ^ pattern)) & s->high) != 0;
+}
+
+static inline __attribute__((always_inline)) bool nidus_table_plain_probe(const nidus_table *t, uint64_t i,
+                                                                          uint64_t j, uint32_t fp)
+{
+    return nidus_table_pair_has(t, nidus_table_word(t, i), nidus_table_word(t, j), fp);
 }
 
 /* nidus_table_plain_probe for a NIDUS_PROBE_PLAIN_BITS table: each bucket read as one word at its bit offset. */
 static inline __attribute__((always_inline)) bool nidus_table_bits_probe(const nidus_table *t, uint64_t i,
                                                                          uint64_t j, uint32_t fp)
 {
-    const nidus_swar *s = &t->chunk_swar[0];
-    uint64_t pattern = fp * s->ones;
-    return ((nidus_swar_any_zero(s, nidus_table_bits_word(t, i) ^ pattern) |
-             nidus_swar_any_zero(s, nidus_table_bits_word(t, j) ^ pattern)) & s->high) != 0;
+    return nidus_table_pair_has(t, nidus_table_bits_word(t, i), nidus_table_bits_word(t, j), fp);
 }
 
 /* The SWAR matches of fp's high part against the four high parts of semi-sorted bucket word `raw`. */

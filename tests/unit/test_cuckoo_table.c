@@ -101,6 +101,20 @@ static void test_alternate_bucket_is_an_involution_for_any_even_size(void **stat
     }
 }
 
+/* Adds random hashes for nine tenths of t's slots; the ones added go to keys[], their number returned. */
+static uint64_t fill_nine_tenths(nidus_table *t, uint64_t *keys, uint64_t *rng)
+{
+    uint64_t slots = t->shape.buckets * t->shape.bucket_size, added = 0;
+    for (uint64_t n = 0; n < slots * 9 / 10; n++) {
+        uint64_t h = test_splitmix(rng), i;
+        uint32_t fp;
+        nidus_table_locate(t, h, &i, &fp);
+        if (nidus_table_add(t, &libc, i, fp) == NIDUS_OK)
+            keys[added++] = h;
+    }
+    return added;
+}
+
 /* The lookup kernels of the common table shapes (one-load buckets, offsets from the whole fingerprint) give
  * the same answer as the general path (read bit by bit, chunk by chunk) and as the count, for present and
  * absent hashes, in tables larger and smaller than the reach (where the offset wraps). */
@@ -117,15 +131,8 @@ static void test_lookup_kernels_agree_with_the_general_path(void **state)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         for (size_t z = 0; z < 2; z++) {
             nidus_table t = make(sizes[z], shapes[s].b, shapes[s].f, shapes[s].semi, 16, 500);
-            uint64_t slots = sizes[z] * shapes[s].b, added = 0;
-            uint64_t *keys = test_malloc(slots * sizeof *keys);
-            for (uint64_t n = 0; n < slots * 9 / 10; n++) {
-                uint64_t h = test_splitmix(&rng), i;
-                uint32_t fp;
-                nidus_table_locate(&t, h, &i, &fp);
-                if (nidus_table_add(&t, &libc, i, fp) == NIDUS_OK)
-                    keys[added++] = h;
-            }
+            uint64_t *keys = test_malloc(sizes[z] * shapes[s].b * sizeof *keys);
+            uint64_t added = fill_nine_tenths(&t, keys, &rng);
             nidus_table general = t;
             general.fast = general.kernel = NIDUS_FAST_NONE;
             general.probe = NIDUS_PROBE_GENERAL;
@@ -159,15 +166,8 @@ static void test_every_plain_shape_agrees_with_the_general_path(void **state)
                 nidus_table t = make(sizes[z], b, f, false, 8, 500);
                 if (b * f <= 64)
                     assert_int_not_equal(t.probe, NIDUS_PROBE_GENERAL);
-                uint64_t slots = sizes[z] * b, added = 0;
-                uint64_t *keys = test_malloc(slots * sizeof *keys);
-                for (uint64_t n = 0; n < slots * 9 / 10; n++) {
-                    uint64_t h = test_splitmix(&rng), i;
-                    uint32_t fp;
-                    nidus_table_locate(&t, h, &i, &fp);
-                    if (nidus_table_add(&t, &libc, i, fp) == NIDUS_OK)
-                        keys[added++] = h;
-                }
+                uint64_t *keys = test_malloc(sizes[z] * b * sizeof *keys);
+                uint64_t added = fill_nine_tenths(&t, keys, &rng);
                 nidus_table general = t;
                 general.fast = general.kernel = NIDUS_FAST_NONE;
                 general.probe = NIDUS_PROBE_GENERAL;
