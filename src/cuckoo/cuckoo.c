@@ -64,13 +64,8 @@ void nidus_cuckoo_redispatch(nidus_cuckoo *cf)
     cf->view_fp_mask = v.fp_mask;
 }
 
-bool nidus_cuckoo_dispatch_fresh(const nidus_cuckoo *h)
+bool nidus_full_dispatch_fresh(const nidus_cuckoo *h)
 {
-    unsigned d = nidus_cuckoo_dispatch_byte(h);
-    if (d == NIDUS_DISPATCH_PACKED)
-        return true;
-    if (d == NIDUS_DISPATCH_FORWARD)
-        h = ((const nidus_cuckoo_forward *)(const void *)h)->full;
     struct nidus_cuckoo_view v;
     fresh_view(h, &v);
     const struct nidus_cuckoo_view *now = nidus_cuckoo_view_of(h);
@@ -195,11 +190,6 @@ nidus_status nidus_full_add_unique_hash(nidus_cuckoo *cf, uint64_t hash, bool *a
     return st;
 }
 
-bool nidus_full_contains_key(const nidus_cuckoo *cf, const void *key, size_t len)
-{
-    return nidus_full_contains_hash(cf, nidus_hash_bytes(key, len, cf->seed));
-}
-
 bool nidus_full_contains_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
     return nidus_kernel_contains_hash_base(cf, hash);
@@ -209,7 +199,6 @@ uint64_t nidus_full_count_hash(const nidus_cuckoo *cf, uint64_t hash)
 {
     return nidus_kernel_count_hash_base(cf, hash);
 }
-
 
 static uint64_t total_items(const nidus_cuckoo *cf)
 {

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The public calls on a cuckoo handle: the one place that chooses which form and which kernel serves a call.
+/* The public calls on a cuckoo handle: the one place that reads a handle's first byte (cuckoo_dispatch.h) and so
+ * chooses which form and which kernel serves a call.
  *
- * Each call is one switch on the handle's first byte (cuckoo_dispatch.h), cached in the filter when its state
- * changed, and a tail call into the form that serves it: the full form's kernels (cuckoo_kernels.h) and general
- * paths (cuckoo_filter.h), the packed form, or the forward's writes (cuckoo_packed.h). A forward's reads are its
- * full filter's: the same call again on that filter, whose own byte chooses. No form calls back into these. */
+ * Each call is one switch on that byte, cached in the filter when its state changed, and a tail call into the
+ * form that serves it: the full form's kernels (cuckoo_kernels.h) and general paths (cuckoo_filter.h), the packed
+ * form, or the forward's writes (cuckoo_packed.h). A forward's reads are its full filter's: the same call again
+ * on that filter, whose own byte chooses. A call by key that no kernel takes by key (a longer key, or a state
+ * without a by-key kernel) hashes the key and takes the by-hash call's switch. Batches, merges and the calls
+ * that change a handle's form choose here too. No form calls back into these. */
 #include "cuckoo_dispatch.h"
 #include "cuckoo_kernels.h"
 #include "hash_impl.h"
 
+/* A handle's first byte: a full filter's dispatch byte, or its form (NIDUS_DISPATCH_PACKED, _FORWARD). */
 static inline unsigned dispatch_of(const nidus_cuckoo *h) { return *(const unsigned char *)h; }
 
 static inline nidus_cuckoo *forward_full(const nidus_cuckoo *h)
@@ -62,6 +66,8 @@ bool nidus_cuckoo_loading(const nidus_cuckoo *h) { return dispatch_of(h) == NIDU
 
 /* ---- adds */
 
+static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo *h, uint64_t hash);
+
 nidus_status nidus_cuckoo_add(nidus_cuckoo *h, const void *key, size_t len)
 {
     switch (dispatch_of(h)) {
@@ -92,10 +98,14 @@ nidus_status nidus_cuckoo_add(nidus_cuckoo *h, const void *key, size_t len)
     case NIDUS_DISPATCH_FORWARD:
         return nidus_forward_add_key(h, key, len);
     }
-    return nidus_full_add_key(h, key, len);
+    return add_hash(h, nidus_hash_bytes(key, len, h->seed));
 }
 
-nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *h, uint64_t hash)
+nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *h, uint64_t hash) { return add_hash(h, hash); }
+
+/* The one switch of adds by hash: the public call's, and each add of a batch's (the byte may change with any add
+ * that took the slow path). */
+static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo *h, uint64_t hash)
 {
     switch (dispatch_of(h)) {
     case NIDUS_DISPATCH_PLAIN:
@@ -192,7 +202,7 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *h, const void *key, size_t len)
     case NIDUS_DISPATCH_LOADING:
         return false;
     }
-    return nidus_full_contains_key(h, key, len);
+    return nidus_cuckoo_contains_hash(h, nidus_hash_bytes(key, len, h->seed));
 }
 
 bool nidus_cuckoo_contains_hash(const nidus_cuckoo *h, uint64_t hash)
@@ -238,19 +248,25 @@ bool nidus_cuckoo_contains_hash(const nidus_cuckoo *h, uint64_t hash)
 
 uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *h, uint64_t hash)
 {
-    unsigned d = dispatch_of(h);
-    switch (d) {
+    switch (dispatch_of(h)) {
     case NIDUS_DISPATCH_PACKED:
         return nidus_packed_count_hash(h, hash);
     case NIDUS_DISPATCH_FORWARD:
         return nidus_cuckoo_count_hash(forward_full(h), hash);
     case NIDUS_DISPATCH_LOADING:
         return 0;
-    }
 #if NIDUS_HAVE_ISA_V3
-    if (nidus_dispatch_v3(d))
+    case NIDUS_DISPATCH_GENERAL_V3:
+    case NIDUS_DISPATCH_ONE_V3:
+    case NIDUS_DISPATCH_PLAIN_V3:
+    case NIDUS_DISPATCH_PLAIN_RO_V3:
+    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
+    case NIDUS_DISPATCH_SEMI_V3:
+    case NIDUS_DISPATCH_SEMI_RO_V3:
+    case NIDUS_DISPATCH_SEMI_INLINE_V3:
         return nidus_kernel_count_hash_v3(h, hash);
 #endif
+    }
     return nidus_kernel_count_hash_base(h, hash);
 }
 
@@ -264,11 +280,33 @@ uint64_t nidus_cuckoo_count(const nidus_cuckoo *h, const void *key, size_t len)
 void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out)
 {
     switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PLAIN:
+    case NIDUS_DISPATCH_PLAIN_RO:
+    case NIDUS_DISPATCH_PLAIN_INLINE:
+    case NIDUS_DISPATCH_SEMI:
+    case NIDUS_DISPATCH_SEMI_RO:
+    case NIDUS_DISPATCH_SEMI_INLINE:
+        nidus_kernel_many_hash_base(h, hashes, n, out);
+        return;
+#if NIDUS_HAVE_ISA_V3
+    case NIDUS_DISPATCH_PLAIN_V3:
+    case NIDUS_DISPATCH_PLAIN_RO_V3:
+    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
+    case NIDUS_DISPATCH_SEMI_V3:
+    case NIDUS_DISPATCH_SEMI_RO_V3:
+    case NIDUS_DISPATCH_SEMI_INLINE_V3:
+        nidus_kernel_many_hash_v3(h, hashes, n, out);
+        return;
+#endif
     case NIDUS_DISPATCH_PACKED:
         nidus_packed_contains_many_hash(h, hashes, n, out);
         return;
     case NIDUS_DISPATCH_FORWARD:
         nidus_cuckoo_contains_many_hash(forward_full(h), hashes, n, out);
+        return;
+    case NIDUS_DISPATCH_LOADING:
+        for (size_t k = 0; k < n; k++)
+            out[k] = false;
         return;
     }
     nidus_full_contains_many_hash(h, hashes, n, out);
@@ -277,7 +315,26 @@ void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hash
 void nidus_cuckoo_contains_many(const nidus_cuckoo *h, const void *const *keys, const size_t *lens, size_t n,
                                 bool *out)
 {
+    enum { HASH_BLOCK = 64 };
     switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PLAIN:
+    case NIDUS_DISPATCH_PLAIN_RO:
+    case NIDUS_DISPATCH_PLAIN_INLINE:
+    case NIDUS_DISPATCH_SEMI:
+    case NIDUS_DISPATCH_SEMI_RO:
+    case NIDUS_DISPATCH_SEMI_INLINE:
+        nidus_kernel_many_key_base(h, keys, lens, n, out);
+        return;
+#if NIDUS_HAVE_ISA_V3
+    case NIDUS_DISPATCH_PLAIN_V3:
+    case NIDUS_DISPATCH_PLAIN_RO_V3:
+    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
+    case NIDUS_DISPATCH_SEMI_V3:
+    case NIDUS_DISPATCH_SEMI_RO_V3:
+    case NIDUS_DISPATCH_SEMI_INLINE_V3:
+        nidus_kernel_many_key_v3(h, keys, lens, n, out);
+        return;
+#endif
     case NIDUS_DISPATCH_PACKED: /* one key at a time: a packed filter is small */
         for (size_t k = 0; k < n; k++)
             out[k] = nidus_packed_contains_key(h, keys[k], lens[k]);
@@ -286,20 +343,47 @@ void nidus_cuckoo_contains_many(const nidus_cuckoo *h, const void *const *keys, 
         nidus_cuckoo_contains_many(forward_full(h), keys, lens, n, out);
         return;
     }
-    nidus_full_contains_many_key(h, keys, lens, n, out);
+    /* the other full filters: a block of keys hashed into a local array, then the by-hash batch */
+    uint64_t hashes[HASH_BLOCK];
+    for (size_t base = 0; base < n; base += HASH_BLOCK) {
+        size_t m = n - base < HASH_BLOCK ? n - base : HASH_BLOCK;
+        for (size_t k = 0; k < m; k++)
+            hashes[k] = nidus_hash_bytes(keys[base + k], lens[base + k], h->seed);
+        nidus_cuckoo_contains_many_hash(h, hashes, m, out + base);
+    }
 }
 
-/* A packed or forward handle may change form between two adds: each goes through the switch. */
+/* Requests the buckets a later add of `hash` reads in the full filter's newest table. */
+static inline void add_prefetch(const nidus_cuckoo *cf, uint64_t hash)
+{
+    const nidus_table *t = &cf->tables[cf->ntables - 1];
+    uint64_t i;
+    uint32_t fp;
+    nidus_table_locate(t, hash, &i, &fp);
+    nidus_table_prefetch(t, i);
+    nidus_table_prefetch(t, nidus_table_alt(t, i, fp));
+}
+
+/* Adds go one by one through add_hash's switch (free slots in every table, kicks, growth: the same results as
+ * single calls); a full filter's batch only prefetches the newest table's buckets of the keys AHEAD places on. A
+ * packed or forward handle may change form between two adds, so it prefetches nothing. */
 nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes, size_t n, size_t *added)
 {
+    enum { AHEAD = 16 };
     unsigned d = dispatch_of(h);
-    if (d != NIDUS_DISPATCH_PACKED && d != NIDUS_DISPATCH_FORWARD)
-        return nidus_full_add_many_hash(h, hashes, n, added);
+    bool full = d != NIDUS_DISPATCH_PACKED && d != NIDUS_DISPATCH_FORWARD;
     size_t done = 0;
-    nidus_status st = NIDUS_OK;
-    for (; done < n; done++)
-        if ((st = nidus_cuckoo_add_hash(h, hashes[done])))
+    nidus_status st = full && !nidus_cuckoo_writable(h) ? NIDUS_ERR_READ_ONLY : NIDUS_OK; /* even for n = 0 */
+    if (st)
+        n = 0;
+    for (size_t k = 0; full && k < AHEAD && k < n; k++)
+        add_prefetch(h, hashes[k]);
+    for (; done < n; done++) {
+        if (full && done + AHEAD < n)
+            add_prefetch(h, hashes[done + AHEAD]);
+        if ((st = add_hash(h, hashes[done])))
             break;
+    }
     if (added)
         *added = done;
     return st;
@@ -499,4 +583,94 @@ nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, s
         return NIDUS_ERR_INVALID_ARGUMENT;
     bool loading = *filter && dispatch_of(*filter) == NIDUS_DISPATCH_LOADING; /* a packed filter never is */
     return nidus_full_load_chunk(filter, chunk, len, max_bytes, allocator, loading);
+}
+
+/* ---- merging */
+
+nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src)
+{
+    if (!dst || !src)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    nidus_cuckoo_thawed wd, ws;
+    nidus_cuckoo *merged;
+    nidus_status st = nidus_full_merge(nidus_cuckoo_inspect(dst, &wd), nidus_cuckoo_inspect(src, &ws), &merged);
+    if (!st)
+        nidus_cuckoo_replace(dst, merged);
+    return st;
+}
+
+size_t nidus_cuckoo_merge_difference(const nidus_cuckoo *dst, const nidus_cuckoo *src, char *buf, size_t cap)
+{
+    nidus_cuckoo_thawed wd, ws;
+    return nidus_full_merge_difference(nidus_cuckoo_inspect(dst, &wd), nidus_cuckoo_inspect(src, &ws), buf, cap);
+}
+
+/* ---- forms */
+
+unsigned nidus_cuckoo_form(const nidus_cuckoo *h)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return NIDUS_FORM_PACKED;
+    case NIDUS_DISPATCH_FORWARD:
+        return NIDUS_FORM_FORWARD;
+    }
+    return NIDUS_FORM_FULL;
+}
+
+nidus_cuckoo *nidus_cuckoo_full_of(const nidus_cuckoo *h)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return NULL;
+    case NIDUS_DISPATCH_FORWARD:
+        return forward_full(h);
+    }
+    return (nidus_cuckoo *)(uintptr_t)h;
+}
+
+const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_thawed *w)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_inspect(h, w);
+    case NIDUS_DISPATCH_FORWARD:
+        return forward_full(h);
+    }
+    return h;
+}
+
+nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return nidus_packed_unpack(h);
+    case NIDUS_DISPATCH_FORWARD:
+        return forward_full(h);
+    }
+    return h;
+}
+
+void nidus_cuckoo_replace(nidus_cuckoo *h, nidus_cuckoo *full)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        nidus_packed_replace(h, full);
+        return;
+    case NIDUS_DISPATCH_FORWARD:
+        nidus_forward_replace(h, full);
+        return;
+    }
+    nidus_full_replace(h, full);
+}
+
+bool nidus_cuckoo_dispatch_fresh(const nidus_cuckoo *h)
+{
+    switch (dispatch_of(h)) {
+    case NIDUS_DISPATCH_PACKED:
+        return true;
+    case NIDUS_DISPATCH_FORWARD:
+        return nidus_full_dispatch_fresh(forward_full(h));
+    }
+    return nidus_full_dispatch_fresh(h);
 }

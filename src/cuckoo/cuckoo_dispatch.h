@@ -7,7 +7,7 @@
  * kernel and then its map (nidus_table_lookup), several tables or a filter still loading the general paths. The
  * choice is derived here, from the filter's state, and stored only where that state changes (creation, growth,
  * the overflow map gaining or losing entries, packing and unpacking, compaction, clear, decode, the last chunk
- * of a load): nidus_cuckoo_redispatch. cuckoo_dispatch.c reads it with one switch per public call. A stale byte
+ * of a load): nidus_cuckoo_redispatch. cuckoo_dispatch.c alone reads it, with one switch per public call. A stale byte
  * would answer from the wrong tables (a grown filter's first table alone: false negatives), so the property
  * checker compares it with a fresh derivation in every state it visits (nidus_cuckoo_dispatch_fresh). */
 #ifndef NIDUS_SRC_CUCKOO_DISPATCH_H
@@ -19,7 +19,7 @@
 /* The values of a handle's first byte. 0 is the general path of a full filter in the baseline copy: always
  * correct (every general path checks the loader, read-only and the table count itself), so a full struct that
  * is still being built (calloc'd) is served correctly before its first redispatch. Values from 6 on come in
- * pairs, and from 5 on every odd value is an x86-64-v3 copy (nidus_dispatch_v3). */
+ * pairs, and from 5 on every odd value is an x86-64-v3 copy. */
 enum {
     NIDUS_DISPATCH_GENERAL = 0,    /* several tables, or anything below not yet derived */
     NIDUS_DISPATCH_PACKED = 1,     /* NIDUS_FORM_PACKED */
@@ -47,12 +47,6 @@ _Static_assert(NIDUS_CUCKOO_TAG_PLAIN == NIDUS_CUCKOO_TAG(NIDUS_DISPATCH_PLAIN_I
                        NIDUS_CUCKOO_TAG(NIDUS_DISPATCH_SEMI_INLINE_V3, NIDUS_CUCKOO_VIEW_VERSION),
                "the tags the inline header knows are these states");
 
-/* A filter's dispatch byte (byte 0 of any handle). */
-static inline unsigned nidus_cuckoo_dispatch_byte(const nidus_cuckoo *h) { return *(const unsigned char *)h; }
-
-/* Whether dispatch byte d takes the x86-64-v3 copy of the kernels. */
-static inline bool nidus_dispatch_v3(unsigned d) { return d >= NIDUS_DISPATCH_GENERAL_V3 && (d & 1); }
-
 /* The dispatch byte a full filter's state calls for. */
 static inline unsigned char nidus_cuckoo_derive_dispatch(const nidus_cuckoo *cf)
 {
@@ -79,7 +73,30 @@ static inline unsigned char nidus_cuckoo_derive_dispatch(const nidus_cuckoo *cf)
 void nidus_cuckoo_redispatch(nidus_cuckoo *cf);
 
 /* True when the handle's cached tag and view (and a forward's full filter's) are what its state calls for now:
- * the byte, and while the tag is one the inline path serves, every field of the view. */
+ * the byte, and while the tag is one the inline path serves, every field of the view. The full form's part is
+ * nidus_full_dispatch_fresh (cuckoo.c). */
 bool nidus_cuckoo_dispatch_fresh(const nidus_cuckoo *h);
+bool nidus_full_dispatch_fresh(const nidus_cuckoo *cf);
+
+/* The calls below tell a handle's forms apart by its first byte, in cuckoo_dispatch.c as every other call does. */
+
+/* The form of a handle: NIDUS_FORM_PACKED, NIDUS_FORM_FORWARD, or NIDUS_FORM_FULL for every other byte. */
+unsigned nidus_cuckoo_form(const nidus_cuckoo *h);
+
+/* The full filter behind a forward handle, else the handle itself; NULL for a packed one. */
+nidus_cuckoo *nidus_cuckoo_full_of(const nidus_cuckoo *h);
+
+/* The full struct of any handle, for reading (merge, white-box tests, tools): a full filter itself, a forward's
+ * target, or a packed filter rebuilt in `w`. */
+const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_thawed *w);
+
+/* The full filter behind a handle, made for a packed one (which becomes a forward to it): for callers that need
+ * the full struct. NULL when out of memory (nothing changed). */
+nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h);
+
+/* Puts `full` (a full filter that owns all its memory, with the first-table shape of h's filter) in place of the
+ * filter behind handle h, whatever h's form, and frees the old one; h stays the caller's handle. Allocates
+ * nothing: for a write built aside (merge). */
+void nidus_cuckoo_replace(nidus_cuckoo *h, nidus_cuckoo *full);
 
 #endif

@@ -137,16 +137,13 @@ nidus_status nidus_full_add_hash(nidus_cuckoo *cf, uint64_t hash);
 nidus_status nidus_full_add_key(nidus_cuckoo *cf, const void *key, size_t len);
 nidus_status nidus_full_add_unique_hash(nidus_cuckoo *cf, uint64_t hash, bool *added);
 bool nidus_full_contains_hash(const nidus_cuckoo *cf, uint64_t hash);
-bool nidus_full_contains_key(const nidus_cuckoo *cf, const void *key, size_t len);
 uint64_t nidus_full_count_hash(const nidus_cuckoo *cf, uint64_t hash);
 nidus_status nidus_full_remove_hash(nidus_cuckoo *cf, uint64_t hash);
 nidus_status nidus_full_clear(nidus_cuckoo *cf);
 void nidus_full_get_stats(const nidus_cuckoo *cf, nidus_cuckoo_stats *s);
 nidus_status nidus_full_get_table_stats(const nidus_cuckoo *cf, unsigned index, nidus_cuckoo_table_stats *s);
+/* Batched lookups of any full filter, the general way (cuckoo_batch.c): every table, hashes prefetched ahead. */
 void nidus_full_contains_many_hash(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out);
-void nidus_full_contains_many_key(const nidus_cuckoo *cf, const void *const *keys, const size_t *lens, size_t n,
-                                  bool *out);
-nidus_status nidus_full_add_many_hash(nidus_cuckoo *cf, const uint64_t *hashes, size_t n, size_t *added);
 nidus_status nidus_full_compact(nidus_cuckoo *cf, unsigned *freed);
 /* Stepped compaction (nidus_cuckoo_compact_begin and friends). */
 nidus_status nidus_full_compact_begin(nidus_cuckoo *cf);
@@ -156,6 +153,10 @@ uint64_t nidus_full_encoded_size(const nidus_cuckoo *cf);
 nidus_status nidus_full_encode(const nidus_cuckoo *cf, void *buf, size_t cap, size_t *written);
 nidus_status nidus_full_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, void *buf, size_t cap, size_t *len,
                                    uint64_t *next);
+/* nidus_cuckoo_merge of two full structs (cuckoo_merge.c): the union built aside, in *out (a full filter that owns
+ * all its memory, for nidus_cuckoo_replace), `d` and `s` unchanged; and nidus_cuckoo_merge_difference's text. */
+nidus_status nidus_full_merge(const nidus_cuckoo *d, const nidus_cuckoo *s, nidus_cuckoo **out);
+size_t nidus_full_merge_difference(const nidus_cuckoo *d, const nidus_cuckoo *s, char *buf, size_t cap);
 /* nidus_cuckoo_load_chunk for *filter NULL (a header chunk makes one) or a full filter; `loading`: *filter is one
  * still waiting for chunks (anything else refuses every chunk but a header with NIDUS_ERR_SEQUENCE). */
 nidus_status nidus_full_load_chunk(nidus_cuckoo **filter, const void *chunk, size_t len, uint64_t max_bytes,

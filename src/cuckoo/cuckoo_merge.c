@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "cuckoo_dispatch.h"
+#include "cuckoo_dispatch.h" /* nidus_cuckoo_redispatch */
 
 static bool same_table_shape(const nidus_table_shape *a, const nidus_table_shape *b)
 {
@@ -48,10 +48,8 @@ static void level_range(const nidus_cuckoo *cf, unsigned level, unsigned *first,
 static unsigned top_level(const nidus_cuckoo *cf) { return cf->tables[cf->ntables - 1].shape.level; }
 
 /* Same seed, expansion and first shape, and every level both have of the same shape. */
-static nidus_status compatible(const nidus_cuckoo *a, const nidus_cuckoo *b)
+static nidus_status compatible(const nidus_cuckoo *x, const nidus_cuckoo *y)
 {
-    nidus_cuckoo_thawed wa, wb;
-    const nidus_cuckoo *x = nidus_cuckoo_inspect(a, &wa), *y = nidus_cuckoo_inspect(b, &wb);
     if (x->seed != y->seed || x->expansion != y->expansion || !same_table_shape(&x->base, &y->base))
         return NIDUS_ERR_INCOMPATIBLE;
     for (unsigned k = 0; k < y->ntables; k++) {
@@ -325,17 +323,13 @@ static nidus_status merge_into_level(nidus_cuckoo *c, const nidus_table *s)
     return add_sibling(c, end, s);
 }
 
-nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src)
+nidus_status nidus_full_merge(const nidus_cuckoo *d, const nidus_cuckoo *s, nidus_cuckoo **out)
 {
-    if (!dst || !src)
-        return NIDUS_ERR_INVALID_ARGUMENT;
-    nidus_cuckoo_thawed wd, ws;
-    const nidus_cuckoo *d = nidus_cuckoo_inspect(dst, &wd), *s = nidus_cuckoo_inspect(src, &ws);
     if (!nidus_cuckoo_writable(d))
         return NIDUS_ERR_READ_ONLY;
     if (s->loader)
         return NIDUS_ERR_INVALID_ARGUMENT;
-    nidus_status st = compatible(dst, src);
+    nidus_status st = compatible(d, s);
     if (st)
         return st;
     if (top_level(s) >= d->max_tables)
@@ -358,18 +352,17 @@ nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src)
         return st;
     }
     nidus_cuckoo_redispatch(c);
-    nidus_cuckoo_replace(dst, c);
+    *out = c;
     return NIDUS_OK;
 }
 
-size_t nidus_cuckoo_merge_difference(const nidus_cuckoo *dst, const nidus_cuckoo *src, char *buf, size_t cap)
+size_t nidus_full_merge_difference(const nidus_cuckoo *d, const nidus_cuckoo *s, char *buf, size_t cap)
 {
     nidus_cuckoo_stats x, y;
-    nidus_cuckoo_thawed wd, ws;
-    nidus_cuckoo_get_stats(dst, &x);
-    nidus_cuckoo_get_stats(src, &y);
+    nidus_full_get_stats(d, &x);
+    nidus_full_get_stats(s, &y);
     int n = 0;
-    if (nidus_cuckoo_inspect(dst, &wd)->seed != nidus_cuckoo_inspect(src, &ws)->seed)
+    if (d->seed != s->seed)
         n = snprintf(buf, cap, "another hash seed");
     else if (x.bucket_size != y.bucket_size)
         n = snprintf(buf, cap, "bucket size %u, not %u", y.bucket_size, x.bucket_size);
@@ -382,7 +375,7 @@ size_t nidus_cuckoo_merge_difference(const nidus_cuckoo *dst, const nidus_cuckoo
                      (unsigned long long)x.buckets);
     else if (x.expansion != y.expansion)
         n = snprintf(buf, cap, "expansion %u, not %u", y.expansion, x.expansion);
-    else if (compatible(dst, src)) /* the stats match, the tables' shapes do not */
+    else if (compatible(d, s)) /* the stats match, the tables' shapes do not */
         n = snprintf(buf, cap, "placement (written by another format version) or sub-filters of other shapes");
     else if (cap)
         buf[0] = '\0';

@@ -155,10 +155,8 @@ static inline void thaw(const nidus_cuckoo_packed *p, thawed *w, bool grows, boo
     nidus_cuckoo_redispatch(&w->cf);
 }
 
-const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_thawed *w)
+const nidus_cuckoo *nidus_packed_inspect(const nidus_cuckoo *h, nidus_cuckoo_thawed *w)
 {
-    if (nidus_cuckoo_form(h) != NIDUS_FORM_PACKED)
-        return nidus_cuckoo_full_of(h);
     thaw(packed_of(h), w, true, true);
     return &w->cf;
 }
@@ -269,7 +267,7 @@ nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table
 void nidus_cuckoo_pack(nidus_cuckoo **f)
 {
     nidus_cuckoo *cf = *f;
-    if (!cf || nidus_cuckoo_form(cf) != NIDUS_FORM_FULL || !handle_holds(cf, false))
+    if (!cf || !handle_holds(cf, false))
         return;
     nidus_table *t = &cf->tables[0];
     void *h = nidus_malloc(cf->alloc, (size_t)handle_bytes(&t->shape));
@@ -294,10 +292,8 @@ void nidus_cuckoo_pack(nidus_cuckoo **f)
     *f = h;
 }
 
-nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h)
+nidus_cuckoo *nidus_packed_unpack(nidus_cuckoo *h)
 {
-    if (nidus_cuckoo_form(h) != NIDUS_FORM_PACKED)
-        return nidus_cuckoo_full_of(h);
     const nidus_cuckoo_packed hdr = *packed_of(h); /* the header, before the forward's fields overwrite it */
     const nidus_allocator *a = hdr.alloc;
     nidus_cuckoo *cf = nidus_calloc(a, 1, sizeof *cf);
@@ -375,7 +371,7 @@ nidus_status nidus_packed_add_hash(nidus_cuckoo *h, uint64_t hash)
     /* Both buckets full: moves, a duplicate counted on the side, or growth. The full form's add does them on a
      * full copy, and the handle goes back to packed if what it did fits (a failed add leaves the handle packed,
      * with its allocations). */
-    if (!nidus_cuckoo_unpack(h))
+    if (!nidus_packed_unpack(h))
         return NIDUS_ERR_NO_MEMORY;
     nidus_status st = nidus_full_add_hash(forward_of(h)->full, hash);
     settle(h);
@@ -572,7 +568,7 @@ nidus_status nidus_packed_remove_hash(nidus_cuckoo *h, uint64_t hash)
         return st;
     }
     /* a remove counter about to pass what the packed form holds */
-    if (!nidus_cuckoo_unpack(h))
+    if (!nidus_packed_unpack(h))
         return NIDUS_ERR_NO_MEMORY;
     return nidus_forward_remove_hash(h, hash);
 }
@@ -676,37 +672,34 @@ nidus_status nidus_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, voi
     return nidus_full_dump_chunk(&w.cf, cursor, buf, cap, len, next);
 }
 
-void nidus_cuckoo_replace(nidus_cuckoo *h, nidus_cuckoo *full)
+void nidus_full_replace(nidus_cuckoo *h, nidus_cuckoo *full)
 {
-    unsigned form = nidus_cuckoo_form(h);
-    if (form == NIDUS_FORM_FULL) { /* the struct's contents trade places: the caller's pointer stays valid */
-        for (unsigned k = 0; k < h->ntables && k < full->ntables; k++) {
-            nidus_table *o = &h->tables[k], *n = &full->tables[k];
-            /* a table borrowed from a writable mapping keeps its place there, if the table now at its position
-             * has its size (a merge's sibling may have taken the position: then the file is written anew) */
-            if (!o->borrowed || nidus_table_bytes(o) != nidus_table_bytes(n))
-                continue;
-            memcpy(o->data, n->data, (size_t)nidus_table_bytes(n));
-            nidus_free(full->alloc, n->data);
-            n->data = o->data;
-            n->borrowed = true; /* o keeps pointing at it, borrowed: the release below leaves it */
-        }
-        nidus_cuckoo old = *h;
-        *h = *full;
-        *full = old;
-        h->mapping = old.mapping;
-        full->mapping = NULL;
-        nidus_cuckoo_redispatch(h);
-        nidus_full_free(full);
-        return;
+    /* the struct's contents trade places: the caller's pointer stays valid */
+    for (unsigned k = 0; k < h->ntables && k < full->ntables; k++) {
+        nidus_table *o = &h->tables[k], *n = &full->tables[k];
+        /* a table borrowed from a writable mapping keeps its place there, if the table now at its position
+         * has its size (a merge's sibling may have taken the position: then the file is written anew) */
+        if (!o->borrowed || nidus_table_bytes(o) != nidus_table_bytes(n))
+            continue;
+        memcpy(o->data, n->data, (size_t)nidus_table_bytes(n));
+        nidus_free(full->alloc, n->data);
+        n->data = o->data;
+        n->borrowed = true; /* o keeps pointing at it, borrowed: the release below leaves it */
     }
-    /* packed or forward: the handle becomes a forward to `full`, whose first table's slots move into the handle
-     * (it was sized for that shape's slots and their slack), then packs again when the contents fit */
-    nidus_cuckoo *old = NULL;
-    if (form == NIDUS_FORM_PACKED)
-        drop_side(packed_of(h));
-    else
-        old = forward_of(h)->full;
+    nidus_cuckoo old = *h;
+    *h = *full;
+    *full = old;
+    h->mapping = old.mapping;
+    full->mapping = NULL;
+    nidus_cuckoo_redispatch(h);
+    nidus_full_free(full);
+}
+
+/* A packed or forward handle (`old`: the forward's full filter, else NULL) becomes a forward to `full`, whose
+ * first table's slots move into the handle (it was sized for that shape's slots and their slack), then packs
+ * again when the contents fit. */
+static void handle_replace(nidus_cuckoo *h, nidus_cuckoo *old, nidus_cuckoo *full)
+{
     nidus_table *t = &full->tables[0];
     nidus_cuckoo_forward *fw = forward_of(h);
     memcpy(fw->data, t->data, (size_t)nidus_table_bytes(t));
@@ -721,3 +714,11 @@ void nidus_cuckoo_replace(nidus_cuckoo *h, nidus_cuckoo *full)
         nidus_full_free(old); /* its first table's data is the handle's: borrowed, not freed */
     settle(h);
 }
+
+void nidus_packed_replace(nidus_cuckoo *h, nidus_cuckoo *full)
+{
+    drop_side(packed_of(h));
+    handle_replace(h, NULL, full);
+}
+
+void nidus_forward_replace(nidus_cuckoo *h, nidus_cuckoo *full) { handle_replace(h, forward_of(h)->full, full); }

@@ -132,23 +132,6 @@ _Static_assert(offsetof(nidus_cuckoo_packed, alloc) == 8 && offsetof(nidus_cucko
 _Static_assert(offsetof(nidus_cuckoo_forward, data) + NIDUS_BITS_SLACK <= offsetof(nidus_cuckoo_packed, slots),
                "a packed handle can hold a forward and its first table with the table's slack");
 
-/* The form of a handle, from its first byte: NIDUS_FORM_PACKED, NIDUS_FORM_FORWARD, or NIDUS_FORM_FULL for every
- * other value (a full filter's dispatch byte: cuckoo_dispatch.h). */
-static inline unsigned nidus_cuckoo_form(const nidus_cuckoo *h)
-{
-    unsigned b = *(const uint8_t *)h;
-    return b == NIDUS_FORM_PACKED || b == NIDUS_FORM_FORWARD ? b : NIDUS_FORM_FULL;
-}
-
-/* The full filter behind a forward handle, else the handle itself; NULL for a packed one. */
-static inline nidus_cuckoo *nidus_cuckoo_full_of(const nidus_cuckoo *h)
-{
-    unsigned form = nidus_cuckoo_form(h);
-    return form == NIDUS_FORM_FULL      ? (nidus_cuckoo *)(uintptr_t)h
-           : form == NIDUS_FORM_FORWARD ? ((const nidus_cuckoo_forward *)(const void *)h)->full
-                                        : NULL;
-}
-
 /* A packed filter rebuilt as a full one (on the caller's stack): what each call on a packed handle runs on. */
 typedef struct nidus_cuckoo_thawed {
     nidus_cuckoo cf;
@@ -160,10 +143,6 @@ typedef struct nidus_cuckoo_thawed {
     _Alignas(8) uint8_t data[NIDUS_CUCKOO_PACKED_MAX_BYTES + NIDUS_BITS_SLACK];
 } nidus_cuckoo_thawed;
 
-/* The full struct of any handle, for reading (white-box tests, tools): a full filter itself, a forward's
- * target, or a packed filter rebuilt in `w`. */
-const nidus_cuckoo *nidus_cuckoo_inspect(const nidus_cuckoo *h, nidus_cuckoo_thawed *w);
-
 /* True when a new filter of this shape is made packed. */
 bool nidus_cuckoo_packable_shape(const nidus_table_shape *shape);
 
@@ -172,19 +151,25 @@ nidus_status nidus_cuckoo_packed_new(const nidus_allocator *a, const nidus_table
                                      unsigned max_kicks, unsigned expansion, unsigned max_tables, uint64_t max_memory,
                                      nidus_cuckoo **out);
 
-/* Replaces *f, a full filter, by a packed handle when its first table is small: packed when everything fits,
+/* Replaces *f, a full filter (its dispatch byte none of the handle forms'), by a packed handle when its first table is small: packed when everything fits,
  * else a forward holding the first table's slots (the rest stays where it is). Leaves it as it is otherwise, or
  * when the allocation fails (as correct, only larger). */
 void nidus_cuckoo_pack(nidus_cuckoo **f);
 
-/* Makes a packed handle a forward to a full form of its filter (forwards and full filters are returned as they
- * are): for callers that need the full struct. NULL when out of memory (nothing changed). */
-nidus_cuckoo *nidus_cuckoo_unpack(nidus_cuckoo *h);
-
-/* Puts `full` (a full filter that owns all its memory, with the first-table shape of h's filter) in place of the
- * filter behind handle h, whatever h's form, and frees the old one; h stays the caller's handle. Allocates nothing
- * (a packed result that cannot get its side block stays a forward): for a write built aside (merge). */
-void nidus_cuckoo_replace(nidus_cuckoo *h, nidus_cuckoo *full);
+/* The packed form's and the forward's calls that change the handle's form, or build the full struct. Each
+ * takes a handle of its own form only; cuckoo_dispatch.c, which tells the forms apart, chooses among them.
+ *   nidus_packed_inspect: the packed filter rebuilt in `w`, for reading.
+ *   nidus_packed_unpack: makes the packed handle a forward to a full form of its filter and returns that full
+ *     filter (NULL when out of memory: nothing changed).
+ *   nidus_packed_replace, nidus_forward_replace, nidus_full_replace: put `full` (a full filter that owns all its
+ *     memory, with the first-table shape of h's filter) in place of the filter behind handle h and free the old
+ *     one; h stays the caller's handle. They allocate nothing (a packed result that cannot get its side block
+ *     stays a forward): for a write built aside (merge). */
+const nidus_cuckoo *nidus_packed_inspect(const nidus_cuckoo *h, nidus_cuckoo_thawed *w);
+nidus_cuckoo *nidus_packed_unpack(nidus_cuckoo *h);
+void nidus_packed_replace(nidus_cuckoo *h, nidus_cuckoo *full);
+void nidus_forward_replace(nidus_cuckoo *h, nidus_cuckoo *full);
+void nidus_full_replace(nidus_cuckoo *h, nidus_cuckoo *full);
 
 /* The packed form's calls (a handle whose first byte is NIDUS_FORM_PACKED) and the forward's writes and stats
  * (NIDUS_FORM_FORWARD; its reads are its full filter's). cuckoo_dispatch.c chooses them; they reach the full

@@ -170,7 +170,7 @@ static void test_filter_add_kernels_agree_with_the_general_path(void **state)
         nidus_cuckoo *fast = filter(configs[c % 3].f, configs[c % 3].semi, 20);
         nidus_cuckoo *slow = filter(configs[c % 3].f, configs[c % 3].semi, 20);
         /* the full filters behind the handles (a small filter's handle may be packed or forward) */
-        nidus_cuckoo *ff = nidus_cuckoo_full_of(fast), *sf = nidus_cuckoo_full_of(slow);
+        nidus_cuckoo *ff = nidus_cuckoo_unpack(fast), *sf = nidus_cuckoo_unpack(slow);
         assert_non_null(ff);
         assert_non_null(sf);
         assert_int_not_equal(ff->tables[0].fast, NIDUS_FAST_NONE);

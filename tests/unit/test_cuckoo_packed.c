@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Small cuckoo filters kept packed: one allocation, the same answers as the full form, every
  * state saved and loaded, the handle moving to a full filter and back as its contents require. White box: the
- * form of a handle is read from cuckoo_packed.h. */
+ * form of a handle is read through cuckoo_dispatch.h (nidus_cuckoo_form, nidus_cuckoo_inspect). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuckoo_test_util.h"
 #include "test_util.h"
 
-#include "cuckoo_packed.h"
+#include "cuckoo_dispatch.h"
 #include "cuckoo_table_impl.h"
 #include <nidus/nidus.h>
 

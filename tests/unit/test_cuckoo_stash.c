@@ -13,7 +13,7 @@
 #include "alloc.h"
 #include "codec.h"
 #include "cuckoo_filter.h"
-#include "cuckoo_packed.h"
+#include "cuckoo_dispatch.h"
 #include "cuckoo_table_impl.h"
 
 static nidus_allocator libc;

@@ -15,7 +15,7 @@
 
 #include <nidus/nidus.h>
 
-#include "cuckoo_packed.h"
+#include "cuckoo_dispatch.h"
 
 #define META 20u          /* the meta follows the 20-byte prefix */
 #define META_FLAGS 35u    /* bucket_size at 32, f0, reach_log2, then flags */
