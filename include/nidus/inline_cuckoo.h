@@ -109,13 +109,31 @@ static inline unsigned nidus_inline_ctz64(uint64_t x) /* x != 0 */
 #endif
 }
 
+/* The placement rules, written once here: the library's tables take them from this header too
+ * (src/cuckoo/cuckoo_table_impl.h includes it).
+ * A fingerprint is the low bits of its source under `mask`, with 0 (which marks an empty slot) read as 1. Taking
+ * low bits makes a shorter fingerprint the truncation of a longer one (0 -> 1 commutes with truncation), which
+ * lets compaction move items between tables of different f; the price is that the value 1 is twice as likely
+ * as the others, which the error bound accounts for. */
+static inline uint32_t nidus_inline_cuckoo_fingerprint(uint32_t source, uint32_t mask)
+{
+    uint32_t fp = source & mask;
+    return fp | (uint32_t)(fp == 0);
+}
+
+/* The alternate bucket's odd offset from a fingerprint's offset bits o (not 0: read 0 as 1 first), below
+ * 2^(32 - shift): the high bits of (o * 0x9E3779B1) mod 2^32, shift = 32 - reach_log2. */
+static inline uint64_t nidus_inline_cuckoo_offset(uint32_t o, unsigned shift)
+{
+    return ((uint64_t)(uint32_t)(o * UINT32_C(0x9E3779B1)) >> shift) | 1;
+}
+
 /* A hash's fingerprint and two buckets (the library's range placement for a first table). */
 static inline uint32_t nidus_cuckoo_view_locate(const struct nidus_cuckoo_view *v, uint64_t hash, uint64_t *i, uint64_t *j)
 {
-    uint32_t fp = (uint32_t)hash & v->fp_mask;
-    fp |= (uint32_t)(fp == 0);
+    uint32_t fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, v->fp_mask);
     uint64_t a = nidus_inline_mulhi64(hash, v->buckets), l = v->xor_limit;
-    uint64_t r = ((uint64_t)(uint32_t)(fp * UINT32_C(0x9E3779B1)) >> v->offset_shift) | 1;
+    uint64_t r = nidus_inline_cuckoo_offset(fp, v->offset_shift);
     *i = a;
     if (a < l) {
         *j = a ^ r;

@@ -76,14 +76,4 @@ static inline uint64_t nidus_mix64(uint64_t x)
  * from the same hash. Range placement takes the hash's own low bits (cuckoo_table_impl.h). */
 static inline uint32_t nidus_fingerprint_source_mod(uint64_t hash) { return (uint32_t)(nidus_mix64(hash) >> 32); }
 
-/* The f-bit fingerprint: the low f bits of the source, with 0 (which marks an empty slot) mapped to 1.
- * Taking low bits means a shorter fingerprint is the truncation of a longer one (0 -> 1 commutes with
- * truncation), which lets compaction move items between tables of different f. The price is that the value 1
- * is twice as likely as the others; the error bound accounts for it. */
-static inline uint32_t nidus_fingerprint(uint32_t source, uint32_t mask)
-{
-    uint32_t fp = source & mask;
-    return fp | (uint32_t)(fp == 0);
-}
-
 #endif

@@ -81,7 +81,7 @@ nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf)
 /* Moves what it can of bucket i of table k into free slots of tables 0..k-1. A fingerprint in bucket i of table
  * k reduces to bucket floor(i / (m_k / m_j)) of table j under range placement (i mod m_j under mod placement;
  * m_j divides m_k, and the pair of buckets reduces with it: cuckoo_table_impl.h) and to its low f_j bits (0
- * read as 1, as nidus_fingerprint does). Copies of a (pair, fingerprint) with overflow copies stay:
+ * read as 1, as nidus_inline_cuckoo_fingerprint does). Copies of a (pair, fingerprint) with overflow copies stay:
  * a duplicate's overflow count is only meaningful beside at least bucket_size copies in the slots. A slot freed
  * takes back a stash entry of its bucket (so stash entries move down as their pairs make room; the entries
  * themselves stay in their table, which is then not freed). Each fingerprint moves in one step (placed, then
@@ -105,7 +105,7 @@ static uint64_t compact_bucket(nidus_cuckoo *cf, unsigned k, uint64_t i)
             uint64_t to = t->shape.mod_placement ? nidus_fastmod_reduce(&older->bucket_mod, i)
                                                  : i / (t->shape.buckets / older->shape.buckets);
             tries++;
-            if (nidus_table_place_free(older, to, nidus_fingerprint(fp, older->fp_mask))) {
+            if (nidus_table_place_free(older, to, nidus_inline_cuckoo_fingerprint(fp, older->fp_mask))) {
                 nidus_table_take(t, i, fp);
                 nidus_table_stash_refill(t, i); /* a stash entry's pair stays full */
                 break;

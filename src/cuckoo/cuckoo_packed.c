@@ -513,14 +513,12 @@ bool nidus_packed_contains_hash(const nidus_cuckoo *h, uint64_t hash)
     bool mod = (p->layout & NIDUS_PACKED_MOD_PLACEMENT) != 0;
     if (mod) {
         i = hash % m;
-        fp = nidus_fingerprint(nidus_fingerprint_source_mod(hash), mask);
+        fp = nidus_inline_cuckoo_fingerprint(nidus_fingerprint_source_mod(hash), mask);
     } else {
         i = nidus_range_reduce(hash, m);
-        fp = nidus_fingerprint((uint32_t)hash, mask);
+        fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, mask);
     }
-    uint32_t o = fp & mask;
-    uint32_t x = (o | (uint32_t)(o == 0)) * UINT32_C(0x9E3779B1);
-    uint64_t r = ((uint64_t)x >> (32 - NIDUS_REACH_LOG2)) | 1;
+    uint64_t r = nidus_inline_cuckoo_offset(fp, 32u - NIDUS_REACH_LOG2); /* offset bits: all of fp, never 0 */
     if (r >= m) /* both below 2^16: a 32-bit division */
         r = (uint32_t)r % (uint32_t)m;
     uint64_t j = nidus_table_alt_by(i, r, m);

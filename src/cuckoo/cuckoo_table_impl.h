@@ -33,6 +33,7 @@
 #include "cuckoo_table.h"
 #include "hash_impl.h"
 #include "isa_impl.h"
+#include "nidus/inline_cuckoo.h"
 #include "semisort.h"
 
 /* The primary bucket of hash h among m under range placement: floor(h * m / 2^64). */
@@ -46,22 +47,21 @@ static inline void nidus_table_locate(const nidus_table *t, uint64_t hash, uint6
 {
     if (t->shape.mod_placement) {
         *bucket = nidus_fastmod_reduce(&t->bucket_mod, hash);
-        *fp = nidus_fingerprint(nidus_fingerprint_source_mod(hash), t->fp_mask);
+        *fp = nidus_inline_cuckoo_fingerprint(nidus_fingerprint_source_mod(hash), t->fp_mask);
     } else {
         *bucket = nidus_range_reduce(hash, t->shape.buckets);
-        *fp = nidus_fingerprint((uint32_t)hash, t->fp_mask);
+        *fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, t->fp_mask);
     }
 }
 
 /* The offset comes from the fingerprint's low offset_bits, with 0 read as 1 just as a fingerprint of 0 is
  * stored as 1: then a table with longer fingerprints, whose fp truncates to this one's, offsets identically,
- * which is what compaction needs (see nidus_fingerprint). Reduced modulo bucket_mod's divisor (the first
+ * which is what compaction needs (see nidus_inline_cuckoo_fingerprint). Reduced modulo bucket_mod's divisor (the first
  * table's buckets, or this table's under mod placement) when that is below the reach. */
 static inline uint64_t nidus_table_offset(const nidus_table *t, uint32_t fp)
 {
     uint32_t o = fp & t->offset_mask;
-    uint32_t x = (o | (uint32_t)(o == 0)) * UINT32_C(0x9E3779B1);
-    uint64_t r = ((uint64_t)x >> (32 - t->shape.reach_log2)) | 1;
+    uint64_t r = nidus_inline_cuckoo_offset(o | (uint32_t)(o == 0), 32u - t->shape.reach_log2);
     if (r >= t->bucket_mod.d) /* only tables smaller than the reach */
         r = nidus_fastmod_reduce(&t->bucket_mod, r);
     return r;
@@ -358,9 +358,9 @@ static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64
 static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate(const nidus_table *t, uint64_t hash,
                                                                               uint64_t *i, uint64_t *j)
 {
-    uint32_t fp = nidus_fingerprint((uint32_t)hash, t->fp_mask);
+    uint32_t fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, t->fp_mask);
     *i = nidus_range_reduce(hash, t->shape.buckets);
-    uint64_t r = ((uint64_t)(fp * UINT32_C(0x9E3779B1)) >> t->offset_shift) | 1;
+    uint64_t r = nidus_inline_cuckoo_offset(fp, t->offset_shift);
     if (t->offset_wraps) /* a table smaller than the reach: a per-table constant, so a predicted branch */
         r = nidus_fastmod_reduce(&t->bucket_mod, r);
     *j = nidus_range_alt0(t, *i, r, t->shape.buckets);

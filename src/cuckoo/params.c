@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "params.h"
+#include "nidus/inline_cuckoo.h"
 
 #include <math.h>
 #include <string.h>
@@ -115,8 +116,7 @@ static bool offsets_degenerate(uint64_t m, unsigned f)
     memset(seen, 0, (size_t)(m / 16 + 1));
     uint64_t distinct = 0;
     for (uint32_t o = 0; o < (UINT32_C(1) << f) && distinct < enough; o++) {
-        uint32_t x = (o | (uint32_t)(o == 0)) * UINT32_C(0x9E3779B1); /* as nidus_table_offset */
-        uint64_t r = ((uint64_t)x >> (32 - NIDUS_REACH_LOG2)) | 1;
+        uint64_t r = nidus_inline_cuckoo_offset(o | (uint32_t)(o == 0), 32u - NIDUS_REACH_LOG2); /* as nidus_table_offset */
         if (r >= m)
             r %= m;
         uint64_t d = r < m - r ? r : m - r;

@@ -14,7 +14,7 @@
 double nidus_cuckoo_design_load(unsigned bucket_size, unsigned fp_bits, unsigned max_kicks);
 
 /* Probability that a lookup of an absent key matches some fingerprint when all 2b slots of its buckets are
- * occupied: 2b times the chance that two fingerprints drawn as nidus_fingerprint draws them are equal,
+ * occupied: 2b times the chance that two fingerprints drawn as nidus_inline_cuckoo_fingerprint draws them are equal,
  * (2^f + 2) / 4^f (the value 1 is twice as likely as the others). */
 double nidus_cuckoo_error_bound(unsigned bucket_size, unsigned fp_bits);
 

@@ -63,7 +63,7 @@ static inline uint32_t value_of(const nidus_window *w, uint32_t fp, unsigned s) 
 static inline void locate(const nidus_window *w, uint64_t hash, uint64_t *i, uint32_t *fp)
 {
     *i = nidus_range_reduce(hash, w->table.shape.buckets);
-    *fp = nidus_fingerprint((uint32_t)hash, w->fp_mask);
+    *fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, w->fp_mask);
 }
 
 /* Whether bucket i holds fp with an age in `mask` (count: how many). A SWAR compare of the fingerprint bits

@@ -478,7 +478,7 @@ static void find_groups(wrun *R)
         prop_keybuf k = prop_key(R->salt, id);
         uint64_t h = nidus_hash(k.b, k.n, R->params.seed);
         uint64_t i = nidus_range_reduce(h, w->table.shape.buckets);
-        uint32_t fp = nidus_fingerprint((uint32_t)h, w->fp_mask);
+        uint32_t fp = nidus_inline_cuckoo_fingerprint((uint32_t)h, w->fp_mask);
         uint64_t j = nidus_table_alt(&w->table, i, fp);
         g[2 * id] = (i < j ? i : j) << 29 | fp;
         g[2 * id + 1] = id;
