@@ -112,21 +112,33 @@ static inline uint8_t *nidus_inline_bloom_block(const nidus_inline_bloom_view *v
 #define NIDUS_INLINE_BLOOM_PROBES 0 /* library calls */
 #endif
 
-#if NIDUS_INLINE_BLOOM_PROBES == 2
+/* The AVX2 probes are the caller's when its target has AVX2. The library, built for its target's baseline,
+ * compiles these same functions into its x86-64-v3 copy of the Bloom kernels: it defines
+ * NIDUS_INLINE_BLOOM_AVX2 as its AVX2 target attribute before including this header. */
+#if NIDUS_INLINE_BLOOM_PROBES == 2 && !defined(NIDUS_INLINE_BLOOM_AVX2)
+#define NIDUS_INLINE_BLOOM_AVX2
+#endif
+
+#ifdef NIDUS_INLINE_BLOOM_AVX2
 #include <immintrin.h>
 
-/* The key's bit in each of the block's eight words, as two 4-word masks: field w of v = hash * C is bits
- * [16 + 6w, 22 + 6w), moved to the top by a left shift and down by 58. */
-static inline void nidus_inline_bloom_masks(uint64_t hash, __m256i *lo, __m256i *hi)
+/* The key's bit in each of a block's eight words as two 4-word masks, from v (hash * C for the eight bits the
+ * view promises): field w of v is bits [16 + 6w, 22 + 6w), moved to the top by a left shift and down by 58. */
+static inline NIDUS_INLINE_BLOOM_AVX2 void nidus_inline_bloom_masks_of(uint64_t v, __m256i *lo, __m256i *hi)
 {
     const __m256i one = _mm256_set1_epi64x(1);
-    __m256i v = _mm256_set1_epi64x((long long)(hash * UINT64_C(0x9E3779B97F4A7C15)));
-    *lo = _mm256_sllv_epi64(one, _mm256_srli_epi64(_mm256_sllv_epi64(v, _mm256_setr_epi64x(42, 36, 30, 24)), 58));
-    *hi = _mm256_sllv_epi64(one, _mm256_srli_epi64(_mm256_sllv_epi64(v, _mm256_setr_epi64x(18, 12, 6, 0)), 58));
+    __m256i vv = _mm256_set1_epi64x((long long)v);
+    *lo = _mm256_sllv_epi64(one, _mm256_srli_epi64(_mm256_sllv_epi64(vv, _mm256_setr_epi64x(42, 36, 30, 24)), 58));
+    *hi = _mm256_sllv_epi64(one, _mm256_srli_epi64(_mm256_sllv_epi64(vv, _mm256_setr_epi64x(18, 12, 6, 0)), 58));
+}
+
+static inline NIDUS_INLINE_BLOOM_AVX2 void nidus_inline_bloom_masks(uint64_t hash, __m256i *lo, __m256i *hi)
+{
+    nidus_inline_bloom_masks_of(hash * UINT64_C(0x9E3779B97F4A7C15), lo, hi);
 }
 
 /* A lookup needs no masks: each word shifted right by its field, the low bits of the eight results all set. */
-static inline bool nidus_inline_bloom_probe(const uint8_t *block, uint64_t hash)
+static inline NIDUS_INLINE_BLOOM_AVX2 bool nidus_inline_bloom_probe(const uint8_t *block, uint64_t hash)
 {
     __m256i v = _mm256_set1_epi64x((long long)(hash * UINT64_C(0x9E3779B97F4A7C15))), six = _mm256_set1_epi64x(63);
     __m256i c0 = _mm256_and_si256(_mm256_srlv_epi64(v, _mm256_setr_epi64x(16, 22, 28, 34)), six);
@@ -137,16 +149,22 @@ static inline bool nidus_inline_bloom_probe(const uint8_t *block, uint64_t hash)
     return _mm256_testc_si256(low, _mm256_set1_epi64x(1));
 }
 
-static inline bool nidus_inline_bloom_set(uint8_t *block, uint64_t hash)
+/* Sets the bits of masks lo, hi in the block; returns whether one was unset. */
+static inline NIDUS_INLINE_BLOOM_AVX2 bool nidus_inline_bloom_set_masks(uint8_t *block, __m256i lo, __m256i hi)
 {
-    __m256i lo, hi;
-    nidus_inline_bloom_masks(hash, &lo, &hi);
     __m256i b0 = _mm256_loadu_si256((const __m256i *)(void *)block);
     __m256i b1 = _mm256_loadu_si256((const __m256i *)(void *)(block + 32));
     __m256i missing = _mm256_or_si256(_mm256_andnot_si256(b0, lo), _mm256_andnot_si256(b1, hi));
     _mm256_storeu_si256((__m256i *)(void *)block, _mm256_or_si256(b0, lo));
     _mm256_storeu_si256((__m256i *)(void *)(block + 32), _mm256_or_si256(b1, hi));
     return !_mm256_testz_si256(missing, missing);
+}
+
+static inline NIDUS_INLINE_BLOOM_AVX2 bool nidus_inline_bloom_set(uint8_t *block, uint64_t hash)
+{
+    __m256i lo, hi;
+    nidus_inline_bloom_masks(hash, &lo, &hi);
+    return nidus_inline_bloom_set_masks(block, lo, hi);
 }
 #elif NIDUS_INLINE_BLOOM_PROBES == 1
 /* Whether every bit of the key is set: each word shifted right by its bit, the lowest bits ANDed. */

@@ -6,9 +6,8 @@
 
 #include "alloc.h"
 #include "bloom_block_impl.h"
-#include "bloom_fast_impl.h"
 #include "bloom_filter.h"
-#include "bloom_simd.h"
+#include "bloom_kernels.h"
 #include "bloom_sizing.h"
 #include "file_io.h"
 #include "hash_impl.h"
@@ -229,178 +228,129 @@ bool nidus_bloom_dispatch_is_current(const nidus_bloom *bf) { return bf->tag == 
 bool nidus_bloom_is_read_only(const nidus_bloom *bf) { return bf->read_only; }
 bool nidus_bloom_loading(const nidus_bloom *bf) { return nidus_bloom_loader(bf) != NULL; }
 
-/* The portable split probes, out of line: the callers' common path stays a few instructions. */
-__attribute__((noinline)) static bool split_has_portable(const uint8_t *block, uint64_t x, unsigned k)
-{
-    return nidus_split_has(block, x, k);
-}
-
-__attribute__((noinline)) static bool split_set_portable(uint8_t *block, uint64_t x, unsigned k)
-{
-    return nidus_split_set(block, x, k);
-}
-
-/* The same for the fast case's k (the compiler unrolls the one round). */
-static bool split_has8_portable(const uint8_t *block, uint64_t x) { return nidus_split_has(block, x, NIDUS_SPLIT_FAST_K); }
-static bool split_set8_portable(uint8_t *block, uint64_t x) { return nidus_split_set(block, x, NIDUS_SPLIT_FAST_K); }
-
-/* A split layer's probes (general path), with AVX2 where the filter chose the v3 copy. */
-static inline bool split_has(const nidus_bloom *bf, const nidus_bloom_layer *l, uint64_t x)
-{
-    const uint8_t *block = l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES;
-#if NIDUS_HAVE_ISA_V3
-    if (nidus_bloom_isa(bf) == NIDUS_ISA_V3)
-        return nidus_split_has_avx2(block, x, l->k);
-#else
-    (void)bf;
-#endif
-    return split_has_portable(block, x, l->k);
-}
-
-static inline bool split_set(const nidus_bloom *bf, nidus_bloom_layer *l, uint64_t x)
-{
-    uint8_t *block = l->data + nidus_reduce(x, l->size) * NIDUS_BLOCK_BYTES;
-#if NIDUS_HAVE_ISA_V3
-    if (nidus_bloom_isa(bf) == NIDUS_ISA_V3)
-        return nidus_split_set_avx2(block, x, l->k);
-#else
-    (void)bf;
-#endif
-    return split_set_portable(block, x, l->k);
-}
-
-static bool layer_has(const nidus_bloom *bf, const nidus_bloom_layer *l, unsigned i, uint64_t hash)
-{
-    uint64_t x = nidus_layer_hash(hash, i);
-    switch (l->layout) {
-    case NIDUS_LAYER_SPLIT:
-        return split_has(bf, l, x);
-    case NIDUS_LAYER_PLAIN:
-        NIDUS_FOR_EACH_PLAIN_BIT(x, l->size, l->k, {
-            if (!nidus_plain_get(l->data, bit))
-                return false;
-        });
-        return true;
-    default: {
-        nidus_probe p = nidus_probe_of(hash, i, l->size);
-        uint64_t mask[8];
-        nidus_bloom_mask(&p, l->k, mask);
-        return nidus_bloom_block_has(l->data + p.block * NIDUS_BLOCK_BYTES, mask);
-    }
-    }
-}
-
-/* Sets the key's probes in the layer; returns whether any was unset. Inlined into each add path (a call in the
- * one-layer add cost it 16 more instructions a key, callgrind). */
-static inline __attribute__((always_inline)) bool layer_set(const nidus_bloom *bf, nidus_bloom_layer *l, unsigned i,
-                                                            uint64_t hash)
-{
-    uint64_t x = nidus_layer_hash(hash, i);
-    switch (l->layout) {
-    case NIDUS_LAYER_SPLIT:
-        return split_set(bf, l, x);
-    case NIDUS_LAYER_PLAIN: {
-        bool fresh = false;
-        NIDUS_FOR_EACH_PLAIN_BIT(x, l->size, l->k, fresh |= nidus_plain_set(l->data, bit));
-        return fresh;
-    }
-    default: {
-        nidus_probe p = nidus_probe_of(hash, i, l->size);
-        uint64_t mask[8];
-        nidus_bloom_mask(&p, l->k, mask);
-        return nidus_bloom_block_set(l->data + p.block * NIDUS_BLOCK_BYTES, mask);
-    }
-    }
-}
-
-/* A filter with `more`: loading, grown or mapped (apart, so that the one-layer case needs no stack frame). */
-__attribute__((noinline)) static bool contains_layers(const nidus_bloom *bf, uint64_t hash)
-{
-    if (bf->more->loader)
-        return false;
-    if (layer_has(bf, &bf->first, 0, hash))
-        return true;
-    const nidus_bloom_layer *rest = bf->more->layers;
-    for (unsigned i = 1; i < bf->nlayers; i++)
-        if (layer_has(bf, &rest[i - 1], i, hash))
-            return true;
-    return false;
-}
-
-/* Every case but one split layer: kept out of line, so the common case pays no stack frame for it. */
-__attribute__((noinline)) bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash)
-{
-    if (!bf->more) /* one layer, not loading: a compact filter's every lookup */
-        return layer_has(bf, &bf->first, 0, hash);
-    return contains_layers(bf, hash);
-}
-
-__attribute__((noinline)) bool nidus_bloom_contains_key_any(const nidus_bloom *bf, const void *key, size_t len)
-{
-    return nidus_bloom_contains_any(bf, nidus_bloom_hash(bf, key, len));
-}
-
-/* The baseline copies of the entry points' fast case (the v3 ones are in bloom_simd.c). */
-static bool contains_hash_base(const nidus_bloom *bf, uint64_t hash)
-{
-    return nidus_bloom_fast_contains_hash(bf, hash, split_has8_portable);
-}
-
-static bool contains_key_base(const nidus_bloom *bf, const void *key, size_t len)
-{
-    return nidus_bloom_fast_contains_key(bf, key, len, split_has8_portable);
-}
-
-static nidus_status add_hash_base(nidus_bloom *bf, uint64_t hash, bool *added)
-{
-    return nidus_bloom_fast_add_hash(bf, hash, added, split_set8_portable);
-}
-
-static nidus_status add_key_base(nidus_bloom *bf, const void *key, size_t len, bool *added)
-{
-    return nidus_bloom_fast_add_key(bf, key, len, added, split_set8_portable);
-}
-
-#if NIDUS_HAVE_ISA_V3
-#define V3(fn) nidus_bloom_##fn##_v3
-#else
-#define V3(fn) fn##_base /* no v3 copy: the state never has NIDUS_BLOOM_STATE_V3 */
-#endif
-
-/* The one dispatch point: each entry point takes the function its table holds for the filter's state, chosen
- * when the state last changed (nidus_bloom_refresh_dispatch). Indexed by NIDUS_BLOOM_STATE_* bits; ADD without
- * LOOKUP is never made. */
-#define BY_STATE(general, base, v3, base_add, v3_add)                                                          \
-    {general, base, general, base_add, general, v3, general, v3_add}
-
-static bool (*const contains_hash_by_state[NIDUS_BLOOM_STATES])(const nidus_bloom *, uint64_t) = BY_STATE(
-    nidus_bloom_contains_any, contains_hash_base, V3(contains_hash), contains_hash_base, V3(contains_hash));
-static bool (*const contains_key_by_state[NIDUS_BLOOM_STATES])(const nidus_bloom *, const void *, size_t) = BY_STATE(
-    nidus_bloom_contains_key_any, contains_key_base, V3(contains_key), contains_key_base, V3(contains_key));
-static nidus_status (*const add_hash_by_state[NIDUS_BLOOM_STATES])(nidus_bloom *, uint64_t, bool *) = BY_STATE(
-    nidus_bloom_add_any, nidus_bloom_add_any, nidus_bloom_add_any, add_hash_base, V3(add_hash));
-static nidus_status (*const add_key_by_state[NIDUS_BLOOM_STATES])(nidus_bloom *, const void *, size_t, bool *) = BY_STATE(
-    nidus_bloom_add_key_any, nidus_bloom_add_key_any, nidus_bloom_add_key_any, add_key_base, V3(add_key));
+/* The one dispatch point: each entry point is one switch on the filter's dispatch state, chosen when the state last
+ * changed (nidus_bloom_refresh_dispatch), and a tail call into the copy of the kernels it names (bloom_kernels.h):
+ * the fast case (LOOKUP; adds LOOKUP | ADD) or the general path, baseline or x86-64-v3 (V3). */
+#define LOOKUP NIDUS_BLOOM_STATE_LOOKUP
+#define ADD NIDUS_BLOOM_STATE_ADD
+#define V3 NIDUS_BLOOM_STATE_V3
 
 bool nidus_bloom_contains_hash(const nidus_bloom *bf, uint64_t hash)
 {
-    return contains_hash_by_state[nidus_bloom_state(bf)](bf, hash);
+    switch (nidus_bloom_state(bf)) {
+    case LOOKUP:
+    case LOOKUP | ADD:
+        return nidus_bloom_kernel_contains_hash_base(bf, hash);
+#if NIDUS_HAVE_ISA_V3
+    case V3 | LOOKUP:
+    case V3 | LOOKUP | ADD:
+        return nidus_bloom_kernel_contains_hash_v3(bf, hash);
+    case V3:
+        return nidus_bloom_kernel_contains_any_v3(bf, hash);
+#endif
+    }
+    return nidus_bloom_kernel_contains_any_base(bf, hash);
 }
 
 bool nidus_bloom_contains(const nidus_bloom *bf, const void *key, size_t len)
 {
-    return contains_key_by_state[nidus_bloom_state(bf)](bf, key, len);
+    switch (nidus_bloom_state(bf)) {
+    case LOOKUP:
+    case LOOKUP | ADD:
+        return nidus_bloom_kernel_contains_key_base(bf, key, len);
+#if NIDUS_HAVE_ISA_V3
+    case V3 | LOOKUP:
+    case V3 | LOOKUP | ADD:
+        return nidus_bloom_kernel_contains_key_v3(bf, key, len);
+    case V3:
+        return nidus_bloom_kernel_contains_key_any_v3(bf, key, len);
+#endif
+    }
+    return nidus_bloom_kernel_contains_key_any_base(bf, key, len);
 }
 
 nidus_status nidus_bloom_add_hash(nidus_bloom *bf, uint64_t hash, bool *added)
 {
-    return add_hash_by_state[nidus_bloom_state(bf)](bf, hash, added);
+    switch (nidus_bloom_state(bf)) {
+    case LOOKUP | ADD:
+        return nidus_bloom_kernel_add_hash_base(bf, hash, added);
+#if NIDUS_HAVE_ISA_V3
+    case V3 | LOOKUP | ADD:
+        return nidus_bloom_kernel_add_hash_v3(bf, hash, added);
+    case V3:
+    case V3 | LOOKUP:
+        return nidus_bloom_kernel_add_any_v3(bf, hash, added);
+#endif
+    }
+    return nidus_bloom_kernel_add_any_base(bf, hash, added);
 }
 
 nidus_status nidus_bloom_add(nidus_bloom *bf, const void *key, size_t len, bool *added)
 {
-    return add_key_by_state[nidus_bloom_state(bf)](bf, key, len, added);
+    switch (nidus_bloom_state(bf)) {
+    case LOOKUP | ADD:
+        return nidus_bloom_kernel_add_key_base(bf, key, len, added);
+#if NIDUS_HAVE_ISA_V3
+    case V3 | LOOKUP | ADD:
+        return nidus_bloom_kernel_add_key_v3(bf, key, len, added);
+    case V3:
+    case V3 | LOOKUP:
+        return nidus_bloom_kernel_add_key_any_v3(bf, key, len, added);
+#endif
+    }
+    return nidus_bloom_kernel_add_key_any_base(bf, key, len, added);
 }
+
+/* Batches: the fast case's loop while it holds (adds: until the layer is full), then one at a time. */
+nidus_status nidus_bloom_add_many_hash(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh, size_t *done)
+{
+    size_t k = 0;
+    switch (nidus_bloom_state(bf)) {
+    case LOOKUP | ADD:
+        k = nidus_bloom_kernel_add_many_base(bf, hashes, n, fresh);
+        break;
+#if NIDUS_HAVE_ISA_V3
+    case V3 | LOOKUP | ADD:
+        k = nidus_bloom_kernel_add_many_v3(bf, hashes, n, fresh);
+        break;
+#endif
+    }
+    for (; k < n; k++) { /* past the fast case (a full layer, growth, a view...): one at a time */
+        nidus_status st = nidus_bloom_add_hash(bf, hashes[k], fresh ? &fresh[k] : NULL);
+        if (st) {
+            if (done)
+                *done = k;
+            return st;
+        }
+    }
+    if (done)
+        *done = n;
+    return NIDUS_OK;
+}
+
+void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *out)
+{
+    switch (nidus_bloom_state(bf)) {
+    case LOOKUP:
+    case LOOKUP | ADD:
+        nidus_bloom_kernel_contains_many_base(bf, hashes, n, out);
+        return;
+#if NIDUS_HAVE_ISA_V3
+    case V3 | LOOKUP:
+    case V3 | LOOKUP | ADD:
+        nidus_bloom_kernel_contains_many_v3(bf, hashes, n, out);
+        return;
+    case V3:
+        nidus_bloom_kernel_contains_many_any_v3(bf, hashes, n, out);
+        return;
+#endif
+    }
+    nidus_bloom_kernel_contains_many_any_base(bf, hashes, n, out);
+}
+
+#undef LOOKUP
+#undef ADD
+#undef V3
 
 static uint64_t layers_memory(const nidus_bloom *bf)
 {
@@ -410,7 +360,7 @@ static uint64_t layers_memory(const nidus_bloom *bf)
     return n;
 }
 
-static nidus_status grow(nidus_bloom *bf)
+nidus_status nidus_bloom_grow(nidus_bloom *bf)
 {
     if (bf->expansion == 0)
         return NIDUS_ERR_FULL;
@@ -442,143 +392,6 @@ static nidus_status grow(nidus_bloom *bf)
     bf->nlayers++;
     nidus_bloom_refresh_dispatch(bf);
     return NIDUS_OK;
-}
-
-/* Adds to the newest layer `l` (number `last`), growing first when it is full and the key is not in it. */
-static inline nidus_status add_to_newest(nidus_bloom *bf, nidus_bloom_layer *l, unsigned last, uint64_t hash,
-                                         bool *added)
-{
-    if (l->items >= l->capacity) {
-        if (layer_has(bf, l, last, hash))
-            return NIDUS_OK;
-        nidus_status st = grow(bf);
-        if (st)
-            return st;
-        last = bf->nlayers - 1u;
-        l = nidus_bloom_layer_at(bf, last);
-    }
-    /* setting the newest layer's probes tells whether the key was there: any bit that was unset */
-    if (layer_set(bf, l, last, hash)) {
-        l->items++;
-        if (added)
-            *added = true;
-    }
-    return NIDUS_OK;
-}
-
-/* A filter with `more`: loading, grown or mapped. */
-__attribute__((noinline)) static nidus_status add_layers(nidus_bloom *bf, uint64_t hash, bool *added)
-{
-    if (bf->more->loader)
-        return NIDUS_ERR_READ_ONLY;
-    unsigned last = bf->nlayers - 1u;
-    if (last == 0) /* not reached: a one-layer filter with `more` is loading or a (read-only) view */
-        return add_to_newest(bf, &bf->first, 0, hash, added);
-    if (layer_has(bf, &bf->first, 0, hash))
-        return NIDUS_OK;
-    nidus_bloom_layer *rest = bf->more->layers;
-    for (unsigned i = 1; i < last; i++)
-        if (layer_has(bf, &rest[i - 1], i, hash))
-            return NIDUS_OK;
-    return add_to_newest(bf, &rest[last - 1], last, hash, added);
-}
-
-/* A filter without `more`: one layer, not loading (a compact filter's every add). */
-__attribute__((noinline)) static nidus_status add_first(nidus_bloom *bf, uint64_t hash, bool *added)
-{
-    return add_to_newest(bf, &bf->first, 0, hash, added);
-}
-
-/* Two tail calls, no stack frame: each case saves only the registers it uses. */
-__attribute__((noinline)) nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added)
-{
-    if (added)
-        *added = false;
-    if (bf->read_only)
-        return NIDUS_ERR_READ_ONLY;
-    return bf->more ? add_layers(bf, hash, added) : add_first(bf, hash, added);
-}
-
-__attribute__((noinline)) nidus_status nidus_bloom_add_key_any(nidus_bloom *bf, const void *key, size_t len, bool *added)
-{
-    return nidus_bloom_add_any(bf, nidus_bloom_hash(bf, key, len), added);
-}
-
-#define AHEAD NIDUS_BLOOM_AHEAD
-
-/* The block of a blocked layer that a hash probes. */
-static uint64_t layer_block(const nidus_bloom_layer *l, unsigned i, uint64_t hash)
-{
-    return l->layout == NIDUS_LAYER_SPLIT ? nidus_reduce(nidus_layer_hash(hash, i), l->size)
-                                          : nidus_probe_of(hash, i, l->size).block;
-}
-
-__attribute__((noinline)) static void contains_many_base(const nidus_bloom *bf, const uint64_t *hashes, size_t n,
-                                                          bool *out)
-{
-    nidus_bloom_fast_contains_many(bf, hashes, n, out, split_has8_portable);
-}
-
-__attribute__((noinline)) static size_t add_many_base(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh)
-{
-    return nidus_bloom_fast_add_many(bf, hashes, n, fresh, split_set8_portable);
-}
-
-nidus_status nidus_bloom_add_many_hash(nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *fresh, size_t *done)
-{
-    size_t k = 0;
-    unsigned state = nidus_bloom_state(bf);
-#if NIDUS_HAVE_ISA_V3
-    if (state == (NIDUS_BLOOM_STATE_LOOKUP | NIDUS_BLOOM_STATE_ADD | NIDUS_BLOOM_STATE_V3))
-        k = nidus_bloom_add_many_v3(bf, hashes, n, fresh);
-#endif
-    if (state == (NIDUS_BLOOM_STATE_LOOKUP | NIDUS_BLOOM_STATE_ADD))
-        k = add_many_base(bf, hashes, n, fresh);
-    for (; k < n; k++) { /* past the fast case (a full layer, growth, a view...): one at a time */
-        nidus_status st = nidus_bloom_add_hash(bf, hashes[k], fresh ? &fresh[k] : NULL);
-        if (st) {
-            if (done)
-                *done = k;
-            return st;
-        }
-    }
-    if (done)
-        *done = n;
-    return NIDUS_OK;
-}
-
-void nidus_bloom_contains_many_hash(const nidus_bloom *bf, const uint64_t *hashes, size_t n, bool *out)
-{
-    if (nidus_bloom_state(bf) & NIDUS_BLOOM_STATE_LOOKUP) {
-#if NIDUS_HAVE_ISA_V3
-        if (nidus_bloom_state(bf) & NIDUS_BLOOM_STATE_V3) {
-            nidus_bloom_contains_many_v3(bf, hashes, n, out);
-            return;
-        }
-#endif
-        contains_many_base(bf, hashes, n, out);
-        return;
-    }
-    for (size_t k = 0; k < n; k++)
-        out[k] = false;
-    if (nidus_bloom_loader(bf))
-        return;
-    for (unsigned i = 0; i < bf->nlayers; i++) {
-        const nidus_bloom_layer *l = nidus_bloom_layer_at(bf, i);
-        if (l->layout == NIDUS_LAYER_PLAIN) { /* k lines a key: its own probes overlap already */
-            for (size_t k = 0; k < n; k++)
-                out[k] = out[k] || layer_has(bf, l, i, hashes[k]);
-            continue;
-        }
-        /* the blocks of the keys AHEAD places on are requested while this one is checked */
-        for (size_t k = 0; k < n && k < AHEAD; k++)
-            nidus_block_prefetch(l->data, layer_block(l, i, hashes[k]));
-        for (size_t k = 0; k < n; k++) {
-            if (k + AHEAD < n)
-                nidus_block_prefetch(l->data, layer_block(l, i, hashes[k + AHEAD]));
-            out[k] = out[k] || layer_has(bf, l, i, hashes[k]);
-        }
-    }
 }
 
 nidus_status nidus_bloom_clear(nidus_bloom *bf)

@@ -13,7 +13,6 @@
 #include "alloc.h"
 #include "bloom_block_impl.h"
 #include "bloom_filter.h"
-#include "bloom_simd.h"
 #include "bloom_sizing.h"
 #include "file_io.h"
 

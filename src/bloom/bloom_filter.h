@@ -42,10 +42,10 @@ struct nidus_bloom_more {
     nidus_bloom_layer layers[]; /* layers 1 .. nlayers - 1 */
 };
 
-/* The dispatch state, in the low bits of the filter's tag (nidus_bloom_refresh_dispatch): which copy of the entry
- * points every call takes. LOOKUP: one split layer of k = 8, not loading; ADD: that and writable (adds still
- * check the layer's room); V3: the x86-64-v3 copy (isa_impl.h). Entry points index tables by it
- * (NIDUS_BLOOM_STATES entries). With the view version above it, the tag is what nidus/inline_bloom.h reads: the
+/* The dispatch state, in the low bits of the filter's tag (nidus_bloom_refresh_dispatch): which kernel every call
+ * takes (bloom_kernels.h). LOOKUP: one split layer of k = 8, not loading; ADD: that and writable (adds still
+ * check the layer's room); V3: the x86-64-v3 copy (isa_impl.h). Each entry point in bloom.c is one switch on it,
+ * the only code that reads it. With the view version above it, the tag is what nidus/inline_bloom.h reads: the
  * LOOKUP and LOOKUP|ADD states (either copy) are its two tags, every other state a tag it does not know. */
 enum { NIDUS_BLOOM_STATE_LOOKUP = 1, NIDUS_BLOOM_STATE_ADD = 2, NIDUS_BLOOM_STATE_V3 = 4, NIDUS_BLOOM_STATES = 8 };
 #define NIDUS_BLOOM_TAG_V1 UINT32_C(0x4E420100) /* view version 1; the state in the low 3 bits */
@@ -73,12 +73,6 @@ struct nidus_bloom {
 };
 
 static inline uint64_t nidus_bloom_seed(const nidus_bloom *bf) { return nidus_hash8_flip_seed(bf->hash8_flip); }
-
-/* NIDUS_ISA_*: the compiled copy of the probes this CPU runs (isa_impl.h), chosen at creation or load. */
-static inline unsigned nidus_bloom_isa(const nidus_bloom *bf)
-{
-    return bf->tag & NIDUS_BLOOM_STATE_V3 ? NIDUS_ISA_V3 : NIDUS_ISA_BASE;
-}
 
 /* The filter's dispatch state (NIDUS_BLOOM_STATE_* bits). */
 static inline unsigned nidus_bloom_state(const nidus_bloom *bf) { return bf->tag & (NIDUS_BLOOM_STATES - 1u); }
@@ -145,12 +139,9 @@ nidus_bloom *nidus_bloom_alloc_struct(const nidus_allocator *a, const nidus_bloo
 nidus_status nidus_bloom_layer_alloc(nidus_bloom_layer *l, const nidus_allocator *a);
 void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a);
 
-/* The entry points of every state without a fast case, and of the fast cases' exceptions (keys outside 4-16
- * bytes, a full layer): out of line, so the fast case needs no stack frame. */
-bool nidus_bloom_contains_any(const nidus_bloom *bf, uint64_t hash);
-nidus_status nidus_bloom_add_any(nidus_bloom *bf, uint64_t hash, bool *added);
-bool nidus_bloom_contains_key_any(const nidus_bloom *bf, const void *key, size_t len);
-nidus_status nidus_bloom_add_key_any(nidus_bloom *bf, const void *key, size_t len, bool *added);
+/* Adds a layer for growth, if expansion, max_layers and max_memory allow (NIDUS_ERR_FULL, NIDUS_ERR_LIMIT_TABLES,
+ * NIDUS_ERR_LIMIT_MEMORY, NIDUS_ERR_TOO_LARGE, NIDUS_ERR_NO_MEMORY; the filter unchanged), and redispatches. */
+nidus_status nidus_bloom_grow(nidus_bloom *bf);
 
 void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a);
 

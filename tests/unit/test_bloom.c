@@ -9,7 +9,7 @@
 
 #include "bloom_block_impl.h"
 #include "bloom_filter.h"
-#include "bloom_simd.h"
+#include "bloom_kernels.h"
 #include "bloom_fixtures_v1.h"
 
 static uint64_t h_of(const char *ns, uint64_t i)
@@ -641,11 +641,11 @@ static void test_split_probes_agree_across_isas(void **state)
         memset(b, 0, sizeof b);
         for (int step = 0; step < 4000; step++) {
             uint64_t x = test_splitmix(&rng);
-            assert_int_equal(nidus_split_has(a, x, k), nidus_split_has_avx2(a, x, k));
+            assert_int_equal(nidus_split_has(a, x, k), nidus_bloom_split_has_v3(a, x, k));
             if (step % 3 == 0 && step < 400) { /* fill the block gradually, so answers go both ways */
-                assert_int_equal(nidus_split_set(a, x, k), nidus_split_set_avx2(b, x, k));
+                assert_int_equal(nidus_split_set(a, x, k), nidus_bloom_split_set_v3(b, x, k));
                 assert_memory_equal(a, b, sizeof a);
-                assert_true(nidus_split_has_avx2(a, x, k));
+                assert_true(nidus_bloom_split_has_v3(a, x, k));
             }
         }
     }
@@ -661,7 +661,7 @@ static unsigned fast_state(const nidus_bloom *bf)
     return nidus_bloom_state(bf) & (NIDUS_BLOOM_STATE_LOOKUP | NIDUS_BLOOM_STATE_ADD);
 }
 
-/* The entry points' fast case (one split layer of k = 8: bloom_fast_impl.h), in both compiled copies, adds,
+/* The entry points' fast case (one split layer of k = 8: bloom_kernels_impl.h), in both compiled copies, adds,
  * counts and answers exactly what the general path does, by key (1 to 24 bytes: inside and outside the fast
  * case's 4 to 16) and by hash; a k above 8 never takes it. Filter 0 runs the copy this CPU chose, filter 1 the
  * baseline copy, filter 2 the general path alone. */
