@@ -83,8 +83,10 @@ NIDUS_API bool nidus_filter_is_read_only(const nidus_filter *filter);
 /* The 64-bit hash the filter's _hash calls take for `key`, as the kind computes it. */
 NIDUS_API uint64_t nidus_filter_hash(const nidus_filter *filter, const void *key, size_t len);
 
-/* Merges `src` into `dst` by the kind's _merge (nidus_cuckoo_merge, nidus_bloom_merge, nidus_counting_bloom_merge):
- * NIDUS_ERR_INCOMPATIBLE for filters of different kinds or parameters; on any failure dst is unchanged. */
+/* Merges `src` into `dst` by the kind's _merge (nidus_cuckoo_merge, nidus_bloom_merge, nidus_counting_bloom_merge),
+ * whose statuses it returns: NIDUS_ERR_INCOMPATIBLE for filters of different kinds or parameters,
+ * NIDUS_ERR_READ_ONLY for a dst that is a view or loading, NIDUS_ERR_UNSUPPORTED for fuse filters (built once
+ * from their keys); on any failure dst is unchanged. */
 NIDUS_API nidus_status nidus_filter_merge(nidus_filter *dst, const nidus_filter *src);
 
 /* What keeps src from merging into dst, by the kind's _merge_difference, or "kind bloom, not cuckoo" (src's, then
@@ -141,6 +143,32 @@ NIDUS_API nidus_status nidus_filter_decode(const void *buf, size_t len, const ni
 /* The same, read-only, its tables left in `buf`, which must outlive the filter. */
 NIDUS_API nidus_status nidus_filter_view(const void *buf, size_t len, const nidus_allocator *allocator,
                                          nidus_filter **out);
+
+/* ---- chunks (the module's SCANDUMP / LOADCHUNK, the CLI's push and pull) ---- */
+
+/* The chunk at `cursor` of the filter's encoding, by the kind's _dump_chunk (nidus_cuckoo_dump_chunk: cursor 0
+ * gives the header chunk, `*next` the cursor to ask for next, 0 past the last; a filter still loading gives the
+ * chunks it has received). Into `buf` of `cap` bytes (NIDUS_CHUNK_MAX_BYTES + NIDUS_CHUNK_OVERHEAD always
+ * suffice), its length in `*len`. NIDUS_ERR_INVALID_ARGUMENT for a NULL argument or a cursor that is not one,
+ * NIDUS_ERR_TOO_LARGE when `cap` is short, NIDUS_ERR_UNSUPPORTED for a fuse filter (it has no chunks). */
+NIDUS_API nidus_status nidus_filter_dump_chunk(const nidus_filter *filter, uint64_t cursor, void *buf, size_t cap,
+                                               size_t *len, uint64_t *next);
+
+/* Loads one chunk of a filter of `kind` (NIDUS_KIND_CUCKOO, _BLOOM or _COUNTING_BLOOM) by the kind's _load_chunk.
+ * A header chunk needs `*filter` NULL and creates a filter there (`allocator`: its memory and the handle's; NULL:
+ * libc), loading until its last chunk lands: until then lookups answer false, writes fail with
+ * NIDUS_ERR_READ_ONLY, nidus_filter_loading is true and nidus_filter_dump_chunk gives the chunks so far. Later
+ * chunks need the filter the header made. `max_bytes` (nonzero) caps the memory the chunks may ask for, as the
+ * kind's _load_chunk says. Statuses: the kind's (NIDUS_ERR_CORRUPT, NIDUS_ERR_VERSION, NIDUS_ERR_SEQUENCE, a
+ * chunk of another filter or out of order; NIDUS_ERR_LIMIT_MEMORY, NIDUS_ERR_NO_MEMORY); a failed header chunk
+ * leaves `*filter` NULL, a failed later one the filter loading (free it). NIDUS_ERR_INVALID_ARGUMENT for a NULL
+ * argument or a `*filter` of another kind, NIDUS_ERR_UNSUPPORTED for NIDUS_KIND_FUSE. Whether the filter or the
+ * typed handle under it is replaced on the last chunk is the library's business: read the typed handle anew. */
+NIDUS_API nidus_status nidus_filter_load_chunk(nidus_filter **filter, nidus_kind kind, const void *chunk, size_t len,
+                                               uint64_t max_bytes, const nidus_allocator *allocator);
+
+/* True while a filter made by nidus_filter_load_chunk still waits for chunks (or failed its final check). */
+NIDUS_API bool nidus_filter_loading(const nidus_filter *filter);
 
 /* ---- files ---- */
 

@@ -6,6 +6,7 @@
 #include "filter.h"
 
 #include "alloc.h"
+#include "codec.h"
 #include "nidus/hash.h"
 
 /* The default error of nidus_filter_params (RedisBloom's and the CLI's). */
@@ -372,4 +373,67 @@ nidus_status nidus_filter_decode(const void *buf, size_t len, const nidus_alloca
 nidus_status nidus_filter_view(const void *buf, size_t len, const nidus_allocator *allocator, nidus_filter **out)
 {
     return decode(buf, len, allocator, true, out);
+}
+
+nidus_status nidus_filter_dump_chunk(const nidus_filter *f, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                     uint64_t *next)
+{
+    if (!f)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_dump_chunk(f->f.cuckoo, cursor, buf, cap, len, next);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_dump_chunk(f->f.bloom, cursor, buf, cap, len, next);
+    case NIDUS_KIND_COUNTING_BLOOM:
+        return nidus_counting_bloom_dump_chunk(f->f.counting, cursor, buf, cap, len, next);
+    case NIDUS_KIND_FUSE: break; /* whole encodings only */
+    }
+    return NIDUS_ERR_UNSUPPORTED;
+}
+
+/* One chunk into f's typed handle (NULL: a header chunk makes one), by its kind's loader; the last chunk may
+ * replace the handle (a small cuckoo filter is packed), which the kind's call writes back in place. */
+static nidus_status load_typed(nidus_filter *f, const void *chunk, size_t len, uint64_t max_bytes,
+                               const nidus_allocator *a)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_load_chunk(&f->f.cuckoo, chunk, len, max_bytes, a);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_load_chunk(&f->f.bloom, chunk, len, max_bytes, a);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_load_chunk(&f->f.counting, chunk, len, max_bytes, a);
+    case NIDUS_KIND_FUSE: break;
+    }
+    return NIDUS_ERR_UNSUPPORTED;
+}
+
+nidus_status nidus_filter_load_chunk(nidus_filter **filter, nidus_kind kind, const void *chunk, size_t len,
+                                     uint64_t max_bytes, const nidus_allocator *allocator)
+{
+    if (!filter || !chunk || (*filter && (*filter)->kind != kind))
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (kind == NIDUS_KIND_FUSE)
+        return NIDUS_ERR_UNSUPPORTED; /* whole encodings only */
+    if (kind != NIDUS_KIND_CUCKOO && kind != NIDUS_KIND_BLOOM && kind != NIDUS_KIND_COUNTING_BLOOM)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (*filter)
+        return load_typed(*filter, chunk, len, max_bytes, allocator);
+    nidus_filter *f = nidus_filter_wrap(allocator, kind); /* its typed handle NULL: the header chunk makes it */
+    if (!f)
+        return NIDUS_ERR_NO_MEMORY;
+    nidus_status st = load_typed(f, chunk, len, max_bytes, allocator);
+    if (st) {
+        nidus_free(f->alloc, f);
+        return st;
+    }
+    *filter = f;
+    return NIDUS_OK;
+}
+
+bool nidus_filter_loading(const nidus_filter *f)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_loading(f->f.cuckoo);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_loading(f->f.bloom);
+    case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_loading(f->f.counting);
+    case NIDUS_KIND_FUSE: break;
+    }
+    return false;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The kind-generic handle (nidus/filter.h), through the public API only: every kind created, filled, encoded,
  * saved, opened in each mode (with and without a block guard), written in place and after growth, refused when
- * damaged; its stats; its allocator hook, with every allocation of new and open made to fail in turn. */
+ * damaged; dumped and loaded by chunks, half-loaded included; merged; its stats; its allocator hook, with every
+ * allocation of new and open made to fail in turn. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
 #include <unistd.h>
@@ -186,6 +187,215 @@ static void test_encodings_round_trip_and_damage_is_refused(void **state)
         free(buf);
         nidus_filter_free(f);
     }
+}
+
+/* The filter's whole encoding (the caller frees it), its length in *n. */
+static uint8_t *encoding_of(const nidus_filter *f, size_t *n)
+{
+    *n = (size_t)nidus_filter_encoded_size(f);
+    uint8_t *buf = malloc(*n);
+    size_t written = 0;
+    assert_int_equal(nidus_filter_encode(f, buf, *n, &written), NIDUS_OK);
+    assert_int_equal(written, *n);
+    return buf;
+}
+
+static void assert_same_encoding(const nidus_filter *a, const nidus_filter *b)
+{
+    size_t na, nb;
+    uint8_t *ea = encoding_of(a, &na), *eb = encoding_of(b, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(ea, eb, na);
+    free(ea);
+    free(eb);
+}
+
+#define MAX_CHUNKS 16
+typedef struct chunk_list {
+    uint8_t *data[MAX_CHUNKS];
+    size_t len[MAX_CHUNKS];
+    unsigned n;
+} chunk_list;
+
+/* Every chunk of f, from cursor 0 until the empty one past the last (whose next cursor is 0). */
+static void dump_all(const nidus_filter *f, chunk_list *c)
+{
+    const size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD;
+    uint64_t cursor = 0, next = 0;
+    c->n = 0;
+    for (;;) {
+        assert_true(c->n < MAX_CHUNKS);
+        c->data[c->n] = malloc(cap);
+        assert_int_equal(nidus_filter_dump_chunk(f, cursor, c->data[c->n], cap, &c->len[c->n], &next), NIDUS_OK);
+        if (!c->len[c->n]) {
+            assert_int_equal(next, 0);
+            free(c->data[c->n]);
+            return;
+        }
+        c->n++;
+        cursor = next;
+    }
+}
+
+static void free_chunks(chunk_list *c)
+{
+    for (unsigned k = 0; k < c->n; k++)
+        free(c->data[k]);
+    c->n = 0;
+}
+
+/* A filter made by nidus_filter_load_chunk that has not had its last chunk: false to every lookup, refuses
+ * writes, and its chunks so far load into another filter in the same state. */
+static void assert_half_loaded(const nidus_filter *f, nidus_kind kind)
+{
+    assert_true(nidus_filter_loading(f));
+    assert_int_equal(nidus_filter_kind(f), kind);
+    assert_false(nidus_filter_contains(f, "chunk-0", 7));
+    assert_false(nidus_filter_contains_hash(f, 1));
+}
+
+/* Every kind that chunks, new and (cuckoo, Bloom) grown, through nidus_filter_dump_chunk and
+ * nidus_filter_load_chunk one chunk at a time: loading until the last chunk (a half-loaded filter's own chunks
+ * load into a third filter, still loading, which the rest completes), then the same encoding, the same keys,
+ * and the same again after a save and an open. Misuse gets statuses; the fuse kind has no chunks. */
+static void test_every_kind_dumps_and_loads_chunks(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NKINDS; k++) {
+        for (int grown = 0; grown < 2; grown++) {
+            if (grown && KINDS[k] == NIDUS_KIND_COUNTING_BLOOM)
+                continue; /* never grows */
+            /* large enough for several data chunks of 4 MiB, or grown into several sub-filters */
+            uint64_t large = KINDS[k] == NIDUS_KIND_COUNTING_BLOOM ? 600000 : 3000000;
+            nidus_filter *f = grown ? make(KINDS[k], 500, 2) : make(KINDS[k], large, 0);
+            add_keys(f, "chunk", 0, grown ? 6000 : 2000);
+            nidus_filter_stats st;
+            nidus_filter_get_stats(f, &st);
+            if (grown)
+                assert_true(st.sub_filters > 1);
+            chunk_list c;
+            dump_all(f, &c);
+            assert_true(c.n >= (grown ? 2u : 3u));
+
+            nidus_filter *l = NULL, *h = NULL;
+            assert_int_equal(nidus_filter_load_chunk(&l, KINDS[k], c.data[1], c.len[1], 0, NULL), NIDUS_ERR_SEQUENCE);
+            assert_null(l);
+            assert_int_equal(nidus_filter_load_chunk(&l, KINDS[k], c.data[0], c.len[0], 0, NULL), NIDUS_OK);
+            assert_non_null(l);
+            assert_half_loaded(l, KINDS[k]);
+            assert_int_equal(nidus_filter_add(l, "x", 1), NIDUS_ERR_READ_ONLY);
+            assert_int_equal(nidus_filter_load_chunk(&l, KINDS[k], c.data[0], c.len[0], 0, NULL), NIDUS_ERR_SEQUENCE);
+            nidus_kind other = KINDS[k] == NIDUS_KIND_CUCKOO ? NIDUS_KIND_BLOOM : NIDUS_KIND_CUCKOO;
+            assert_int_equal(nidus_filter_load_chunk(&l, other, c.data[1], c.len[1], 0, NULL),
+                             NIDUS_ERR_INVALID_ARGUMENT);
+            for (unsigned i = 1; i < c.n; i++) {
+                if (i == c.n - 1) { /* half-loaded: its chunks so far into h */
+                    assert_half_loaded(l, KINDS[k]);
+                    chunk_list half;
+                    dump_all(l, &half);
+                    for (unsigned j = 0; j < half.n; j++)
+                        assert_int_equal(nidus_filter_load_chunk(&h, KINDS[k], half.data[j], half.len[j], 0, NULL),
+                                         NIDUS_OK);
+                    assert_half_loaded(h, KINDS[k]);
+                    free_chunks(&half);
+                }
+                assert_int_equal(nidus_filter_load_chunk(&l, KINDS[k], c.data[i], c.len[i], 0, NULL), NIDUS_OK);
+            }
+            assert_false(nidus_filter_loading(l));
+            assert_int_equal(nidus_filter_load_chunk(&h, KINDS[k], c.data[c.n - 1], c.len[c.n - 1], 0, NULL),
+                             NIDUS_OK);
+            assert_false(nidus_filter_loading(h));
+            assert_same_encoding(f, l);
+            assert_same_encoding(f, h);
+            assert_has(l, "chunk", 0, grown ? 6000 : 2000);
+            assert_int_equal(nidus_filter_add(l, "x", 1), NIDUS_OK);
+            assert_int_equal(nidus_filter_add(f, "x", 1), NIDUS_OK);
+
+            char path[128];
+            path_of(path, sizeof path, "chunked.nidus");
+            assert_int_equal(nidus_filter_save_file(l, path), NIDUS_OK);
+            nidus_filter *o = NULL;
+            assert_int_equal(nidus_filter_open(path, NIDUS_FILTER_LOAD, NULL, NULL, &o), NIDUS_OK);
+            assert_same_encoding(f, o);
+            nidus_filter_free(o);
+            nidus_filter_free(h);
+            nidus_filter_free(l);
+            free_chunks(&c);
+            nidus_filter_free(f);
+        }
+    }
+    nidus_filter *l = NULL;
+    uint8_t junk[64] = {0};
+    assert_int_equal(nidus_filter_load_chunk(&l, NIDUS_KIND_FUSE, junk, sizeof junk, 0, NULL), NIDUS_ERR_UNSUPPORTED);
+    assert_int_equal(nidus_filter_load_chunk(&l, (nidus_kind)9, junk, sizeof junk, 0, NULL),
+                     NIDUS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nidus_filter_load_chunk(&l, NIDUS_KIND_BLOOM, junk, sizeof junk, 0, NULL), NIDUS_ERR_CORRUPT);
+    assert_null(l);
+}
+
+/* A fuse filter (decoded into the generic handle) neither chunks nor merges. */
+static nidus_filter *fuse_filter(uint64_t seed)
+{
+    uint64_t hashes[100];
+    for (uint64_t i = 0; i < 100; i++)
+        hashes[i] = test_splitmix(&seed);
+    nidus_fuse_params p = {.fingerprint_bits = 8};
+    nidus_fuse *fu = NULL;
+    assert_int_equal(nidus_fuse_build_hash(&p, hashes, 100, &fu), NIDUS_OK);
+    size_t n = (size_t)nidus_fuse_encoded_size(fu), written = 0;
+    uint8_t *buf = malloc(n);
+    assert_int_equal(nidus_fuse_encode(fu, buf, n, &written), NIDUS_OK);
+    nidus_filter *f = NULL;
+    assert_int_equal(nidus_filter_decode(buf, n, NULL, &f), NIDUS_OK);
+    free(buf);
+    nidus_fuse_free(fu);
+    return f;
+}
+
+/* nidus_filter_merge for every kind: the union of two filters of the same parameters, grown ones too; kinds or
+ * parameters that differ are NIDUS_ERR_INCOMPATIBLE and leave dst as it was; the fuse kind is unsupported. */
+static void test_every_kind_merges(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NKINDS; k++) {
+        for (int grown = 0; grown < 2; grown++) {
+            unsigned expansion = grown && KINDS[k] != NIDUS_KIND_COUNTING_BLOOM ? 2 : 0;
+            uint64_t n = expansion ? 3000 : 1000;
+            nidus_filter *a = make(KINDS[k], expansion ? 500 : 4000, expansion);
+            nidus_filter *b = make(KINDS[k], expansion ? 500 : 4000, expansion);
+            add_keys(a, "left", 0, n);
+            add_keys(b, "right", 0, n);
+            assert_int_equal(nidus_filter_merge(a, b), NIDUS_OK);
+            assert_has(a, "left", 0, n);
+            assert_has(a, "right", 0, n);
+            assert_has(b, "right", 0, n);
+
+            nidus_filter *other = make(KINDS[(k + 1) % NKINDS], 4000, 0), *wider = make(KINDS[k], 40000, 0);
+            size_t before_n;
+            uint8_t *before = encoding_of(a, &before_n);
+            assert_int_equal(nidus_filter_merge(a, other), NIDUS_ERR_INCOMPATIBLE);
+            assert_int_equal(nidus_filter_merge(a, wider), NIDUS_ERR_INCOMPATIBLE);
+            size_t after_n;
+            uint8_t *after = encoding_of(a, &after_n);
+            assert_int_equal(before_n, after_n);
+            assert_memory_equal(before, after, before_n);
+            free(before);
+            free(after);
+            nidus_filter_free(wider);
+            nidus_filter_free(other);
+            nidus_filter_free(b);
+            nidus_filter_free(a);
+        }
+    }
+    nidus_filter *x = fuse_filter(test_seed()), *y = fuse_filter(test_seed() + 1);
+    assert_int_equal(nidus_filter_merge(x, y), NIDUS_ERR_UNSUPPORTED);
+    uint8_t buf[256];
+    size_t len = 0;
+    uint64_t next = 0;
+    assert_int_equal(nidus_filter_dump_chunk(x, 0, buf, sizeof buf, &len, &next), NIDUS_ERR_UNSUPPORTED);
+    assert_false(nidus_filter_loading(x));
+    nidus_filter_free(y);
+    nidus_filter_free(x);
 }
 
 /* A guard that keeps no fault handler: it checks every block when asked (as its contract allows), counts its
@@ -507,6 +717,8 @@ int main(void)
         cmocka_unit_test(test_every_kind_adds_removes_counts_and_reports),
         cmocka_unit_test(test_bad_parameters_are_refused),
         cmocka_unit_test(test_encodings_round_trip_and_damage_is_refused),
+        cmocka_unit_test_setup_teardown(test_every_kind_dumps_and_loads_chunks, make_dir, remove_dir),
+        cmocka_unit_test(test_every_kind_merges),
         cmocka_unit_test_setup_teardown(test_files_open_in_every_mode_and_patch_in_place, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_a_patched_file_is_what_a_whole_save_writes, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_a_writable_file_grows_and_is_written_whole, make_dir, remove_dir),
