@@ -4,6 +4,7 @@
 #define NIDUS_SRC_BLOOM_FILTER_H
 
 #include "codec.h"
+#include "file_io.h"
 #include "hash_impl.h"
 #include "isa_impl.h"
 #include "nidus/bloom.h"
@@ -151,6 +152,14 @@ nidus_status nidus_bloom_decode_mode(const void *buf, size_t len, const nidus_al
 nidus_status nidus_counting_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
                                               nidus_decode_target target, nidus_decode_mode mode,
                                               nidus_counting_bloom **out);
+
+/* nidus_bloom_map_file and nidus_counting_bloom_map_file with the blocks' checks left to `prepare` (file_io.h:
+ * NIDUS_DEFINE_FILE_FUNCTIONS). */
+nidus_status nidus_bloom_map_file_lazy(const char *path, const nidus_allocator *allocator,
+                                       nidus_file_prepare_fn prepare, void *ctx, nidus_bloom **out);
+nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_allocator *allocator,
+                                                nidus_file_prepare_fn prepare, void *ctx,
+                                                nidus_counting_bloom **out);
 
 /* As nidus_cuckoo_rewrite_body (cuckoo_filter.h): the prefix of a borrowed filter, in place; UNSUPPORTED when a
  * layer was added. */

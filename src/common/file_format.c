@@ -8,8 +8,6 @@
 
 #include "codec.h"
 #include "file_format.h"
-#include "nidus/filter.h"
-
 
 static uint64_t blocks_for(uint64_t body_bytes)
 {
@@ -124,14 +122,6 @@ nidus_status nidus_file_parse(const uint8_t *file, size_t len, nidus_file_layout
 bool nidus_file_block_ok(const nidus_file_layout *l, uint64_t k)
 {
     return !NIDUS_CHECKSUM_BAD(le64(l->checksums + 8 * k), block_hash(l->body, l->body_bytes, l->block_bytes, k));
-}
-
-nidus_status nidus_file_block_check(const nidus_file_blocks *b, uint64_t k)
-{
-    if (!b || k >= b->blocks)
-        return NIDUS_ERR_INVALID_ARGUMENT;
-    nidus_file_layout l = {2, b->map, (size_t)b->body_bytes, b->checksums, b->blocks, b->block_bytes};
-    return nidus_file_block_ok(&l, k) ? NIDUS_OK : NIDUS_ERR_CORRUPT;
 }
 
 nidus_status nidus_file_verify_all(const nidus_file_layout *l, uint64_t *bad)

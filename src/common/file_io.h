@@ -8,7 +8,6 @@
 
 #include "alloc.h"
 #include "nidus/alloc.h"
-#include "nidus/nidus.h"
 #include "nidus/status.h"
 #include "file_format.h"
 
@@ -62,17 +61,9 @@ nidus_status nidus_file_open_checked(const char *path, void **addr, size_t *byte
  * the caller must see to it that every block is checked (nidus_file_block_ok) before anything reads it. */
 typedef nidus_status (*nidus_file_prepare_fn)(void *ctx, const nidus_file_layout *layout, void *map, size_t bytes);
 
-/* The lazy maps of each kind (see below). */
-nidus_status nidus_cuckoo_map_file_lazy(const char *path, const nidus_allocator *allocator,
-                                        nidus_file_prepare_fn prepare, void *ctx, nidus_cuckoo **out);
-nidus_status nidus_bloom_map_file_lazy(const char *path, const nidus_allocator *allocator,
-                                       nidus_file_prepare_fn prepare, void *ctx, nidus_bloom **out);
-nidus_status nidus_counting_bloom_map_file_lazy(const char *path, const nidus_allocator *allocator,
-                                                nidus_file_prepare_fn prepare, void *ctx,
-                                                nidus_counting_bloom **out);
-
 /* Defines PREFIX_save_file, PREFIX_load_file, PREFIX_map_file and PREFIX_map_file_lazy for a filter type with
- * an `alloc` member and PREFIX_encode / _encoded_size / _decode_mode functions: they are the same for every kind.
+ * an `alloc` member and PREFIX_encode / _encoded_size / _decode_mode functions: they are the same for every kind,
+ * which declares them (the public ones in its header, PREFIX_map_file_lazy in its own folder's).
  * load_file and map_file check every block of a version 2 file first; map_file_lazy leaves that to `prepare`
  * and skips the scans of the tables. A view keeps its mapping in a `mapping` (nidus_mapping *) member, or with
  * _AT where SLOT(f) says (a nidus_mapping **, NULL when out of memory). */

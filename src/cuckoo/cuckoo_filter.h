@@ -16,6 +16,7 @@
 
 #include "codec.h"
 #include "cuckoo_table.h"
+#include "file_io.h"
 #include "nidus/cuckoo.h"
 #include "nidus/inline_cuckoo.h"
 
@@ -119,6 +120,10 @@ nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, 
 /* Decodes (copies, views or borrows) a whole encoding or a file body, as `target` and `mode` say (codec.h). */
 nidus_status nidus_cuckoo_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
                                       nidus_decode_target target, nidus_decode_mode mode, nidus_cuckoo **out);
+
+/* nidus_cuckoo_map_file with the blocks' checks left to `prepare` (file_io.h: NIDUS_DEFINE_FILE_FUNCTIONS). */
+nidus_status nidus_cuckoo_map_file_lazy(const char *path, const nidus_allocator *allocator,
+                                        nidus_file_prepare_fn prepare, void *ctx, nidus_cuckoo **out);
 
 /* For a filter borrowed from a file body (NIDUS_DECODE_BORROW) of `len` bytes: writes the parts of the body
  * that are not table bytes (prefix, overflow entries) for its current state, in place, where they changed.

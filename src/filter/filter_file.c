@@ -192,3 +192,11 @@ nidus_status nidus_filter_save_file(const nidus_filter *f, const char *path)
     }
     return NIDUS_ERR_UNSUPPORTED;
 }
+
+nidus_status nidus_file_block_check(const nidus_file_blocks *b, uint64_t k)
+{
+    if (!b || k >= b->blocks)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    nidus_file_layout l = {2, b->map, (size_t)b->body_bytes, b->checksums, b->blocks, b->block_bytes};
+    return nidus_file_block_ok(&l, k) ? NIDUS_OK : NIDUS_ERR_CORRUPT;
+}

@@ -7,6 +7,7 @@
 
 #include <nidus/nidus.h>
 
+#include "bloom_filter.h"
 #include "codec.h"
 #include "cuckoo_filter.h"
 #include "file_format.h"
