@@ -6,8 +6,14 @@
  * same capacity and error, never more bytes. Blocked: a key's probes all fall in one 64-byte block, so a lookup
  * or an add touches one cache line; blocks fill unevenly, which costs bits (about 5 % at 1 %, 10 % at 0.1 %, 20 %
  * at 0.01 % more than compact), and below an error of 1e-8 a layer is plain anyway. The counting filter is
- * blocked. Sizing accounts for all of it, so the error measured at capacity meets the target. Handles are not
- * thread-safe; read-only calls may run concurrently with each other. */
+ * blocked. Sizing accounts for all of it, so the error measured at capacity meets the target.
+ *
+ * Ownership: a filter returned by _new, _decode, _view, _load_file, _map_file or _load_chunk is the caller's, freed
+ * with its _free; the allocator hook it was made with, and a view's buffer, must outlive it. Handles are not
+ * thread-safe: serialise writers (adds, removes, clear, merge, chunk loads), or give each thread its own filter.
+ * Read-only calls (contains, count, stats, encode, dump_chunk) on a filter nobody is writing may run
+ * concurrently. A filter still loading chunks answers false to every lookup (count: 0) and refuses writes with
+ * NIDUS_ERR_READ_ONLY, as a view does. No call prints, aborts or keeps global state. */
 #ifndef NIDUS_BLOOM_H
 #define NIDUS_BLOOM_H
 
@@ -32,7 +38,7 @@ extern "C" {
 #define NIDUS_BLOOM_LAYOUT_COMPACT 0u /* plain layers: RedisBloom's bytes or fewer, k cache lines a key */
 #define NIDUS_BLOOM_LAYOUT_BLOCKED 1u /* one 64-byte block a key: fastest, more bytes (see above) */
 
-/* ---- scalable blocked Bloom filter ---- */
+/* ---- scalable Bloom filter: layers of the compact (default) or blocked layout ---- */
 
 typedef struct nidus_bloom nidus_bloom;
 
@@ -67,6 +73,8 @@ typedef struct nidus_bloom_stats {
  * NIDUS_ERR_LIMIT_MEMORY when the first layer alone passes max_memory (checked before anything is allocated),
  * NIDUS_ERR_NO_MEMORY. Sizing costs well under a microsecond, here and at every growth step. */
 NIDUS_API nidus_status nidus_bloom_new(const nidus_bloom_params *params, nidus_bloom **out);
+
+/* Frees the filter and everything it holds (a mapped file is unmapped); NULL does nothing. */
 NIDUS_API void nidus_bloom_free(nidus_bloom *filter);
 
 /* As nidus_cuckoo_relocate: offers the blocks *filter holds to mover->move from position *cursor, points the filter
@@ -84,7 +92,7 @@ NIDUS_API uint64_t nidus_bloom_hash(const nidus_bloom *filter, const void *key, 
 NIDUS_API nidus_status nidus_bloom_add(nidus_bloom *filter, const void *key, size_t len, bool *added);
 NIDUS_API nidus_status nidus_bloom_add_hash(nidus_bloom *filter, uint64_t hash, bool *added);
 
-/* True when the key may be present; false means it was certainly never added. */
+/* True when the key may be present; false means it was certainly never added (and always false while loading). */
 NIDUS_API bool nidus_bloom_contains(const nidus_bloom *filter, const void *key, size_t len);
 NIDUS_API bool nidus_bloom_contains_hash(const nidus_bloom *filter, uint64_t hash);
 
@@ -112,6 +120,7 @@ NIDUS_API nidus_status nidus_bloom_merge(nidus_bloom *dst, const nidus_bloom *sr
  * 0.01"), or "" and 0 when none differs. Returns the length snprintf would, truncating to cap like it. */
 NIDUS_API size_t nidus_bloom_merge_difference(const nidus_bloom *dst, const nidus_bloom *src, char *buf, size_t cap);
 
+/* Fills `*stats` with the filter's current figures. */
 NIDUS_API void nidus_bloom_get_stats(const nidus_bloom *filter, nidus_bloom_stats *stats);
 
 /* One layer (sub-filter) of a Bloom filter; layer 0 is the first. */
@@ -127,21 +136,59 @@ typedef struct nidus_bloom_layer_stats {
 NIDUS_API nidus_status nidus_bloom_get_layer_stats(const nidus_bloom *filter, unsigned index,
                                                    nidus_bloom_layer_stats *stats);
 
-/* Encoding, files and chunks: as the nidus_cuckoo_ functions of the same names (nidus/cuckoo.h). */
+/* ---- Encoding, files and chunks, as the nidus_cuckoo_ calls of the same names (nidus/cuckoo.h), with the same
+ * statuses. Every decoder (decode, view, the files, chunks) checks the length, the checksums and every field
+ * before it allocates: bad input gives NIDUS_ERR_CORRUPT (NIDUS_ERR_VERSION for another format version,
+ * NIDUS_ERR_UNSUPPORTED for another filter kind), never a crash or an allocation the input does not imply. */
+
+/* Bytes nidus_bloom_encode writes for the filter as it is now. */
 NIDUS_API uint64_t nidus_bloom_encoded_size(const nidus_bloom *filter);
+
+/* Encodes the whole filter into buf: NIDUS_ERR_TOO_LARGE when `cap` is below nidus_bloom_encoded_size,
+ * NIDUS_ERR_INVALID_ARGUMENT for a NULL argument; `*written` gets the length. */
 NIDUS_API nidus_status nidus_bloom_encode(const nidus_bloom *filter, void *buf, size_t cap, size_t *written);
+
+/* A new writable filter from an encoding, copied (`buf` may be freed afterwards); NIDUS_ERR_NO_MEMORY besides the
+ * decoders' statuses above. */
 NIDUS_API nidus_status nidus_bloom_decode(const void *buf, size_t len, const nidus_allocator *allocator,
                                           nidus_bloom **out);
+
+/* A read-only filter over an encoding, its layers left in `buf`, which must outlive the filter: lookups work,
+ * writes fail with NIDUS_ERR_READ_ONLY. Statuses as nidus_bloom_decode. */
 NIDUS_API nidus_status nidus_bloom_view(const void *buf, size_t len, const nidus_allocator *allocator,
                                         nidus_bloom **out);
+
+/* Writes the filter to `path` atomically, as nidus_cuckoo_save_file: NIDUS_ERR_NOT_REGULAR for a directory,
+ * device or fifo, NIDUS_ERR_IO (errno tells why; the old file is untouched), NIDUS_ERR_NO_MEMORY,
+ * NIDUS_ERR_INVALID_ARGUMENT for a NULL argument. */
 NIDUS_API nidus_status nidus_bloom_save_file(const nidus_bloom *filter, const char *path);
+
+/* Reads a filter file into a new writable filter (load), or maps it read-only and views it in place (map; _free
+ * unmaps it), every block checked first. NIDUS_ERR_IO when the file cannot be opened, is not a regular file or
+ * cannot be mapped (errno tells why), NIDUS_ERR_CORRUPT for an empty or damaged file, NIDUS_ERR_VERSION,
+ * NIDUS_ERR_UNSUPPORTED for a file of another kind, NIDUS_ERR_NO_MEMORY, NIDUS_ERR_INVALID_ARGUMENT for NULL. */
 NIDUS_API nidus_status nidus_bloom_load_file(const char *path, const nidus_allocator *allocator, nidus_bloom **out);
 NIDUS_API nidus_status nidus_bloom_map_file(const char *path, const nidus_allocator *allocator, nidus_bloom **out);
+
+/* The chunk at `cursor` into `buf` of `cap` bytes (NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD suffice), as
+ * nidus_cuckoo_dump_chunk: cursor 0 gives the header chunk, `*next` the cursor to ask for next; past the last
+ * chunk `*len` is 0 and `*next` 0. A filter still loading gives the chunks it has received.
+ * NIDUS_ERR_INVALID_ARGUMENT for a NULL argument or a cursor that is not one, NIDUS_ERR_TOO_LARGE for a short `cap`. */
 NIDUS_API nidus_status nidus_bloom_dump_chunk(const nidus_bloom *filter, uint64_t cursor, void *buf, size_t cap,
                                               size_t *len, uint64_t *next);
+
+/* Loads one chunk, as nidus_cuckoo_load_chunk: a header chunk needs `*filter` NULL and creates a filter there,
+ * loading until its last chunk lands and the whole checksum and contents check out; `max_bytes` (nonzero) caps
+ * the memory the header may ask for (NIDUS_ERR_LIMIT_MEMORY). NIDUS_ERR_SEQUENCE for a chunk out of order or of
+ * another filter, NIDUS_ERR_CORRUPT, NIDUS_ERR_VERSION, NIDUS_ERR_NO_MEMORY; a failed last chunk leaves the
+ * filter loading (free it). */
 NIDUS_API nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, size_t len,
                                               uint64_t max_bytes, const nidus_allocator *allocator);
+
+/* True while a filter made by nidus_bloom_load_chunk still waits for chunks (or failed its final check). */
 NIDUS_API bool nidus_bloom_loading(const nidus_bloom *filter);
+
+/* True for a read-only view (nidus_bloom_view, nidus_bloom_map_file): every write fails with NIDUS_ERR_READ_ONLY. */
 NIDUS_API bool nidus_bloom_is_read_only(const nidus_bloom *filter);
 
 /* ---- counting Bloom filter: 4-bit saturating counters, with remove ---- */
@@ -165,9 +212,15 @@ typedef struct nidus_counting_bloom_stats {
     double bits_per_item; /* memory bits / capacity */
 } nidus_counting_bloom_stats;
 
+/* Creates an empty filter of one layer of 64-byte blocks of 128 counters, sized for `capacity` keys at
+ * `error_rate`. NIDUS_ERR_INVALID_ARGUMENT for parameters out of range, NIDUS_ERR_TOO_LARGE, NIDUS_ERR_NO_MEMORY. */
 NIDUS_API nidus_status nidus_counting_bloom_new(const nidus_counting_bloom_params *params,
                                                 nidus_counting_bloom **out);
+
+/* Frees the filter and everything it holds (a mapped file is unmapped); NULL does nothing. */
 NIDUS_API void nidus_counting_bloom_free(nidus_counting_bloom *filter);
+
+/* The 64-bit hash the key-based calls use (seeded XXH3). */
 NIDUS_API uint64_t nidus_counting_bloom_hash(const nidus_counting_bloom *filter, const void *key, size_t len);
 
 /* Adds one occurrence: each of the key's counters goes up by one, except those already at 15, which stay
@@ -182,6 +235,8 @@ NIDUS_API nidus_status nidus_counting_bloom_add_hash(nidus_counting_bloom *filte
 NIDUS_API nidus_status nidus_counting_bloom_remove(nidus_counting_bloom *filter, const void *key, size_t len);
 NIDUS_API nidus_status nidus_counting_bloom_remove_hash(nidus_counting_bloom *filter, uint64_t hash);
 
+/* True when every counter of the key is nonzero: false means it is certainly not present (and always while
+ * loading). */
 NIDUS_API bool nidus_counting_bloom_contains(const nidus_counting_bloom *filter, const void *key, size_t len);
 NIDUS_API bool nidus_counting_bloom_contains_hash(const nidus_counting_bloom *filter, uint64_t hash);
 
@@ -194,6 +249,7 @@ NIDUS_API void nidus_counting_bloom_contains_many_hash(const nidus_counting_bloo
 NIDUS_API unsigned nidus_counting_bloom_count(const nidus_counting_bloom *filter, const void *key, size_t len);
 NIDUS_API unsigned nidus_counting_bloom_count_hash(const nidus_counting_bloom *filter, uint64_t hash);
 
+/* Sets every counter to 0. NIDUS_ERR_READ_ONLY on a view or a filter still loading. */
 NIDUS_API nidus_status nidus_counting_bloom_clear(nidus_counting_bloom *filter);
 
 /* Adds `src`'s counters to `dst`'s, each stopping at 15 (items add too). Both need the same seed, error rate and
@@ -203,8 +259,12 @@ NIDUS_API nidus_status nidus_counting_bloom_merge(nidus_counting_bloom *dst, con
 /* As nidus_bloom_merge_difference, for the parameters nidus_counting_bloom_merge needs alike. */
 NIDUS_API size_t nidus_counting_bloom_merge_difference(const nidus_counting_bloom *dst, const nidus_counting_bloom *src,
                                                        char *buf, size_t cap);
+
+/* Fills `*s` with the filter's current figures (saturated counters are counted, a scan of every counter). */
 NIDUS_API void nidus_counting_bloom_get_stats(const nidus_counting_bloom *filter, nidus_counting_bloom_stats *s);
 
+/* Encoding, files and chunks: as the nidus_bloom_ calls of the same names above, with the same statuses and the
+ * same rules for views, mappings, loading and ownership. */
 NIDUS_API uint64_t nidus_counting_bloom_encoded_size(const nidus_counting_bloom *filter);
 NIDUS_API nidus_status nidus_counting_bloom_encode(const nidus_counting_bloom *filter, void *buf, size_t cap,
                                                    size_t *written);

@@ -266,11 +266,15 @@ NIDUS_API nidus_status nidus_cuckoo_view(const void *buf, size_t len, const nidu
  * The same holds for the Bloom kinds' _save_file. */
 NIDUS_API nidus_status nidus_cuckoo_save_file(const nidus_cuckoo *filter, const char *path);
 
-/* Reads a filter file into a new, writable filter. */
+/* Reads a filter file into a new, writable filter, every block checked first. NIDUS_ERR_IO when the file cannot be
+ * opened, is not a regular file or cannot be mapped (errno tells why), NIDUS_ERR_CORRUPT for an empty or damaged
+ * file, NIDUS_ERR_VERSION, NIDUS_ERR_UNSUPPORTED for a file of another kind, NIDUS_ERR_NO_MEMORY,
+ * NIDUS_ERR_INVALID_ARGUMENT for a NULL argument. */
 NIDUS_API nidus_status nidus_cuckoo_load_file(const char *path, const nidus_allocator *allocator,
                                               nidus_cuckoo **out);
 
-/* Maps a filter file read-only and views it in place (see nidus_cuckoo_view); nidus_cuckoo_free unmaps it. */
+/* Maps a filter file read-only and views it in place (see nidus_cuckoo_view), every block checked first;
+ * nidus_cuckoo_free unmaps it. Statuses as nidus_cuckoo_load_file. */
 NIDUS_API nidus_status nidus_cuckoo_map_file(const char *path, const nidus_allocator *allocator,
                                              nidus_cuckoo **out);
 
