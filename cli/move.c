@@ -287,9 +287,7 @@ static int send_chunks(remote *r, nidus_filter *f, const char *path, const char 
     bool lost = false;
     for (;;) {
         size_t len = 0;
-        nidus_status st = kind == NIDUS_KIND_CUCKOO
-                              ? nidus_cuckoo_dump_chunk(nidus_filter_cuckoo(f), cursor, buf, CHUNK_CAP, &len, &next)
-                              : nidus_bloom_dump_chunk(nidus_filter_bloom(f), cursor, buf, CHUNK_CAP, &len, &next);
+        nidus_status st = nidus_filter_dump_chunk(f, cursor, buf, CHUNK_CAP, &len, &next);
         if (st) {
             move_file_error(path, st);
             rc = EXIT_ERROR;
@@ -417,16 +415,13 @@ int cmd_push(int argc, char **argv)
 
 typedef struct pulled {
     nidus_kind kind;
-    nidus_cuckoo *cf;
-    nidus_bloom *bf;
+    nidus_filter *f; /* made by the first chunk */
 } pulled;
 
 static void pulled_free(pulled *p)
 {
-    nidus_cuckoo_free(p->cf);
-    nidus_bloom_free(p->bf);
-    p->cf = NULL;
-    p->bf = NULL;
+    nidus_filter_free(p->f);
+    p->f = NULL;
 }
 
 /* One pass of SCANDUMP over key into *out. 0 done; 1 the chunks did not fit together (the key changed during
@@ -454,9 +449,7 @@ static int scan_key(remote *r, const char *key, pulled *out, progress *p)
             freeReplyObject(reply);
             break;
         }
-        nidus_status st = out->kind == NIDUS_KIND_CUCKOO
-                              ? nidus_cuckoo_load_chunk(&out->cf, chunk->str, chunk->len, 0, NULL)
-                              : nidus_bloom_load_chunk(&out->bf, chunk->str, chunk->len, 0, NULL);
+        nidus_status st = nidus_filter_load_chunk(&out->f, out->kind, chunk->str, chunk->len, 0, NULL);
         cursor = (unsigned long long)reply->element[0]->integer;
         got += chunk->len;
         freeReplyObject(reply);
@@ -467,16 +460,13 @@ static int scan_key(remote *r, const char *key, pulled *out, progress *p)
             return EXIT_ERROR;
         }
         if (!total) /* the header is in: the encoding's size is known */
-            total = out->kind == NIDUS_KIND_CUCKOO ? nidus_cuckoo_encoded_size(out->cf)
-                                                   : nidus_bloom_encoded_size(out->bf);
+            total = nidus_filter_encoded_size(out->f);
         p->total = total;
         progress_update(p, got, 0);
         if (!cursor)
             break;
     }
-    bool loading = out->kind == NIDUS_KIND_CUCKOO ? !out->cf || nidus_cuckoo_loading(out->cf)
-                                                  : !out->bf || nidus_bloom_loading(out->bf);
-    return loading ? 1 : 0;
+    return !out->f || nidus_filter_loading(out->f) ? 1 : 0;
 }
 
 int cmd_pull(int argc, char **argv)
@@ -536,22 +526,14 @@ int cmd_pull(int argc, char **argv)
     }
     if (rc)
         goto done;
-    nidus_status st = out.kind == NIDUS_KIND_CUCKOO ? nidus_cuckoo_save_file(out.cf, path)
-                                                    : nidus_bloom_save_file(out.bf, path);
+    nidus_status st = nidus_filter_save_file(out.f, path);
     if (st) {
         rc = move_file_error(path, st);
         goto done;
     }
-    uint64_t items;
-    if (out.kind == NIDUS_KIND_CUCKOO) {
-        nidus_cuckoo_stats s;
-        nidus_cuckoo_get_stats(out.cf, &s);
-        items = s.items;
-    } else {
-        nidus_bloom_stats s;
-        nidus_bloom_get_stats(out.bf, &s);
-        items = s.items;
-    }
+    nidus_filter_stats s;
+    nidus_filter_get_stats(out.f, &s);
+    uint64_t items = s.items;
     progress_end(&p, items);
 done:
     pulled_free(&out);
