@@ -46,6 +46,8 @@ static nidus_status grow(nidus_overflow *ov, const nidus_allocator *a)
     return NIDUS_OK;
 }
 
+static void erase(nidus_overflow *ov, uint64_t i);
+
 nidus_status nidus_overflow_set(nidus_overflow *ov, const nidus_allocator *a, uint64_t bucket, uint32_t fp,
                                 uint64_t count)
 {
@@ -57,9 +59,12 @@ nidus_status nidus_overflow_set(nidus_overflow *ov, const nidus_allocator *a, ui
         if (st)
             return st;
     }
-    if (count == 0) {
-        while (nidus_overflow_take(ov, bucket, fp)) {
-        }
+    if (count == 0) { /* the entry goes at once, whatever its count (a take a copy would loop that often) */
+        uint64_t i = find(ov, bucket, fp);
+        ov->total -= ov->entries[i].count;
+        ov->used--;
+        ov->entries[i].count = 0;
+        erase(ov, i);
         return NIDUS_OK;
     }
     nidus_overflow_entry *e = &ov->entries[find(ov, bucket, fp)];
