@@ -204,6 +204,7 @@ static nidus_status recount(nidus_window *w)
 {
     const nidus_table *t = &w->table;
     uint32_t vals[8];
+    uint64_t total = 0;
     memset(w->per_age, 0, sizeof w->per_age);
     for (uint64_t i = 0; i < t->shape.buckets; i++) {
         nidus_table_read_bucket(t, i, vals);
@@ -213,15 +214,17 @@ static nidus_status recount(nidus_window *w)
             if (!(vals[k] & w->fp_mask))
                 return NIDUS_ERR_CORRUPT;
             w->per_age[vals[k] >> w->f]++;
+            total++;
         }
     }
     for (uint32_t k = 0; t->overflow.used && k < t->overflow.capacity; k++) {
         const nidus_overflow_entry *e = &t->overflow.entries[k];
         if (!e->count)
             continue;
-        if (!(e->fingerprint & w->fp_mask) || w->per_age[e->fingerprint >> w->f] > UINT64_MAX - e->count)
-            return NIDUS_ERR_CORRUPT;
+        if (!(e->fingerprint & w->fp_mask) || total > UINT64_MAX - e->count)
+            return NIDUS_ERR_CORRUPT; /* the entries in all, not only each age's, must fit in a counter */
         w->per_age[e->fingerprint >> w->f] += e->count;
+        total += e->count;
     }
     return NIDUS_OK;
 }
