@@ -239,6 +239,8 @@ nidus_status nidus_window_decode(const uint8_t *buf, size_t len, const nidus_all
     nidus_status st = nidus_codec_open_whole(buf, len, NIDUS_KIND_WINDOW, &meta, &prefix_bytes);
     if (st)
         return st;
+    if (buf[5] != NIDUS_FORMAT_VERSION) /* windowed filters came with this version: no older one holds them */
+        return NIDUS_ERR_VERSION;
     if (meta.left != META_BYTES)
         return NIDUS_ERR_CORRUPT;
     uint64_t capacity = nidus_get_u64(&meta), window = nidus_get_u64(&meta), seed = nidus_get_u64(&meta);
