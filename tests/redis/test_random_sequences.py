@@ -6,7 +6,7 @@ throughout: after every batch, while compactions may still be running in steps (
 and replicates each step), every key's DEBUG DIGEST-VALUE on the replica equals the master's at the same
 replication offset.
 
-Seeded: NIDUS_SEQ_SEED=<seed> replays a run (the seed is printed). NIDUS_SEQ_BATCHES (default 5) and
+Seeded: NIDUS_SEQ_SEED=<seed> replays a run (the seed is printed). NIDUS_SEQ_BATCHES (default 3) and
 NIDUS_SEQ_COMMANDS (default 200 a batch) set the budget; the nightly long mode is e.g. NIDUS_SEQ_BATCHES=200.
 Servers take their ports as every Redis test does (conftest.launch, NIDUS_TEST_PORTS)."""
 import os
@@ -19,7 +19,7 @@ import pytest
 from conftest import MODULE, SERVER, launch
 from resp import Error, Raw, scandump
 
-BATCHES = int(os.environ.get("NIDUS_SEQ_BATCHES", "5"))
+BATCHES = int(os.environ.get("NIDUS_SEQ_BATCHES", "3"))
 COMMANDS = int(os.environ.get("NIDUS_SEQ_COMMANDS", "200"))
 
 
