@@ -16,14 +16,14 @@ static int reply_end(RedisModuleCtx *ctx, const mod_filter_ops *ops)
 /* Replies [next, chunk], or the end past the last chunk (and for iter < 0). */
 static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, const mod_filter_ops *ops)
 {
-    if (ops->loading(f)) /* its chunks would be a partial copy */
+    if (mod_filter_loading(ops, f)) /* its chunks would be a partial copy */
         return RedisModule_ReplyWithError(ctx, ops->still_loading);
     if (iter < 0 || iter > UINT32_MAX)
         return reply_end(ctx, ops);
     size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len = 0;
     uint8_t *buf = RedisModule_Alloc(cap);
     uint64_t next = 0;
-    nidus_status st = ops->dump(f, (uint64_t)iter, buf, cap, &len, &next);
+    nidus_status st = mod_filter_dump_chunk(ops, f, (uint64_t)iter, buf, cap, &len, &next);
     int rc;
     if (st) {
         rc = RedisModule_ReplyWithError(ctx, "ERR could not dump the filter");
@@ -51,7 +51,7 @@ int mod_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     int rc = REDISMODULE_OK;
     if (mod_open_existing(ctx, argv[1], REDISMODULE_READ, *ops->type, "ERR not found", &key, &value))
         rc = !numeric ? RedisModule_ReplyWithError(ctx, ops->bad_cursor)
-                      : reply_chunk(ctx, value, ops->dump_empty || ops->items(value) ? iter : -1, ops);
+                      : reply_chunk(ctx, value, ops->dump_empty || mod_filter_items(ops, value) ? iter : -1, ops);
     RedisModule_CloseKey(key);
     return rc;
 }
@@ -63,7 +63,7 @@ static bool load_failed(const mod_filter_ops *ops, const void *f)
     uint8_t header[NIDUS_CHUNK_OVERHEAD + 4096];
     size_t len;
     uint64_t next;
-    return ops->loading(f) && ops->dump(f, 0, header, sizeof header, &len, &next) == NIDUS_ERR_CORRUPT;
+    return mod_filter_loading(ops, f) && mod_filter_dump_chunk(ops, f, 0, header, sizeof header, &len, &next) == NIDUS_ERR_CORRUPT;
 }
 
 int mod_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const mod_filter_ops *ops)
@@ -84,13 +84,13 @@ int mod_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
         rc = RedisModule_ReplyWithError(ctx, REDISMODULE_ERRORMSG_WRONGTYPE);
     } else if (ks == KEY_EMPTY && iter != 1) {
         rc = RedisModule_ReplyWithError(ctx, "ERR not found"); /* a data chunk for a key without its header */
-    } else if (ks == KEY_OK && (iter <= 1 || !ops->loading(value))) {
+    } else if (ks == KEY_OK && (iter <= 1 || !mod_filter_loading(ops, value))) {
         /* a header for a key that exists, or a chunk for a filter that is complete, or before any chunk */
         rc = RedisModule_ReplyWithError(ctx, iter == 1 && !ops->bloom_replies ? "ERR item exists" : ops->refused);
     } else {
         bool fresh = ks == KEY_EMPTY;
         void *before = value;
-        nidus_status st = ops->load(&value, data, len, mod_load_limit(ctx));
+        nidus_status st = mod_filter_load_chunk(ops, &value, data, len, mod_load_limit(ctx));
         if (st == NIDUS_OK) {
             if (fresh)
                 RedisModule_ModuleTypeSetValue(key, type, value);

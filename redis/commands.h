@@ -68,19 +68,11 @@ void mod_bf_add_and_reply(RedisModuleCtx *ctx, RedisModuleString **items, int n,
 void mod_bf_reply_debug_layers(RedisModuleCtx *ctx, const nidus_bloom *bf);
 int mod_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-/* A filter type's chunk dump (nidus_*_dump_chunk behind a cast). */
-typedef nidus_status (*mod_dump_fn)(const void *f, uint64_t cursor, void *buf, size_t cap, size_t *len,
-                                      uint64_t *next);
-
-/* What the shared code (SCANDUMP, LOADCHUNK, persistence) needs of a filter type. */
+/* What the shared code (SCANDUMP, LOADCHUNK, MERGE, persistence) needs of a filter type: its kind, through which
+ * every call on a value goes (mod_filter), and the type's own replies. */
 typedef struct mod_filter_ops {
     RedisModuleType **type;
-    mod_dump_fn dump;
-    nidus_status (*load)(void **f, const void *chunk, size_t len, uint64_t max_bytes);
-    bool (*loading)(const void *f);
-    void (*destroy)(void *f);
-    uint64_t (*memory)(const void *f);
-    uint64_t (*items)(const void *f);
+    nidus_kind kind;         /* of the values: NIDUS_KIND_CUCKOO (a nidus_cuckoo) or NIDUS_KIND_BLOOM (a nidus_bloom) */
     bool dump_empty;         /* SCANDUMP of an empty filter gives its chunks (BF), or [0, nil] (CF) */
     bool bloom_replies;      /* RedisBloom's Bloom replies (BF): SCANDUMP opens the key before it reads the
                               * iterator and ends with [0, ""]; LOADCHUNK takes iterator 0 as a data chunk's and
@@ -92,10 +84,29 @@ typedef struct mod_filter_ops {
     const char *bad_header;   /* LOADCHUNK's reply when a header chunk is refused */
     const char *short_header; /* ... when it is too short to be one */
     const char *still_loading; /* the reply to a write or SCANDUMP while a LOADCHUNK copy is unfinished */
-    bool (*relocate)(void **f, const nidus_mover *mover, uint64_t *cursor); /* nidus_*_relocate */
 } mod_filter_ops;
 
 extern const mod_filter_ops mod_cf_ops, mod_bf_ops;
+
+/* A nidus_filter around a value of type `t` (NULL: none yet, for a header chunk), made in `ref` (no allocation):
+ * every nidus_filter call takes it, and writes through it write the value. */
+nidus_filter *mod_filter(nidus_filter_ref *ref, const mod_filter_ops *t, const void *value);
+
+/* The value's memory_bytes and items, as nidus_filter_get_stats gives them. */
+uint64_t mod_filter_memory(const mod_filter_ops *t, const void *value);
+uint64_t mod_filter_items(const mod_filter_ops *t, const void *value);
+
+/* nidus_filter_loading, nidus_filter_free and nidus_filter_dump_chunk of a value. */
+bool mod_filter_loading(const mod_filter_ops *t, const void *value);
+void mod_filter_free(const mod_filter_ops *t, void *value);
+nidus_status mod_filter_dump_chunk(const mod_filter_ops *t, const void *value, uint64_t cursor, void *buf, size_t cap,
+                                   size_t *len, uint64_t *next);
+
+/* nidus_filter_load_chunk (`*value` NULL: a header chunk makes one, in the module's allocator) and
+ * nidus_filter_relocate of a value; `*value` is set to the typed handle after, which either may replace. */
+nidus_status mod_filter_load_chunk(const mod_filter_ops *t, void **value, const void *chunk, size_t len,
+                                   uint64_t max_bytes);
+bool mod_filter_relocate(const mod_filter_ops *t, void **value, const nidus_mover *mover, uint64_t *cursor);
 
 /* SCANDUMP key iter and LOADCHUNK key iter data, for either type. */
 int mod_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const mod_filter_ops *ops);

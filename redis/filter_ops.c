@@ -1,70 +1,76 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The two filter types as the shared code sees them: one table of functions each. */
+/* The two filter types as the shared code sees them: a kind, through which every filter call goes as a
+ * nidus_filter made around the value on the stack (nidus_filter_ref_init: no allocation), and the type's own
+ * reply strings. */
 #include "commands.h"
 #include "common.h"
 
-static nidus_status cf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
-{
-    return nidus_cuckoo_dump_chunk(f, c, b, cap, l, n);
-}
-static nidus_status cf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
-{
-    return nidus_cuckoo_load_chunk((nidus_cuckoo **)f, chunk, len, max_bytes, &mod_allocator);
-}
-static bool cf_loading(const void *f) { return nidus_cuckoo_loading(f); }
-static bool cf_relocate(void **f, const nidus_mover *m, uint64_t *cursor)
-{
-    return nidus_cuckoo_relocate((nidus_cuckoo **)f, m, cursor);
-}
-static void cf_destroy(void *f) { nidus_cuckoo_free(f); }
-static uint64_t cf_memory(const void *f)
-{
-    nidus_cuckoo_stats s;
-    nidus_cuckoo_get_stats(f, &s);
-    return s.memory_bytes;
-}
-static uint64_t cf_items(const void *f)
-{
-    nidus_cuckoo_stats s;
-    nidus_cuckoo_get_stats(f, &s);
-    return s.items;
-}
-
-static nidus_status bf_dump(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
-{
-    return nidus_bloom_dump_chunk(f, c, b, cap, l, n);
-}
-static nidus_status bf_load(void **f, const void *chunk, size_t len, uint64_t max_bytes)
-{
-    return nidus_bloom_load_chunk((nidus_bloom **)f, chunk, len, max_bytes, &mod_allocator);
-}
-static bool bf_loading(const void *f) { return nidus_bloom_loading(f); }
-static bool bf_relocate(void **f, const nidus_mover *m, uint64_t *cursor)
-{
-    return nidus_bloom_relocate((nidus_bloom **)f, m, cursor);
-}
-static void bf_destroy(void *f) { nidus_bloom_free(f); }
-static uint64_t bf_memory(const void *f)
-{
-    nidus_bloom_stats s;
-    nidus_bloom_get_stats(f, &s);
-    return s.memory_bytes;
-}
-static uint64_t bf_items(const void *f)
-{
-    nidus_bloom_stats s;
-    nidus_bloom_get_stats(f, &s);
-    return s.items;
-}
-
 const mod_filter_ops mod_cf_ops = {
-    &mod_cf_type, cf_dump, cf_load, cf_loading, cf_destroy, cf_memory, cf_items, false, false,
-    NIDUS_CF_LOADCHUNK, "Couldn't load chunk!", "Invalid position", "Invalid position", "Couldn't create filter!",
-    "Invalid header", MOD_MSG_CF_LOADING, cf_relocate,
+    &mod_cf_type, NIDUS_KIND_CUCKOO, false, false, NIDUS_CF_LOADCHUNK, "Couldn't load chunk!", "Invalid position",
+    "Invalid position", "Couldn't create filter!", "Invalid header", MOD_MSG_CF_LOADING,
 };
 
 const mod_filter_ops mod_bf_ops = {
-    &mod_bf_type, bf_dump, bf_load, bf_loading, bf_destroy, bf_memory, bf_items, true, true,
-    NIDUS_BF_LOADCHUNK, "ERR received bad data", "ERR Second argument must be numeric", "Second argument must be numeric",
-    "ERR received bad data", "ERR received bad data", MOD_MSG_BF_LOADING, bf_relocate,
+    &mod_bf_type, NIDUS_KIND_BLOOM, true, true, NIDUS_BF_LOADCHUNK, "ERR received bad data",
+    "ERR Second argument must be numeric", "Second argument must be numeric", "ERR received bad data",
+    "ERR received bad data", MOD_MSG_BF_LOADING,
 };
+
+nidus_filter *mod_filter(nidus_filter_ref *ref, const mod_filter_ops *t, const void *value)
+{
+    return nidus_filter_ref_init(ref, t->kind, (void *)value);
+}
+
+uint64_t mod_filter_memory(const mod_filter_ops *t, const void *value)
+{
+    nidus_filter_ref ref;
+    nidus_filter_stats s;
+    nidus_filter_get_stats(mod_filter(&ref, t, value), &s);
+    return s.memory_bytes;
+}
+
+uint64_t mod_filter_items(const mod_filter_ops *t, const void *value)
+{
+    nidus_filter_ref ref;
+    nidus_filter_stats s;
+    nidus_filter_get_stats(mod_filter(&ref, t, value), &s);
+    return s.items;
+}
+
+bool mod_filter_loading(const mod_filter_ops *t, const void *value)
+{
+    nidus_filter_ref ref;
+    return nidus_filter_loading(mod_filter(&ref, t, value));
+}
+
+void mod_filter_free(const mod_filter_ops *t, void *value)
+{
+    nidus_filter_ref ref;
+    nidus_filter_free(mod_filter(&ref, t, value));
+}
+
+nidus_status mod_filter_dump_chunk(const mod_filter_ops *t, const void *value, uint64_t cursor, void *buf, size_t cap,
+                                   size_t *len, uint64_t *next)
+{
+    nidus_filter_ref ref;
+    return nidus_filter_dump_chunk(mod_filter(&ref, t, value), cursor, buf, cap, len, next);
+}
+
+nidus_status mod_filter_load_chunk(const mod_filter_ops *t, void **value, const void *chunk, size_t len,
+                                   uint64_t max_bytes)
+{
+    nidus_filter_ref ref;
+    nidus_filter *f = mod_filter(&ref, t, *value);
+    nidus_status st = nidus_filter_load_chunk(&f, t->kind, chunk, len, max_bytes, &mod_allocator);
+    *value = nidus_filter_typed(f);
+    return st;
+}
+
+bool mod_filter_relocate(const mod_filter_ops *t, void **value, const nidus_mover *mover, uint64_t *cursor)
+{
+    nidus_filter_ref ref;
+    nidus_filter *f = mod_filter(&ref, t, *value);
+    bool done = nidus_filter_relocate(f, mover, cursor);
+    *value = nidus_filter_typed(f);
+    return done;
+}

@@ -15,29 +15,24 @@
 #include "rb/rb_types.h"
 #include "types.h"
 
-/* What differs between the two commands. */
+/* What differs between the two commands: the nidus type (its values merge through nidus_filter_merge), the
+ * RedisBloom-named one, and the add errors. */
 typedef struct merge_kind {
     const mod_filter_ops *ops;
     RedisModuleType **rb_type;
     const rb_kind *rb;
-    nidus_status (*merge)(void *dst, const void *src);
-    size_t (*difference)(const void *dst, const void *src, char *buf, size_t cap); /* the library's words */
     const char *(*error)(nidus_status st); /* the type's add errors: LIMIT_TABLES and READ_ONLY as adds say them */
 } merge_kind;
 
-static nidus_status cf_merge(void *dst, const void *src) { return nidus_cuckoo_merge(dst, src); }
-static nidus_status bf_merge(void *dst, const void *src) { return nidus_bloom_merge(dst, src); }
-static size_t cf_differ(const void *d, const void *s, char *b, size_t n)
-{
-    return nidus_cuckoo_merge_difference(d, s, b, n);
-}
-static size_t bf_differ(const void *d, const void *s, char *b, size_t n)
-{
-    return nidus_bloom_merge_difference(d, s, b, n);
-}
+static const merge_kind cf_kind = {&mod_cf_ops, &rb_cf_type, &rb_cf_kind, mod_cf_add_error};
+static const merge_kind bf_kind = {&mod_bf_ops, &rb_bf_type, &rb_bf_kind, mod_bf_add_error};
 
-static const merge_kind cf_kind = {&mod_cf_ops, &rb_cf_type, &rb_cf_kind, cf_merge, cf_differ, mod_cf_add_error};
-static const merge_kind bf_kind = {&mod_bf_ops, &rb_bf_type, &rb_bf_kind, bf_merge, bf_differ, mod_bf_add_error};
+/* What keeps nidus value `src` from merging into `dst`, in the library's words (as `nidus merge` says it). */
+static bool nidus_difference(const merge_kind *m, const void *dst, const void *src, char *buf, size_t cap)
+{
+    nidus_filter_ref d, s;
+    return nidus_filter_merge_difference(mod_filter(&d, m->ops, dst), mod_filter(&s, m->ops, src), buf, cap) > 0;
+}
 
 /* One filter taking part: destkey's value (position 0) or a sourcekey's (its position, from 1). */
 typedef struct merge_input {
@@ -60,12 +55,12 @@ static input_state classify(RedisModuleKey *key, const merge_kind *m, merge_inpu
     in->value = RedisModule_ModuleTypeGetValue(key);
     in->rb = type == *m->rb_type;
     const void *nidus_part = in->rb ? ((rb_value *)in->value)->grown : in->value;
-    return nidus_part && m->ops->loading(nidus_part) ? INPUT_LOADING : INPUT_OK;
+    return nidus_part && mod_filter_loading(m->ops, nidus_part) ? INPUT_LOADING : INPUT_OK;
 }
 
 static uint64_t input_memory(const merge_kind *m, const merge_input *in)
 {
-    return in->rb ? rb_value_memory(m->rb, in->value) : m->ops->memory(in->value);
+    return in->rb ? rb_value_memory(m->rb, in->value) : mod_filter_memory(m->ops, in->value);
 }
 
 /* The limit a merge is held to: max_filter_memory, but none for what the master or the AOF replays (the master
@@ -97,11 +92,11 @@ static int reply_merge_error(RedisModuleCtx *ctx, const merge_kind *m, nidus_sta
     if (st == NIDUS_ERR_INCOMPATIBLE) {
         char why[200];
         bool known = in->rb ? rb_value_difference(m->rb, base->value, in->value, why, sizeof why)
-                            : m->difference(base->value, in->value, why, sizeof why) > 0;
+                            : nidus_difference(m, base->value, in->value, why, sizeof why);
         return mod_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in->position,
                                   known ? why : "sub-filters of other shapes");
     }
-    if (st == NIDUS_ERR_FULL && m == &cf_kind)
+    if (st == NIDUS_ERR_FULL && m->ops->kind == NIDUS_KIND_CUCKOO)
         return mod_reply_errorf(ctx,
                                   "ERR filter is full: a sub-filter of destkey has no room for the items of sourcekey "
                                   "%d in the same sub-filter",
@@ -122,7 +117,7 @@ static bool all_compatible(RedisModuleCtx *ctx, const merge_kind *m, const merge
         else if (in[i].rb)
             differs = rb_value_difference(m->rb, in[0].value, in[i].value, why, sizeof why);
         else
-            differs = m->difference(in[0].value, in[i].value, why, sizeof why) > 0;
+            differs = nidus_difference(m, in[0].value, in[i].value, why, sizeof why);
         if (differs) {
             mod_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in[i].position, why);
             return false;
@@ -143,7 +138,7 @@ static void free_value(const merge_kind *m, bool rb, void *value)
     if (rb)
         rb_value_free(m->rb, value);
     else
-        m->ops->destroy(value);
+        mod_filter_free(m->ops, value);
 }
 
 /* Merges in[1..n) into in[0]'s value, in place, or into a copy of it set into `dest` at the end; replies. In
@@ -158,7 +153,9 @@ static int merge_inputs(RedisModuleCtx *ctx, const merge_kind *m, RedisModuleKey
         return RedisModule_ReplyWithError(ctx, merge_error(m, NIDUS_ERR_NO_MEMORY));
     merge_input target = {work, in[0].rb, 0};
     for (int i = 1; i < n; i++) {
-        nidus_status st = in[i].rb ? rb_value_merge(m->rb, work, in[i].value) : m->merge(work, in[i].value);
+        nidus_filter_ref d, s;
+        nidus_status st = in[i].rb ? rb_value_merge(m->rb, work, in[i].value)
+                                   : nidus_filter_merge(mod_filter(&d, m->ops, work), mod_filter(&s, m->ops, in[i].value));
         if (st) {
             if (!in_place)
                 free_value(m, in[0].rb, work);

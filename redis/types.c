@@ -24,7 +24,7 @@ static void each_chunk(const mod_filter_ops *t, const void *f, void (*visit)(voi
     size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len;
     uint8_t *buf = RedisModule_Alloc(cap);
     uint64_t cursor = 0, next;
-    while (t->dump(f, cursor, buf, cap, &len, &next) == NIDUS_OK && len) {
+    while (mod_filter_dump_chunk(t, f, cursor, buf, cap, &len, &next) == NIDUS_OK && len) {
         visit(arg, buf, len, next);
         cursor = next;
     }
@@ -60,7 +60,7 @@ void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io)
                 return f;
             break;
         }
-        nidus_status st = t->load(&f, chunk, len, mod_load_limit(NULL));
+        nidus_status st = mod_filter_load_chunk(t, &f, chunk, len, mod_load_limit(NULL));
         RedisModule_Free(chunk);
         if (st) {
             RedisModule_LogIOError(io, "warning", "nidus: refused a filter in the RDB payload: %s",
@@ -69,7 +69,7 @@ void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io)
         }
     }
     if (f)
-        t->destroy(f);
+        mod_filter_free(t, f);
     return NULL;
 }
 
@@ -113,7 +113,7 @@ static void copy_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t nex
 {
     (void)next;
     copy_arg *c = arg;
-    if (!c->failed && c->t->load(&c->to, chunk, len, 0) != NIDUS_OK)
+    if (!c->failed && mod_filter_load_chunk(c->t, &c->to, chunk, len, 0) != NIDUS_OK)
         c->failed = true;
 }
 
@@ -123,7 +123,7 @@ void *mod_filter_copy(const mod_filter_ops *t, const void *value)
     each_chunk(t, value, copy_chunk, &c);
     if (c.failed || !c.to) {
         if (c.to)
-            t->destroy(c.to);
+            mod_filter_free(t, c.to);
         return NULL;
     }
     return c.to;
@@ -134,7 +134,7 @@ void *mod_filter_copy(const mod_filter_ops *t, const void *value)
  * would miss a third of what the key costs. */
 static size_t mem_usage(const mod_filter_ops *t, const void *value)
 {
-    return (size_t)t->memory(value) + mod_server.value_record_bytes;
+    return (size_t)mod_filter_memory(t, value) + mod_server.value_record_bytes;
 }
 
 size_t mod_free_effort(uint64_t bytes)
@@ -172,11 +172,11 @@ int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
     static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v) { aof_rewrite(&ops, aof, key, v); } \
     static size_t prefix##_mem(const void *v) { return mem_usage(&ops, v); }                                  \
     static void prefix##_digest(RedisModuleDigest *md, void *v) { digest(&ops, md, v); }                      \
-    static void prefix##_free(void *v) { ops.destroy(v); }                                                    \
+    static void prefix##_free(void *v) { mod_filter_free(&ops, v); }                                          \
     static size_t prefix##_free_effort(RedisModuleString *key, const void *v)                                  \
     {                                                                                                          \
         (void)key;                                                                                             \
-        return mod_free_effort(ops.memory(v));                                                               \
+        return mod_free_effort(mod_filter_memory(&ops, v));                                                   \
     }                                                                                                          \
     static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
     {                                                                                                          \
@@ -184,10 +184,14 @@ int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
         (void)to;                                                                                              \
         return mod_filter_copy(&ops, v);                                                                     \
     }                                                                                                          \
+    static bool prefix##_relocate(void **v, const nidus_mover *mover, uint64_t *cursor)                       \
+    {                                                                                                          \
+        return mod_filter_relocate(&ops, v, mover, cursor);                                                    \
+    }                                                                                                          \
     static int prefix##_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **v)                   \
     {                                                                                                          \
         (void)key;                                                                                             \
-        return mod_defrag_value(ctx, v, ops.relocate);                                                         \
+        return mod_defrag_value(ctx, v, prefix##_relocate);                                                    \
     }                                                                                                          \
     static RedisModuleTypeMethods prefix##_methods = {                                                         \
         .version = MOD_TYPE_METHOD_VERSION,                                                                  \

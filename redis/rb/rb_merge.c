@@ -14,8 +14,10 @@ static bool grown_difference(const rb_kind *k, const rb_value *dst, const rb_val
     if (!dst->grown || !src->grown)
         return false;
     char why[160];
-    bool differs = (k == &rb_cf_kind ? nidus_cuckoo_merge_difference(dst->grown, src->grown, why, sizeof why)
-                                     : nidus_bloom_merge_difference(dst->grown, src->grown, why, sizeof why)) > 0;
+    nidus_filter_ref d, s;
+    const mod_filter_ops *ops = rb_kind_ops(k);
+    bool differs = nidus_filter_merge_difference(mod_filter(&d, ops, dst->grown), mod_filter(&s, ops, src->grown), why,
+                                                 sizeof why) > 0;
     if (differs)
         snprintf(buf, cap, "the sub-filters grown after RedisBloom's: %s", why);
     return differs;
@@ -86,9 +88,10 @@ nidus_status rb_value_merge(const rb_kind *k, rb_value *dst, const rb_value *src
     nidus_status st = cuckoo ? rb_cf_merge(dst->rb, src->rb) : rb_bf_merge(dst->rb, src->rb);
     if (st || !src->grown)
         return st;
+    nidus_filter_ref d, s;
     if (dst->grown)
-        return cuckoo ? nidus_cuckoo_merge(dst->grown, src->grown) : nidus_bloom_merge(dst->grown, src->grown);
+        return nidus_filter_merge(mod_filter(&d, rb_kind_ops(k), dst->grown), mod_filter(&s, rb_kind_ops(k), src->grown));
     /* the same RedisBloom sub-filters (rb_value_difference): src's growth part continues dst's as well */
-    dst->grown = mod_filter_copy(cuckoo ? &mod_cf_ops : &mod_bf_ops, src->grown);
+    dst->grown = mod_filter_copy(rb_kind_ops(k), src->grown);
     return dst->grown ? NIDUS_OK : NIDUS_ERR_NO_MEMORY;
 }

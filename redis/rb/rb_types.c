@@ -33,7 +33,7 @@ void rb_cf_value_free(void *value)
     rb_value *v = value;
     rb_cf_free(v->rb);
     if (v->grown)
-        mod_cf_ops.destroy(v->grown);
+        mod_filter_free(&mod_cf_ops, v->grown);
     RedisModule_Free(v);
     rb_values_alive--;
 }
@@ -43,7 +43,7 @@ void rb_bf_value_free(void *value)
     rb_value *v = value;
     rb_bf_free(v->rb);
     if (v->grown)
-        mod_bf_ops.destroy(v->grown);
+        mod_filter_free(&mod_bf_ops, v->grown);
     RedisModule_Free(v);
     rb_values_alive--;
 }
@@ -316,7 +316,7 @@ static bool rb_value_relocate(const rb_kind *k, void **value, const nidus_mover 
     }
     rb_value *v = *value;
     uint64_t inner = *cursor - RB_GROWN_CURSOR;
-    if (!v->grown || k->ops->relocate(&v->grown, mover, &inner)) {
+    if (!v->grown || mod_filter_relocate(k->ops, &v->grown, mover, &inner)) {
         *cursor = 0;
         return true;
     }
@@ -335,6 +335,8 @@ static void bf_header(const void *rb, uint8_t *out) { rb_bf_header(rb, out); }
 
 const rb_kind rb_cf_kind = {&mod_cf_ops, rb_cf_array, cf_header_size, cf_header, cf_relocate};
 const rb_kind rb_bf_kind = {&mod_bf_ops, rb_bf_array, bf_header_size, bf_header, bf_relocate};
+
+const mod_filter_ops *rb_kind_ops(const rb_kind *k) { return k->ops; }
 
 static uint64_t rb_array_bytes(const rb_kind *k, const void *rb)
 {
@@ -364,7 +366,7 @@ bool rb_value_chunk(const rb_kind *k, const rb_value *v, uint64_t iter, uint8_t 
     if (iter < end)
         return rb_chunk_get(v->rb, k->array, iter, RB_SCANDUMP_MAX, data, len, next);
     uint64_t cursor;
-    if (!v->grown || k->ops->dump(v->grown, iter - end, buf, cap, len, &cursor) != NIDUS_OK || *len == 0)
+    if (!v->grown || mod_filter_dump_chunk(k->ops, v->grown, iter - end, buf, cap, len, &cursor) != NIDUS_OK || *len == 0)
         return false;
     *data = buf;
     *next = end + cursor;
@@ -436,7 +438,7 @@ nidus_status rb_value_load_chunk(const rb_kind *k, rb_value **v, uint64_t pos, c
     if (pos <= end) /* RedisBloom's data: the position after the chunk is inside its arrays or their end */
         return rb_chunk_put((*v)->rb, k->array, pos, data, len, k == &rb_bf_kind) ? NIDUS_OK : NIDUS_ERR_CORRUPT;
     uint64_t used = k == &rb_cf_kind ? rb_cf_memory((*v)->rb) : rb_bf_memory((*v)->rb);
-    return k->ops->load(&(*v)->grown, data, len, max_bytes ? (max_bytes > used ? max_bytes - used : 1) : 0);
+    return mod_filter_load_chunk(k->ops, &(*v)->grown, data, len, max_bytes ? (max_bytes > used ? max_bytes - used : 1) : 0);
 }
 
 void rb_value_free(const rb_kind *k, void *v)
@@ -458,7 +460,7 @@ rb_value *rb_value_copy(const rb_kind *k, const rb_value *value)
 uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
 {
     uint64_t n = sizeof *v + (k == &rb_cf_kind ? rb_cf_memory(v->rb) : rb_bf_memory(v->rb));
-    return n + (v->grown ? k->ops->memory(v->grown) : 0);
+    return n + (v->grown ? mod_filter_memory(k->ops, v->grown) : 0);
 }
 
 #define RB_TYPE_METHODS(prefix, kind, save, load, cmd)                                                         \

@@ -42,6 +42,9 @@ void rb_bf_value_free(void *v);
 typedef struct rb_kind rb_kind;
 extern const rb_kind rb_cf_kind, rb_bf_kind;
 
+/* The nidus filter type of a kind's growth part (mod_cf_ops, mod_bf_ops). */
+const struct mod_filter_ops *rb_kind_ops(const rb_kind *k);
+
 /* A copy of the value (its chunk stream replayed, as COPY makes it); NULL without memory. */
 rb_value *rb_value_copy(const rb_kind *k, const rb_value *v);
 

@@ -12,6 +12,9 @@
 /* The default error of nidus_filter_params (RedisBloom's and the CLI's). */
 #define DEFAULT_ERROR 0.01
 
+_Static_assert(sizeof(struct nidus_filter) <= sizeof(nidus_filter_ref), "nidus_filter_ref holds a nidus_filter");
+_Static_assert(_Alignof(struct nidus_filter) <= _Alignof(nidus_filter_ref), "nidus_filter_ref is aligned for one");
+
 nidus_filter *nidus_filter_wrap(const nidus_allocator *hook, nidus_kind kind)
 {
     const nidus_allocator *a = nidus_alloc_pick(hook);
@@ -79,7 +82,46 @@ void nidus_filter_free(nidus_filter *f)
     case NIDUS_KIND_FUSE: nidus_fuse_free(f->f.fuse); break;
     }
     nidus_filter_release_map(f); /* after the filter: its tables were borrowed from the mapping */
-    nidus_free(f->alloc, f);
+    if (f->alloc) /* a ref's storage is its caller's */
+        nidus_free(f->alloc, f);
+}
+
+nidus_filter *nidus_filter_ref_init(nidus_filter_ref *ref, nidus_kind kind, void *typed)
+{
+    if (!ref)
+        return NULL;
+    nidus_filter *f = (nidus_filter *)ref;
+    *f = (nidus_filter){.kind = kind, .fd = -1};
+    switch (kind) {
+    case NIDUS_KIND_CUCKOO: f->f.cuckoo = typed; return f;
+    case NIDUS_KIND_BLOOM: f->f.bloom = typed; return f;
+    case NIDUS_KIND_COUNTING_BLOOM: f->f.counting = typed; return f;
+    case NIDUS_KIND_FUSE: f->f.fuse = typed; return f;
+    }
+    return NULL;
+}
+
+void *nidus_filter_typed(const nidus_filter *f)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return f->f.cuckoo;
+    case NIDUS_KIND_BLOOM: return f->f.bloom;
+    case NIDUS_KIND_COUNTING_BLOOM: return f->f.counting;
+    case NIDUS_KIND_FUSE: return f->f.fuse;
+    }
+    return NULL;
+}
+
+bool nidus_filter_relocate(nidus_filter *f, const nidus_mover *mover, uint64_t *cursor)
+{
+    switch (f->kind) {
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_relocate(&f->f.cuckoo, mover, cursor);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_relocate(&f->f.bloom, mover, cursor);
+    case NIDUS_KIND_COUNTING_BLOOM: break; /* no relocation of their own */
+    case NIDUS_KIND_FUSE: break;
+    }
+    *cursor = 0;
+    return true;
 }
 
 nidus_kind nidus_filter_kind(const nidus_filter *f) { return f->kind; }

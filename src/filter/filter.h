@@ -9,7 +9,7 @@
 
 struct nidus_filter {
     nidus_kind kind;
-    const nidus_allocator *alloc; /* the handle's own allocation */
+    const nidus_allocator *alloc; /* the handle's own allocation; NULL for a ref (the caller's storage) */
     union {
         nidus_cuckoo *cuckoo;
         nidus_bloom *bloom;

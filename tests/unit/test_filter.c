@@ -333,6 +333,77 @@ static void test_every_kind_dumps_and_loads_chunks(void **state)
     assert_null(l);
 }
 
+static void *offer_count(void *ctx, void *block)
+{
+    (void)block;
+    ++*(unsigned *)ctx;
+    return NULL; /* left where it is */
+}
+
+/* A nidus_filter_ref around typed handles the caller keeps: every call goes through it as through a handle of
+ * its own (adds, lookups, stats, chunks, merges, relocation); the header chunk loads into a ref around no filter
+ * with one allocation fewer than into a new handle (the handle's), the typed handle a load's last chunk makes is
+ * read back, and nidus_filter_free frees the typed filter, never the ref. */
+static void test_a_ref_wraps_a_typed_handle_without_allocating(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < NKINDS; k++) {
+        bool counting = KINDS[k] == NIDUS_KIND_COUNTING_BLOOM;
+        nidus_filter *f = make(KINDS[k], counting ? 3000 : 500, counting ? 0 : 2);
+        add_keys(f, "ref", 0, 2000);
+        nidus_filter_ref r, rl;
+        nidus_filter *v = nidus_filter_ref_init(&r, KINDS[k], nidus_filter_typed(f));
+        assert_ptr_equal(v, (nidus_filter *)&r);
+        assert_int_equal(nidus_filter_kind(v), KINDS[k]);
+        assert_ptr_equal(nidus_filter_typed(v), nidus_filter_typed(f));
+        assert_has(v, "ref", 0, 2000);
+        nidus_filter_stats a, b;
+        nidus_filter_get_stats(f, &a);
+        nidus_filter_get_stats(v, &b);
+        assert_int_equal(a.items, b.items);
+        assert_int_equal(a.memory_bytes, b.memory_bytes);
+        assert_int_equal(nidus_filter_add(v, "through-ref", 11), NIDUS_OK); /* writes the typed filter */
+        assert_true(nidus_filter_contains(f, "through-ref", 11));
+
+        chunk_list c;
+        dump_all(v, &c);
+        g_fail = (failing){0};
+        nidus_filter *h = NULL;
+        for (unsigned i = 0; i < c.n; i++)
+            assert_int_equal(nidus_filter_load_chunk(&h, KINDS[k], c.data[i], c.len[i], 0, &g_hook), NIDUS_OK);
+        long with_handle = g_fail.live;
+        nidus_filter_free(h);
+        assert_int_equal(g_fail.live, 0);
+        nidus_filter *l = nidus_filter_ref_init(&rl, KINDS[k], NULL), *before = l;
+        assert_null(nidus_filter_typed(l));
+        for (unsigned i = 0; i < c.n; i++) {
+            assert_int_equal(nidus_filter_load_chunk(&l, KINDS[k], c.data[i], c.len[i], 0, &g_hook), NIDUS_OK);
+            assert_ptr_equal(l, before);
+            assert_non_null(nidus_filter_typed(l));
+            assert_true(nidus_filter_loading(l) == (i + 1 < c.n));
+        }
+        assert_int_equal(g_fail.live, with_handle - 1); /* no handle: the filter's own blocks */
+        assert_same_encoding(f, l);
+        assert_has(l, "ref", 0, 2000);
+
+        assert_int_equal(nidus_filter_merge(l, v), NIDUS_OK);
+        assert_has(l, "ref", 0, 2000);
+        unsigned offers = 0;
+        nidus_mover m = {offer_count, NULL, &offers};
+        uint64_t cursor = 0;
+        assert_true(nidus_filter_relocate(l, &m, &cursor));
+        assert_int_equal(cursor, 0);
+        assert_true(counting ? offers == 0 : offers > 0); /* a counting Bloom filter does not relocate */
+        nidus_filter_free(l); /* the typed filter's blocks, not the ref on the stack */
+        assert_int_equal(g_fail.live, 0);
+        free_chunks(&c);
+        nidus_filter_free(f);
+    }
+    nidus_filter_ref r;
+    assert_null(nidus_filter_ref_init(&r, (nidus_kind)9, NULL));
+    assert_null(nidus_filter_ref_init(NULL, NIDUS_KIND_CUCKOO, NULL));
+}
+
 /* A fuse filter (decoded into the generic handle) neither chunks nor merges. */
 static nidus_filter *fuse_filter(uint64_t seed)
 {
@@ -719,6 +790,7 @@ int main(void)
         cmocka_unit_test(test_encodings_round_trip_and_damage_is_refused),
         cmocka_unit_test_setup_teardown(test_every_kind_dumps_and_loads_chunks, make_dir, remove_dir),
         cmocka_unit_test(test_every_kind_merges),
+        cmocka_unit_test(test_a_ref_wraps_a_typed_handle_without_allocating),
         cmocka_unit_test_setup_teardown(test_files_open_in_every_mode_and_patch_in_place, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_a_patched_file_is_what_a_whole_save_writes, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(test_a_writable_file_grows_and_is_written_whole, make_dir, remove_dir),
