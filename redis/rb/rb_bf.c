@@ -9,6 +9,7 @@
 #include "rb_hash.h"
 
 #define RB_LN2 0.693147180559945 /* the constant RedisBloom sizes its probe count with */
+#define RB_LN2_SQUARED 0.480453013918201 /* ... and its bits per entry */
 #define RB_BF_MAX_HASHES 1100u   /* error rates down to 1e-300 need < 1000 */
 
 rb_bf_hash rb_bf_hash_of(const rb_bf *bf, const void *item, size_t len)
@@ -60,11 +61,22 @@ bool rb_bf_add(rb_bf *bf, rb_bf_hash h)
     return true;
 }
 
+/* Whether the layer's capacity is one its bits can hold at its error rate: RedisBloom gives a layer
+ * -ln(error) / ln(2)^2 bits an entry, rounds the bits up to a power of two or a word and counts the room that adds
+ * as capacity; encodings before version 4 rounded down (to whole bits an entry, then a word). Twice that covers
+ * both. A layer claiming more would answer past its error bound, and growth after it is sized from its capacity
+ * (a header of 8 bits claiming 3.6e14 entries would grow a layer of max_capacity items on the first add). */
+static bool sizes_match(const rb_bf_layer *l)
+{
+    double bits_per_entry = -log(l->error) / RB_LN2_SQUARED;
+    return l->entries >= 1 && (double)l->entries * bits_per_entry <= 2 * ((double)l->bits + 64);
+}
+
 bool rb_bf_layer_valid(const rb_bf_layer *l)
 {
     return l->error > 0 && l->error < 1 && l->n2 <= 63 && (l->n2 == 0 || l->bits >= UINT64_C(1) << l->n2) &&
            l->bits != 0 && l->bytes <= UINT64_MAX / 8 && l->bits == l->bytes * 8 && l->hashes <= RB_BF_MAX_HASHES &&
-           l->bpe > 0 && (double)l->hashes == ceil(RB_LN2 * l->bpe);
+           l->bpe > 0 && (double)l->hashes == ceil(RB_LN2 * l->bpe) && sizes_match(l);
 }
 
 nidus_status rb_bf_merge(rb_bf *dst, const rb_bf *src)

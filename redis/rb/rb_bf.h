@@ -51,8 +51,9 @@ bool rb_bf_contains(const rb_bf *bf, rb_bf_hash h);
  * counts grow, as RedisBloom counts). The caller checks that the layer has room. */
 bool rb_bf_add(rb_bf *bf, rb_bf_hash h);
 
-/* RedisBloom's checks of one layer (its bloom_validate_integrity) plus a bound on the probe count that no
- * real filter reaches; false when they fail. */
+/* RedisBloom's checks of one layer (its bloom_validate_integrity), a bound on the probe count that no real
+ * filter reaches, and a capacity its bits can hold at its error rate (twice what RedisBloom sizes at most).
+ * False when any fails. */
 bool rb_bf_layer_valid(const rb_bf_layer *l);
 
 /* ORs src's layers into dst's of the same index (dst takes copies of the layers only src has); the counts add,

@@ -347,6 +347,7 @@ def corrupt_payloads():
         ("bf: bits not the buffer's", P.build("MBbloom--", 4, bf[:8] + [P.U(bf[8][1] * 2)] + bf[9:])),
         ("bf: error 0", P.build("MBbloom--", 4, bf[:5] + [P.D(0.0)] + bf[6:])),
         ("bf: n2 64", P.build("MBbloom--", 4, bf[:9] + [P.U(64)] + bf[10:])),
+        ("bf: capacity past its bits", P.build("MBbloom--", 4, bf[:4] + [P.U(bf[4][1] * 1000)] + bf[5:])),
         ("bf: layer count past the data", P.build("MBbloom--", 4, [bf[0], P.U(1 << 40)] + bf[2:])),
         ("bf: truncated", P.build("MBbloom--", 4, bf[:-3])),
         ("bf: version 5", P.build("MBbloom--", 5, bf)),
@@ -400,3 +401,46 @@ def test_corrupt_redisbloom_chunks_refused(server):
             r.execute_command("BF.LOADCHUNK", "b", 1, h)
         assert r.exists("b") == 0
     assert r.ping()
+
+
+# RedisBloom's own test_arbitrary_offset: one layer of 8 bits that claims a capacity and item count of 3.6e14
+# (bits per entry 0.1 at error 0.1, where RedisBloom's sizing gives 4.79). Loaded, its first add would grow a
+# layer of max_capacity items (836 MB). Refused: sizes no RedisBloom filter has, in RedisBloom's words.
+ARBITRARY_OFFSET_HEADER = (
+    b"\x11\x18\xf3\xdd\x74\x48\x01\x00\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00"
+    b"\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00\x11\x18\xf3\xdd\x74\x48\x01\x00\x9a\x99\x99\x99\x99\x99\xb9\x3f"
+    b"\x9a\x99\x99\x99\x99\x99\xb9\x3f\x01\x00\x00\x00\x11\x18\xf3\xdd\x74\x48\x01\x00\x00")
+
+
+def _bf_link(hdr, i, **fields):
+    """hdr with layer i's fields replaced (RedisBloom's packed link: bytes, bits, size, error, bpe, hashes,
+    entries, n2)."""
+    names = ("bytes", "bits", "size", "error", "bpe", "hashes", "entries", "n2")
+    at = 20 + 53 * i
+    values = dict(zip(names, struct.unpack_from("<QQQddIQB", hdr, at)))
+    values.update(fields)
+    return hdr[:at] + struct.pack("<QQQddIQB", *(values[n] for n in names)) + hdr[at + 53:]
+
+
+def test_redisbloom_header_sizes_must_match_the_bits(server):
+    r = server.client()
+    used = r.info("memory")["used_memory"]
+    with pytest.raises(redis.ResponseError, match="received bad data"):
+        r.execute_command("BF.LOADCHUNK", "k", 1, ARBITRARY_OFFSET_HEADER)
+    assert r.exists("k") == 0
+    assert r.execute_command("BF.ADD", "k", 1) == 1  # a new filter of the defaults, not a grown 836 MB layer
+    assert r.memory_usage("k") < 1 << 20 and r.info("memory")["used_memory"] < used + (64 << 20)
+    with pytest.raises(redis.ResponseError, match="received bad data"):
+        r.execute_command("BF.LOADCHUNK", "k", 71752852194637, b"HELLO")
+    bhdr = read_chunks("bf_scale")[0][1]
+    link = struct.unpack_from("<QQQddIQB", bhdr, 20)
+    bits, bpe, entries = link[1], link[4], link[6]
+    for h in (_bf_link(bhdr, 0, entries=bits),                              # a capacity far past its bits
+              _bf_link(bhdr, 0, entries=int(2 * (bits + 64) / bpe) + 1),    # past twice what they hold
+              _bf_link(bhdr, 0, entries=0)):                                # no capacity
+        with pytest.raises(redis.ResponseError, match="received bad data"):
+            r.execute_command("BF.LOADCHUNK", "b", 1, h)
+        assert r.exists("b") == 0
+    assert entries * bpe <= bits
+    assert r.execute_command("BF.LOADCHUNK", "b2", 1, _bf_link(bhdr, 0, entries=2 * entries)) == b"OK"  # within
+    assert r.execute_command("BF.LOADCHUNK", "b", 1, bhdr) == b"OK"  # RedisBloom's own sizes load
