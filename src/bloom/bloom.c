@@ -145,6 +145,7 @@ void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a
 {
     if (!*l)
         return;
+    nidus_chunk_loader_hash_free(*l, a);
     nidus_free(a, (*l)->prefix);
     nidus_free(a, *l);
     *l = NULL;

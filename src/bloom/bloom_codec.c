@@ -297,7 +297,8 @@ nidus_status nidus_bloom_dump_chunk(const nidus_bloom *bf, uint64_t cursor, void
                                   next);
 }
 
-/* Starts a chunked load: the loader keeps the prefix for the final checksum. */
+/* Starts a chunked load: the loader keeps the prefix (for a dump of the load in progress) and the running
+ * checksum. */
 static nidus_status begin_loader(nidus_chunk_loader **out, const nidus_allocator *a, const uint8_t *prefix,
                                  uint32_t n, uint64_t token, uint64_t stream)
 {
@@ -311,7 +312,10 @@ static nidus_status begin_loader(nidus_chunk_loader **out, const nidus_allocator
     memcpy(copy, prefix, n);
     *l = (nidus_chunk_loader){.token = token, .next_seq = 1, .stream = stream, .prefix_bytes = n, .prefix = copy};
     *out = l;
-    return NIDUS_OK;
+    nidus_status st = nidus_chunk_loader_hash_begin(l, a);
+    if (st)
+        nidus_chunk_loader_release(out, a);
+    return st;
 }
 
 nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, size_t len, uint64_t max_bytes,

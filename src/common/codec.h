@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nidus/alloc.h"
 #include "nidus/codec.h"
 
 /* Fuzz builds (libFuzzer's convention) accept any checksum, so the fuzzer reaches the field checks behind
@@ -151,13 +152,23 @@ typedef struct nidus_chunk_loader {
     uint64_t pos;    /* stream bytes received */
     uint64_t stream; /* stream bytes expected: segments and checksum */
     size_t prefix_bytes;
-    uint8_t *prefix; /* a copy, for the final checksum */
+    uint8_t *prefix; /* a copy, for the header chunk of a dump of the load in progress */
     uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES];
+    void *hash_block; /* the block holding `hash`, from the filter's allocator */
+    struct XXH3_state_s *hash; /* the running checksum: the prefix and every segment byte received so far */
 } nidus_chunk_loader;
 
-/* Takes data chunk (seq, token, payload) into the segments (and the loader's checksum bytes). Out of order,
- * repeated, foreign or wrongly cut: NIDUS_ERR_SEQUENCE, nothing written. When it was the last, checks the
- * whole checksum (NIDUS_ERR_CORRUPT and `failed` when wrong) and sets `*complete`. */
+/* Starts the loader's running checksum over its prefix (the XXH3 state, 64-byte aligned inside a block from
+ * `a`), so that each data chunk hashes only its own bytes. NIDUS_ERR_NO_MEMORY when the block is refused. */
+nidus_status nidus_chunk_loader_hash_begin(nidus_chunk_loader *l, const nidus_allocator *a);
+
+/* Frees the running checksum's block (nothing when there is none). */
+void nidus_chunk_loader_hash_free(nidus_chunk_loader *l, const nidus_allocator *a);
+
+/* Takes data chunk (seq, token, payload) into the segments (and the loader's checksum bytes), adding its
+ * segment bytes to the running checksum. Out of order, repeated, foreign or wrongly cut: NIDUS_ERR_SEQUENCE,
+ * nothing written. When it was the last, checks the whole checksum (NIDUS_ERR_CORRUPT and `failed` when wrong)
+ * and sets `*complete`: the running one's digest, or without one (never begun) the segments hashed whole. */
 nidus_status nidus_chunk_accept(nidus_chunk_loader *l, uint32_t seq, uint64_t token, const uint8_t *payload,
                                 uint32_t n, const nidus_segment *segs, unsigned count, bool *complete);
 

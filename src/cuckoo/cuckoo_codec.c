@@ -454,6 +454,7 @@ void nidus_cuckoo_loader_free(nidus_cuckoo *cf)
         return;
     for (unsigned k = 0; k < NIDUS_CUCKOO_MAX_TABLES; k++)
         nidus_free(cf->alloc, l->stage[k]);
+    nidus_chunk_loader_hash_free(&l->base, cf->alloc);
     nidus_free(cf->alloc, l->base.prefix);
     nidus_free(cf->alloc, l);
     cf->loader = NULL;
@@ -519,16 +520,19 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
         if (m.overflow[k] && !(l->stage[k] = nidus_malloc(cf->alloc, (size_t)(m.overflow[k] * OV_ENTRY_BYTES))))
             st = NIDUS_ERR_NO_MEMORY;
     }
+    if (!st) {
+        l->base.token = token;
+        l->base.next_seq = 1;
+        l->base.stream = m.stream;
+        l->base.prefix_bytes = n;
+        memcpy(l->base.prefix, payload, n);
+        st = nidus_chunk_loader_hash_begin(&l->base, cf->alloc);
+    }
     if (st) {
         nidus_full_free(cf);
         return st;
     }
     nidus_cuckoo_redispatch(cf); /* loading */
-    l->base.token = token;
-    l->base.next_seq = 1;
-    l->base.stream = m.stream;
-    l->base.prefix_bytes = n;
-    memcpy(l->base.prefix, payload, n);
     *out = cf;
     return NIDUS_OK;
 }
