@@ -17,23 +17,22 @@
 /* Encoding versions of our RDB payload. */
 #define MOD_RDB_VERSION 1
 
-/* Calls visit(chunk, len, next) for every chunk of f. */
-static void each_chunk(const mod_filter_ops *t, const void *f, void (*visit)(void *arg, const uint8_t *, size_t, uint64_t),
-                       void *arg)
+/* Calls visit(arg, next, chunk, len) for every chunk of f: LOADCHUNK takes each at the iterator after it. */
+static void each_chunk(const mod_filter_ops *t, const void *f, mod_chunk_visit visit, void *arg)
 {
     size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len;
     uint8_t *buf = RedisModule_Alloc(cap);
     uint64_t cursor = 0, next;
     while (mod_filter_dump_chunk(t, f, cursor, buf, cap, &len, &next) == NIDUS_OK && len) {
-        visit(arg, buf, len, next);
+        visit(arg, next, buf, len);
         cursor = next;
     }
     RedisModule_Free(buf);
 }
 
-static void save_chunk(void *io, const uint8_t *chunk, size_t len, uint64_t next)
+static void save_chunk(void *io, uint64_t pos, const uint8_t *chunk, size_t len)
 {
-    (void)next;
+    (void)pos;
     RedisModule_SaveStringBuffer(io, (const char *)chunk, len);
 }
 
@@ -73,45 +72,15 @@ void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io)
     return NULL;
 }
 
-typedef struct aof_arg {
-    RedisModuleIO *aof;
-    RedisModuleString *key;
-    const char *cmd;
-} aof_arg;
-
-static void emit_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t next)
-{
-    aof_arg *a = arg;
-    RedisModule_EmitAOF(a->aof, a->cmd, "slb", a->key, (long long)next, (const char *)chunk, len);
-}
-
-static void aof_rewrite(const mod_filter_ops *t, RedisModuleIO *aof, RedisModuleString *key, void *value)
-{
-    aof_arg a = {aof, key, t->loadchunk};
-    each_chunk(t, value, emit_chunk, &a);
-}
-
-static void digest_chunk(void *md, const uint8_t *chunk, size_t len, uint64_t next)
-{
-    (void)next;
-    RedisModule_DigestAddStringBuffer(md, (const char *)chunk, len);
-}
-
-static void digest(const mod_filter_ops *t, RedisModuleDigest *md, void *value)
-{
-    each_chunk(t, value, digest_chunk, md);
-    RedisModule_DigestEndSequence(md);
-}
-
 typedef struct copy_arg {
     const mod_filter_ops *t;
     void *to;
     bool failed;
 } copy_arg;
 
-static void copy_chunk(void *arg, const uint8_t *chunk, size_t len, uint64_t next)
+static void copy_chunk(void *arg, uint64_t pos, const uint8_t *chunk, size_t len)
 {
-    (void)next;
+    (void)pos;
     copy_arg *c = arg;
     if (!c->failed && mod_filter_load_chunk(c->t, &c->to, chunk, len, 0) != NIDUS_OK)
         c->failed = true;
@@ -127,14 +96,6 @@ void *mod_filter_copy(const mod_filter_ops *t, const void *value)
         return NULL;
     }
     return c.to;
-}
-
-/* The server's own records of a module value (its module-value record, and on some servers its object:
- * mod_server.value_record_bytes). A small filter is a few dozen bytes, so without them its MEMORY USAGE
- * would miss a third of what the key costs. */
-static size_t mem_usage(const mod_filter_ops *t, const void *value)
-{
-    return (size_t)mod_filter_memory(t, value) + mod_server.value_record_bytes;
 }
 
 size_t mod_free_effort(uint64_t bytes)
@@ -162,31 +123,69 @@ int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
     return 1;
 }
 
-/* The type methods, one set per type, over the shared code above. */
-#define TYPE_METHODS(prefix, ops)                                                                              \
-    static void *prefix##_rdb_load(RedisModuleIO *io, int encver)                                           \
-    {                                                                                                          \
-        return encver == MOD_RDB_VERSION ? mod_rdb_load_filter(&ops, io) : NULL;                          \
-    }                                                                                                          \
-    static void prefix##_rdb_save(RedisModuleIO *io, void *v) { mod_rdb_save_filter(&ops, io, v); }         \
-    static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v) { aof_rewrite(&ops, aof, key, v); } \
-    static size_t prefix##_mem(const void *v) { return mem_usage(&ops, v); }                                  \
-    static void prefix##_digest(RedisModuleDigest *md, void *v) { digest(&ops, md, v); }                      \
-    static void prefix##_free(void *v) { mod_filter_free(&ops, v); }                                          \
+/* ---- the methods every type shares, through its mod_value_class ---- */
+
+typedef struct aof_arg {
+    RedisModuleIO *aof;
+    RedisModuleString *key;
+    const char *cmd;
+} aof_arg;
+
+static void emit_chunk(void *arg, uint64_t pos, const uint8_t *chunk, size_t len)
+{
+    aof_arg *a = arg;
+    RedisModule_EmitAOF(a->aof, a->cmd, "slb", a->key, (long long)pos, (const char *)chunk, len);
+}
+
+static void aof_rewrite(const mod_value_class *c, RedisModuleIO *aof, RedisModuleString *key, void *value)
+{
+    aof_arg a = {aof, key, c->loadchunk};
+    c->each_chunk(c->of, value, emit_chunk, &a);
+}
+
+static void digest_chunk(void *md, uint64_t pos, const uint8_t *chunk, size_t len)
+{
+    (void)pos;
+    RedisModule_DigestAddStringBuffer(md, (const char *)chunk, len);
+}
+
+static void digest(const mod_value_class *c, RedisModuleDigest *md, void *value)
+{
+    c->each_chunk(c->of, value, digest_chunk, md);
+    RedisModule_DigestEndSequence(md);
+}
+
+/* The value's bytes and the server's own records of a module value (its module-value record, and on some
+ * servers its object: mod_server.value_record_bytes). A small filter is a few dozen bytes, so without them its
+ * MEMORY USAGE would miss a third of what the key costs. */
+static size_t mem_usage(const mod_value_class *c, const void *value)
+{
+    return (size_t)c->memory(c->of, value) + mod_server.value_record_bytes;
+}
+
+/* The server's callbacks of a type whose values `cls` (a mod_value_class) describes: one line each, as the
+ * server passes no context to tell the types apart. */
+#define MOD_TYPE_METHODS(prefix, cls)                                                                          \
+    static void *prefix##_rdb_load(RedisModuleIO *io, int encver) { return cls.rdb_load(cls.of, io, encver); } \
+    static void prefix##_rdb_save(RedisModuleIO *io, void *v) { cls.rdb_save(cls.of, io, v); }                 \
+    static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v) { aof_rewrite(&cls, aof, key, v); } \
+    static size_t prefix##_mem(const void *v) { return mem_usage(&cls, v); }                                   \
+    static void prefix##_digest(RedisModuleDigest *md, void *v) { digest(&cls, md, v); }                       \
+    static void prefix##_free(void *v) { cls.free(cls.of, v); }                                                \
     static size_t prefix##_free_effort(RedisModuleString *key, const void *v)                                  \
     {                                                                                                          \
         (void)key;                                                                                             \
-        return mod_free_effort(mod_filter_memory(&ops, v));                                                   \
+        return mod_free_effort(cls.memory(cls.of, v));                                                         \
     }                                                                                                          \
     static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
     {                                                                                                          \
         (void)from;                                                                                            \
         (void)to;                                                                                              \
-        return mod_filter_copy(&ops, v);                                                                     \
+        return cls.copy(cls.of, v);                                                                            \
     }                                                                                                          \
     static bool prefix##_relocate(void **v, const nidus_mover *mover, uint64_t *cursor)                       \
     {                                                                                                          \
-        return mod_filter_relocate(&ops, v, mover, cursor);                                                    \
+        return cls.relocate(cls.of, v, mover, cursor);                                                         \
     }                                                                                                          \
     static int prefix##_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **v)                   \
     {                                                                                                          \
@@ -194,7 +193,7 @@ int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
         return mod_defrag_value(ctx, v, prefix##_relocate);                                                    \
     }                                                                                                          \
     static RedisModuleTypeMethods prefix##_methods = {                                                         \
-        .version = MOD_TYPE_METHOD_VERSION,                                                                  \
+        .version = MOD_TYPE_METHOD_VERSION,                                                                    \
         .rdb_load = prefix##_rdb_load,                                                                         \
         .rdb_save = prefix##_rdb_save,                                                                         \
         .aof_rewrite = prefix##_aof,                                                                           \
@@ -206,14 +205,43 @@ int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
         .defrag = prefix##_defrag,                                                                             \
     };
 
-TYPE_METHODS(cf, mod_cf_ops)
-TYPE_METHODS(bf, mod_bf_ops)
+/* ---- the nidus types: a nidus_cuckoo or nidus_bloom each, its chunks the payload ---- */
+
+static void *nidus_rdb_load(const void *t, RedisModuleIO *io, int encver)
+{
+    return encver == MOD_RDB_VERSION ? mod_rdb_load_filter(t, io) : NULL;
+}
+static void nidus_rdb_save(const void *t, RedisModuleIO *io, void *v) { mod_rdb_save_filter(t, io, v); }
+static void nidus_each_chunk(const void *t, const void *v, mod_chunk_visit visit, void *arg)
+{
+    each_chunk(t, v, visit, arg);
+}
+static uint64_t nidus_memory(const void *t, const void *v) { return mod_filter_memory(t, v); }
+static void nidus_free(const void *t, void *v) { mod_filter_free(t, v); }
+static void *nidus_copy(const void *t, const void *v) { return mod_filter_copy(t, v); }
+static bool nidus_relocate(const void *t, void **v, const nidus_mover *mover, uint64_t *cursor)
+{
+    return mod_filter_relocate(t, v, mover, cursor);
+}
+
+#define NIDUS_CLASS(ops, loadchunk)                                                                            \
+    {loadchunk, &(ops), nidus_rdb_load, nidus_rdb_save, nidus_each_chunk, nidus_memory, nidus_free,      \
+     nidus_copy, nidus_relocate}
+static const mod_value_class cf_class = NIDUS_CLASS(mod_cf_ops, NIDUS_CF_LOADCHUNK),
+                             bf_class = NIDUS_CLASS(mod_bf_ops, NIDUS_BF_LOADCHUNK);
+
+MOD_TYPE_METHODS(cf, cf_class)
+MOD_TYPE_METHODS(bf, bf_class)
+MOD_TYPE_METHODS(rbcf, rb_cf_class)
+MOD_TYPE_METHODS(rbbf, rb_bf_class)
 
 int mod_register_types(RedisModuleCtx *ctx)
 {
     /* Type names are exactly nine characters; ours differ from RedisBloom's, whose RDB encoding differs. */
     mod_cf_type = RedisModule_CreateDataType(ctx, "nidus--CF", MOD_RDB_VERSION, &cf_methods);
     mod_bf_type = RedisModule_CreateDataType(ctx, "nidus--BF", MOD_RDB_VERSION, &bf_methods);
-    return mod_cf_type && mod_bf_type && mod_rb_register_types(ctx) == REDISMODULE_OK ? REDISMODULE_OK
-                                                                                       : REDISMODULE_ERR;
+    /* RedisBloom's type names: Redis finds a module value's type by the name its RDB carries. */
+    rb_cf_type = RedisModule_CreateDataType(ctx, "MBbloomCF", RB_NIDUS_ENCVER, &rbcf_methods);
+    rb_bf_type = RedisModule_CreateDataType(ctx, "MBbloom--", RB_NIDUS_ENCVER, &rbbf_methods);
+    return mod_cf_type && mod_bf_type && rb_cf_type && rb_bf_type ? REDISMODULE_OK : REDISMODULE_ERR;
 }

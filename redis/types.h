@@ -6,8 +6,27 @@
 #include "commands.h"
 #include "module_api.h"
 
-/* Creates the CF and BF data types (mod_cf_type, mod_bf_type). */
+/* Creates the data types: CF and BF (mod_cf_type, mod_bf_type), and RedisBloom's (rb_cf_type, rb_bf_type). */
 int mod_register_types(RedisModuleCtx *ctx);
+
+/* Called for each chunk of a value's stream (the one SCANDUMP gives), with the iterator LOADCHUNK takes it at. */
+typedef void (*mod_chunk_visit)(void *arg, uint64_t pos, const uint8_t *chunk, size_t len);
+
+/* A data type's values as its methods reach them: the nidus types' (types.c) and RedisBloom's (rb/rb_types.c,
+ * rb_cf_class and rb_bf_class). types.c makes every type's server callbacks from one of these, so RDB, AOF,
+ * MEMORY USAGE, DEBUG DIGEST, free, free_effort, COPY and defrag are written once for all four. Each function
+ * is handed `of`. */
+typedef struct mod_value_class {
+    const char *loadchunk; /* the command AOF rewrite emits for each chunk */
+    const void *of;        /* the type's own description: its mod_filter_ops, or its rb_kind */
+    void *(*rdb_load)(const void *of, RedisModuleIO *io, int encver); /* NULL: refused */
+    void (*rdb_save)(const void *of, RedisModuleIO *io, void *value);
+    void (*each_chunk)(const void *of, const void *value, mod_chunk_visit visit, void *arg);
+    uint64_t (*memory)(const void *of, const void *value); /* the bytes the value holds */
+    void (*free)(const void *of, void *value);
+    void *(*copy)(const void *of, const void *value); /* NULL without memory */
+    bool (*relocate)(const void *of, void **value, const nidus_mover *mover, uint64_t *cursor); /* as nidus_cuckoo_relocate */
+} mod_value_class;
 
 /* The filter's chunks as RDB strings, then an empty string: the nidus types' RDB payload, and the growth
  * part of filters loaded from RedisBloom (rb/rb_types.c). The loader checks every chunk and returns NULL (after

@@ -204,8 +204,9 @@ static uint64_t load_limit(void)
     return limit ? limit : UINT64_MAX;
 }
 
-static void *cf_rdb_load(RedisModuleIO *io, int encver)
+static void *cf_rdb_load(const void *kind, RedisModuleIO *io, int encver)
 {
+    (void)kind;
     if (encver > RB_CF_ENCVER_MAX && encver != RB_NIDUS_ENCVER)
         return NULL;
     rb_cf *cf = load_rb_cf(io, encver == RB_NIDUS_ENCVER ? RB_CF_ENCVER_MAX : encver, load_limit());
@@ -221,8 +222,9 @@ static void *cf_rdb_load(RedisModuleIO *io, int encver)
     return v;
 }
 
-static void *bf_rdb_load(RedisModuleIO *io, int encver)
+static void *bf_rdb_load(const void *kind, RedisModuleIO *io, int encver)
 {
+    (void)kind;
     if (encver > RB_BF_ENCVER_MAX && encver != RB_NIDUS_ENCVER)
         return NULL;
     rb_bf *bf = load_rb_bf(io, encver == RB_NIDUS_ENCVER ? RB_BF_ENCVER_MAX : encver, load_limit());
@@ -238,15 +240,17 @@ static void *bf_rdb_load(RedisModuleIO *io, int encver)
     return v;
 }
 
-static void cf_rdb_save(RedisModuleIO *io, void *value)
+static void cf_rdb_save(const void *kind, RedisModuleIO *io, void *value)
 {
+    (void)kind;
     rb_value *v = value;
     save_rb_cf(io, v->rb);
     save_grown(io, &mod_cf_ops, v->grown);
 }
 
-static void bf_rdb_save(RedisModuleIO *io, void *value)
+static void bf_rdb_save(const void *kind, RedisModuleIO *io, void *value)
 {
+    (void)kind;
     rb_value *v = value;
     save_rb_bf(io, v->rb);
     save_grown(io, &mod_bf_ops, v->grown);
@@ -374,8 +378,7 @@ bool rb_value_chunk(const rb_kind *k, const rb_value *v, uint64_t iter, uint8_t 
 }
 
 /* Calls visit for every chunk of the stream, with the position LOADCHUNK takes it at. */
-static void each_chunk(const rb_kind *k, const rb_value *v,
-                       void (*visit)(void *arg, uint64_t pos, const uint8_t *data, size_t len), void *arg)
+static void each_chunk(const rb_kind *k, const rb_value *v, mod_chunk_visit visit, void *arg)
 {
     size_t cap = rb_chunk_buffer_size(k, v), len;
     uint8_t *buf = RedisModule_Alloc(cap);
@@ -386,24 +389,6 @@ static void each_chunk(const rb_kind *k, const rb_value *v,
         iter = next;
     }
     RedisModule_Free(buf);
-}
-
-typedef struct aof_arg {
-    RedisModuleIO *aof;
-    RedisModuleString *key;
-    const char *cmd;
-} aof_arg;
-
-static void emit_chunk(void *arg, uint64_t pos, const uint8_t *data, size_t len)
-{
-    aof_arg *a = arg;
-    RedisModule_EmitAOF(a->aof, a->cmd, "slb", a->key, (long long)pos, (const char *)data, len);
-}
-
-static void digest_chunk(void *md, uint64_t pos, const uint8_t *data, size_t len)
-{
-    (void)pos;
-    RedisModule_DigestAddStringBuffer(md, (const char *)data, len);
 }
 
 /* COPY: the chunk stream replayed into a new value, as LOADCHUNK would build it. */
@@ -463,59 +448,21 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v)
     return n + (v->grown ? mod_filter_memory(k->ops, v->grown) : 0);
 }
 
-#define RB_TYPE_METHODS(prefix, kind, save, load, cmd)                                                         \
-    static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v)                            \
-    {                                                                                                          \
-        aof_arg a = {aof, key, cmd};                                                                           \
-        each_chunk(&kind, v, emit_chunk, &a);                                                                  \
-    }                                                                                                          \
-    static size_t prefix##_mem(const void *v) { return (size_t)rb_value_memory(&kind, v); }                  \
-    static void prefix##_digest(RedisModuleDigest *md, void *v)                                               \
-    {                                                                                                          \
-        each_chunk(&kind, v, digest_chunk, md);                                                                \
-        RedisModule_DigestEndSequence(md);                                                                     \
-    }                                                                                                          \
-    static void prefix##_free(void *v) { rb_value_free(&kind, v); }                                              \
-    static size_t prefix##_free_effort(RedisModuleString *key, const void *v)                                  \
-    {                                                                                                          \
-        (void)key;                                                                                             \
-        return mod_free_effort(rb_value_memory(&kind, v));                                                   \
-    }                                                                                                          \
-    static void *prefix##_copy(RedisModuleString *from, RedisModuleString *to, const void *v)                 \
-    {                                                                                                          \
-        (void)from;                                                                                            \
-        (void)to;                                                                                              \
-        return rb_value_copy(&kind, v);                                                                        \
-    }                                                                                                          \
-    static bool prefix##_relocate(void **v, const nidus_mover *mover, uint64_t *cursor)                       \
-    {                                                                                                          \
-        return rb_value_relocate(&kind, v, mover, cursor);                                                     \
-    }                                                                                                          \
-    static int prefix##_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **v)                   \
-    {                                                                                                          \
-        (void)key;                                                                                             \
-        return mod_defrag_value(ctx, v, prefix##_relocate);                                                    \
-    }                                                                                                          \
-    static RedisModuleTypeMethods prefix##_methods = {                                                         \
-        .version = MOD_TYPE_METHOD_VERSION,                                                                  \
-        .rdb_load = load,                                                                                      \
-        .rdb_save = save,                                                                                      \
-        .aof_rewrite = prefix##_aof,                                                                           \
-        .mem_usage = prefix##_mem,                                                                             \
-        .digest = prefix##_digest,                                                                             \
-        .free = prefix##_free,                                                                                 \
-        .free_effort = prefix##_free_effort,                                                                   \
-        .copy = prefix##_copy,                                                                                 \
-        .defrag = prefix##_defrag,                                                                             \
-    };
+/* ---- the types' methods (types.c makes the server's callbacks from these classes) ---- */
 
-RB_TYPE_METHODS(rbcf, rb_cf_kind, cf_rdb_save, cf_rdb_load, NIDUS_CF_LOADCHUNK)
-RB_TYPE_METHODS(rbbf, rb_bf_kind, bf_rdb_save, bf_rdb_load, NIDUS_BF_LOADCHUNK)
-
-int mod_rb_register_types(RedisModuleCtx *ctx)
+static void rb_each_chunk(const void *k, const void *v, mod_chunk_visit visit, void *arg)
 {
-    /* RedisBloom's type names: Redis finds a module value's type by the name its RDB carries. */
-    rb_cf_type = RedisModule_CreateDataType(ctx, "MBbloomCF", RB_NIDUS_ENCVER, &rbcf_methods);
-    rb_bf_type = RedisModule_CreateDataType(ctx, "MBbloom--", RB_NIDUS_ENCVER, &rbbf_methods);
-    return rb_cf_type && rb_bf_type ? REDISMODULE_OK : REDISMODULE_ERR;
+    each_chunk(k, v, visit, arg);
 }
+static uint64_t rb_memory(const void *k, const void *v) { return rb_value_memory(k, v); }
+static void rb_free(const void *k, void *v) { rb_value_free(k, v); }
+static void *rb_copy(const void *k, const void *v) { return rb_value_copy(k, v); }
+static bool rb_relocate(const void *k, void **v, const nidus_mover *mover, uint64_t *cursor)
+{
+    return rb_value_relocate(k, v, mover, cursor);
+}
+
+const mod_value_class rb_cf_class = {NIDUS_CF_LOADCHUNK, &rb_cf_kind, cf_rdb_load, cf_rdb_save, rb_each_chunk,
+                                     rb_memory, rb_free, rb_copy, rb_relocate};
+const mod_value_class rb_bf_class = {NIDUS_BF_LOADCHUNK, &rb_bf_kind, bf_rdb_load, bf_rdb_save, rb_each_chunk,
+                                     rb_memory, rb_free, rb_copy, rb_relocate};

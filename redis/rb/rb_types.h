@@ -30,8 +30,8 @@ extern RedisModuleType *rb_cf_type, *rb_bf_type;
  * frees values on a background thread. */
 extern atomic_llong rb_values_alive;
 
-/* Registers MBbloomCF and MBbloom-- (mod_register_types calls it). */
-int mod_rb_register_types(RedisModuleCtx *ctx);
+/* The types' methods, as types.c makes the server's callbacks of MBbloomCF and MBbloom-- from them. */
+extern const struct mod_value_class rb_cf_class, rb_bf_class;
 
 /* A new value around a RedisBloom part (counted in rb_values_alive); the free functions free both parts. */
 rb_value *rb_value_new(void *rb);
