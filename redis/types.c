@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The two data types: persistence (RDB, AOF), DUMP/RESTORE, COPY, MEMORY USAGE, DEBUG DIGEST.
+/* The data types: persistence (RDB, AOF), DUMP/RESTORE, COPY, MEMORY USAGE, DEBUG DIGEST, free and defrag of all
+ * four, each type's callbacks made by one macro from its mod_value_class; the nidus types' values here.
  *
- * RDB: the filter's chunks (the same ones SCANDUMP gives), each one string, then an empty string. Loading
+ * RDB of the nidus types: the filter's chunks (the same ones SCANDUMP gives), each one string, then an empty string. Loading
  * feeds them to the chunk loader, which checks every chunk, the whole checksum and the contents: a hostile
  * RDB or RESTORE payload is refused (the server reports bad data), never trusted. AOF: the chunks as
  * LOADCHUNK commands. A key whose LOADCHUNK copy was cut off saves the chunks it has received and loads back
