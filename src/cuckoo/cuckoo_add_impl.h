@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the add kernels of tables whose buckets are one word (NIDUS_PROBE_PLAIN_WORD: b=4 f=12 and the other
- * whole-byte shapes up to 64 bits; NIDUS_PROBE_SEMI_WORD: semi-sorted b=4 f=13), inline so that an add that
+ * whole-byte shapes up to 64 bits; NIDUS_PROBE_PLAIN_BITS: the other plain buckets up to 64 bits, b=4 f=13 and
+ * b=2 f=13..31, read at a bit offset; NIDUS_PROBE_SEMI_WORD: semi-sorted b=4 f=13), inline so that an add that
  * finds a free slot compiles to straight-line code in nidus_cuckoo_add.
  *
  * Which bucket takes the item: the one with more free slots, the primary one on a tie (see DESIGN-NOTES,
@@ -36,6 +37,27 @@ static inline bool nidus_table_word_put_pair(nidus_table *t, uint64_t i, uint64_
     uint64_t w = to_j ? wj : wi, z = to_j ? zj : zi;
     unsigned shift = (unsigned)__builtin_ctzll(z) - (t->shape.fp_bits - 1u);
     nidus_store_le64(p, w | ((uint64_t)fp << shift));
+    return true;
+}
+
+/* Plain buckets of a NIDUS_PROBE_PLAIN_BITS table (at most 64 bits, not whole bytes): as
+ * nidus_table_word_put_pair, each bucket read as one word at its bit offset (`short_word`: the table takes
+ * NIDUS_FAST_PLAIN_BITS, whose buckets need no 9th byte; a constant at each call). The chosen slot is empty, so
+ * fp is ORed into the 64 bits at its byte (its bit offset there plus f is at most 7 + 32); the bytes past it are
+ * rewritten unchanged, inside the table's slack as every bit-level write is. */
+static inline __attribute__((always_inline)) bool nidus_table_bits_put_pair(nidus_table *t, uint64_t i, uint64_t j,
+                                                                            uint32_t fp, bool short_word)
+{
+    uint64_t wi = short_word ? nidus_table_short_bits_word(t, i) : nidus_table_bits_word(t, i);
+    uint64_t wj = short_word ? nidus_table_short_bits_word(t, j) : nidus_table_bits_word(t, j);
+    uint64_t zi = nidus_swar_zero_fields(&t->chunk_swar[0], wi), zj = nidus_swar_zero_fields(&t->chunk_swar[0], wj);
+    if (!(zi | zj))
+        return false;
+    bool to_j = nidus_table_word_free(t, zj) > nidus_table_word_free(t, zi);
+    uint64_t pos = (to_j ? j : i) * t->bucket_bits + (unsigned)__builtin_ctzll(to_j ? zj : zi) -
+                   (t->shape.fp_bits - 1u);
+    uint8_t *p = t->data + (pos >> 3);
+    nidus_store_le64(p, nidus_load_le64(p) | ((uint64_t)fp << (pos & 7)));
     return true;
 }
 

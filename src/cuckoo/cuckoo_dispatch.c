@@ -81,6 +81,10 @@ nidus_status nidus_cuckoo_add(nidus_cuckoo *h, const void *key, size_t len)
         if (len <= 16)
             return nidus_kernel_add_semi_key_base(h, key, len);
         break;
+    case NIDUS_DISPATCH_BITS:
+        if (len <= 16)
+            return nidus_kernel_add_bits_key_base(h, key, len);
+        break;
 #if NIDUS_HAVE_ISA_V3
     case NIDUS_DISPATCH_PLAIN_V3:
     case NIDUS_DISPATCH_PLAIN_INLINE_V3:
@@ -91,6 +95,10 @@ nidus_status nidus_cuckoo_add(nidus_cuckoo *h, const void *key, size_t len)
     case NIDUS_DISPATCH_SEMI_INLINE_V3:
         if (len <= 16)
             return nidus_kernel_add_semi_key_v3(h, key, len);
+        break;
+    case NIDUS_DISPATCH_BITS_V3:
+        if (len <= 16)
+            return nidus_kernel_add_bits_key_v3(h, key, len);
         break;
 #endif
     case NIDUS_DISPATCH_PACKED:
@@ -114,6 +122,8 @@ static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo 
     case NIDUS_DISPATCH_SEMI:
     case NIDUS_DISPATCH_SEMI_INLINE:
         return nidus_kernel_add_semi_hash_base(h, hash);
+    case NIDUS_DISPATCH_BITS:
+        return nidus_kernel_add_bits_hash_base(h, hash);
 #if NIDUS_HAVE_ISA_V3
     case NIDUS_DISPATCH_PLAIN_V3:
     case NIDUS_DISPATCH_PLAIN_INLINE_V3:
@@ -121,6 +131,8 @@ static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo 
     case NIDUS_DISPATCH_SEMI_V3:
     case NIDUS_DISPATCH_SEMI_INLINE_V3:
         return nidus_kernel_add_semi_hash_v3(h, hash);
+    case NIDUS_DISPATCH_BITS_V3:
+        return nidus_kernel_add_bits_hash_v3(h, hash);
 #endif
     case NIDUS_DISPATCH_PACKED:
         return nidus_packed_add_hash(h, hash);
@@ -179,6 +191,11 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *h, const void *key, size_t len)
         if (len <= 16)
             return nidus_kernel_semi_key_base(h, key, len);
         break;
+    case NIDUS_DISPATCH_BITS:
+    case NIDUS_DISPATCH_BITS_RO:
+        if (len <= 16)
+            return nidus_kernel_bits_key_base(h, key, len);
+        break;
 #if NIDUS_HAVE_ISA_V3
     case NIDUS_DISPATCH_SEMI_INLINE_V3:
         if (len <= 16)
@@ -193,6 +210,11 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *h, const void *key, size_t len)
     case NIDUS_DISPATCH_SEMI_RO_V3:
         if (len <= 16)
             return nidus_kernel_semi_key_v3(h, key, len);
+        break;
+    case NIDUS_DISPATCH_BITS_V3:
+    case NIDUS_DISPATCH_BITS_RO_V3:
+        if (len <= 16)
+            return nidus_kernel_bits_key_v3(h, key, len);
         break;
 #endif
     case NIDUS_DISPATCH_PACKED:
@@ -223,6 +245,9 @@ bool nidus_cuckoo_contains_hash(const nidus_cuckoo *h, uint64_t hash)
     case NIDUS_DISPATCH_SEMI:
     case NIDUS_DISPATCH_SEMI_RO:
         return nidus_kernel_semi_hash_base(h, hash);
+    case NIDUS_DISPATCH_BITS:
+    case NIDUS_DISPATCH_BITS_RO:
+        return nidus_kernel_bits_hash_base(h, hash);
 #if NIDUS_HAVE_ISA_V3
     case NIDUS_DISPATCH_SEMI_INLINE_V3:
         return nidus_kernel_view_semi_hash_v3(h, hash);
@@ -232,6 +257,9 @@ bool nidus_cuckoo_contains_hash(const nidus_cuckoo *h, uint64_t hash)
     case NIDUS_DISPATCH_SEMI_V3:
     case NIDUS_DISPATCH_SEMI_RO_V3:
         return nidus_kernel_semi_hash_v3(h, hash);
+    case NIDUS_DISPATCH_BITS_V3:
+    case NIDUS_DISPATCH_BITS_RO_V3:
+        return nidus_kernel_bits_hash_v3(h, hash);
     case NIDUS_DISPATCH_GENERAL_V3:
     case NIDUS_DISPATCH_ONE_V3:
         return nidus_kernel_contains_hash_v3(h, hash);
@@ -264,6 +292,8 @@ uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *h, uint64_t hash)
     case NIDUS_DISPATCH_SEMI_V3:
     case NIDUS_DISPATCH_SEMI_RO_V3:
     case NIDUS_DISPATCH_SEMI_INLINE_V3:
+    case NIDUS_DISPATCH_BITS_V3:
+    case NIDUS_DISPATCH_BITS_RO_V3:
         return nidus_kernel_count_hash_v3(h, hash);
 #endif
     }
@@ -286,6 +316,8 @@ void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hash
     case NIDUS_DISPATCH_SEMI:
     case NIDUS_DISPATCH_SEMI_RO:
     case NIDUS_DISPATCH_SEMI_INLINE:
+    case NIDUS_DISPATCH_BITS:
+    case NIDUS_DISPATCH_BITS_RO:
         nidus_kernel_many_hash_base(h, hashes, n, out);
         return;
 #if NIDUS_HAVE_ISA_V3
@@ -295,6 +327,8 @@ void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hash
     case NIDUS_DISPATCH_SEMI_V3:
     case NIDUS_DISPATCH_SEMI_RO_V3:
     case NIDUS_DISPATCH_SEMI_INLINE_V3:
+    case NIDUS_DISPATCH_BITS_V3:
+    case NIDUS_DISPATCH_BITS_RO_V3:
         nidus_kernel_many_hash_v3(h, hashes, n, out);
         return;
 #endif
@@ -323,6 +357,8 @@ void nidus_cuckoo_contains_many(const nidus_cuckoo *h, const void *const *keys, 
     case NIDUS_DISPATCH_SEMI:
     case NIDUS_DISPATCH_SEMI_RO:
     case NIDUS_DISPATCH_SEMI_INLINE:
+    case NIDUS_DISPATCH_BITS:
+    case NIDUS_DISPATCH_BITS_RO:
         nidus_kernel_many_key_base(h, keys, lens, n, out);
         return;
 #if NIDUS_HAVE_ISA_V3
@@ -332,6 +368,8 @@ void nidus_cuckoo_contains_many(const nidus_cuckoo *h, const void *const *keys, 
     case NIDUS_DISPATCH_SEMI_V3:
     case NIDUS_DISPATCH_SEMI_RO_V3:
     case NIDUS_DISPATCH_SEMI_INLINE_V3:
+    case NIDUS_DISPATCH_BITS_V3:
+    case NIDUS_DISPATCH_BITS_RO_V3:
         nidus_kernel_many_key_v3(h, keys, lens, n, out);
         return;
 #endif

@@ -40,6 +40,10 @@ enum {
     NIDUS_DISPATCH_PLAIN_INLINE_V3 = 17, /* needs reducing (2^reach_log2 buckets or more). The view's tag says so */
     NIDUS_DISPATCH_SEMI_INLINE = 18,  /* (NIDUS_CUCKOO_TAG_PLAIN, _SEMI: nidus/inline_cuckoo.h) */
     NIDUS_DISPATCH_SEMI_INLINE_V3 = 19,
+    NIDUS_DISPATCH_BITS = 20,      /* one writable table of plain buckets read at a bit offset (t->fast */
+    NIDUS_DISPATCH_BITS_V3 = 21,   /* NIDUS_FAST_PLAIN_BITS: b=4 f=13, b=2 f=13..27), empty map */
+    NIDUS_DISPATCH_BITS_RO = 22,   /* a read-only view of such a table */
+    NIDUS_DISPATCH_BITS_RO_V3 = 23,
 };
 
 _Static_assert(NIDUS_CUCKOO_TAG_PLAIN == NIDUS_CUCKOO_TAG(NIDUS_DISPATCH_PLAIN_INLINE_V3, NIDUS_CUCKOO_VIEW_VERSION) &&
@@ -64,7 +68,8 @@ static inline unsigned char nidus_cuckoo_derive_dispatch(const nidus_cuckoo *cf)
                      ? (cf->read_only     ? NIDUS_DISPATCH_SEMI_RO
                         : t->offset_wraps ? NIDUS_DISPATCH_SEMI
                                           : NIDUS_DISPATCH_SEMI_INLINE)
-                     : NIDUS_DISPATCH_ONE;
+                 : t->fast == NIDUS_FAST_PLAIN_BITS ? (cf->read_only ? NIDUS_DISPATCH_BITS_RO : NIDUS_DISPATCH_BITS)
+                                                    : NIDUS_DISPATCH_ONE;
     return (unsigned char)(d | v3);
 }
 

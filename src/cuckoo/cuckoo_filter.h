@@ -133,8 +133,8 @@ nidus_status nidus_cuckoo_rewrite_body(const nidus_cuckoo *cf, uint8_t *body, si
 
 /* ---- The full form's calls (struct nidus_cuckoo itself, not a packed or forward handle). cuckoo_dispatch.c
  * chooses among them by the dispatch byte; they never call the public API back. The general ones serve any
- * full filter (they check the loader, read-only and the table count themselves); the _plain / _semi ones only
- * filters whose byte says so (NIDUS_DISPATCH_PLAIN, _SEMI and their read-only and v3 variants), in the copy
+ * full filter (they check the loader, read-only and the table count themselves); the _plain / _semi / _bits ones
+ * only filters whose byte says so (NIDUS_DISPATCH_PLAIN, _SEMI, _BITS and their read-only and v3 variants), in the copy
  * their suffix names (isa_impl.h). Writes that can change the byte end with nidus_cuckoo_redispatch. */
 
 void nidus_full_free(nidus_cuckoo *cf);

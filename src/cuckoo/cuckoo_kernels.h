@@ -2,12 +2,13 @@
 /* Internal: the full form's per-kernel calls, one copy per instruction set (isa_impl.h), all from one template
  * (cuckoo_kernels_impl.h): `_base` for any CPU of the target, `_v3` for x86-64-v3. cuckoo_dispatch.c reaches them by the dispatch byte (cuckoo_dispatch.h),
  * with a tail call, so that neither it nor they need a stack frame on the common path.
- *   plain_* / semi_*: a one-table filter whose table takes that fast kernel (t->fast) and whose overflow map is
+ *   plain_* / semi_* / bits_*: a one-table filter whose table takes that fast kernel (t->fast: NIDUS_FAST_PLAIN,
+ *     _SEMI, _PLAIN_BITS) and whose overflow map is
  *     empty; by key only for keys of at most 16 bytes (XXH3's short path inlined). Adds only on writable ones:
  *     both buckets full is a tail call to nidus_full_add_slow.
  *   view_*: lookups of the filters the inline path serves (NIDUS_DISPATCH_*_INLINE), through the published view.
  *   contains_hash / count_hash: any full filter (the general paths).
- *   many_hash / many_key: batched lookups of a filter that takes plain_* or semi_*. */
+ *   many_hash / many_key: batched lookups of a filter that takes plain_*, semi_* or bits_*. */
 #ifndef NIDUS_SRC_CUCKOO_KERNELS_H
 #define NIDUS_SRC_CUCKOO_KERNELS_H
 
@@ -19,6 +20,8 @@
     bool nidus_kernel_semi_key_##ISA(const nidus_cuckoo *cf, const void *key, size_t len);                     \
     bool nidus_kernel_plain_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                                 \
     bool nidus_kernel_semi_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                                  \
+    bool nidus_kernel_bits_key_##ISA(const nidus_cuckoo *cf, const void *key, size_t len);                     \
+    bool nidus_kernel_bits_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                                  \
     bool nidus_kernel_view_plain_key_##ISA(const nidus_cuckoo *cf, const void *key, size_t len);               \
     bool nidus_kernel_view_semi_key_##ISA(const nidus_cuckoo *cf, const void *key, size_t len);                \
     bool nidus_kernel_view_plain_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                            \
@@ -27,6 +30,8 @@
     nidus_status nidus_kernel_add_semi_key_##ISA(nidus_cuckoo *cf, const void *key, size_t len);               \
     nidus_status nidus_kernel_add_plain_hash_##ISA(nidus_cuckoo *cf, uint64_t hash);                           \
     nidus_status nidus_kernel_add_semi_hash_##ISA(nidus_cuckoo *cf, uint64_t hash);                            \
+    nidus_status nidus_kernel_add_bits_key_##ISA(nidus_cuckoo *cf, const void *key, size_t len);               \
+    nidus_status nidus_kernel_add_bits_hash_##ISA(nidus_cuckoo *cf, uint64_t hash);                            \
     bool nidus_kernel_contains_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                              \
     uint64_t nidus_kernel_count_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                            \
     void nidus_kernel_many_hash_##ISA(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out);    \

@@ -54,72 +54,80 @@ static inline __attribute__((always_inline)) uint64_t hash_short(const nidus_cuc
 
 /* The add of a one-table filter with a fast kernel: both buckets read with one load each, the item put into the
  * emptier one with one store; both full (or a duplicate that fills its pair) is a tail call to the slow path.
- * `semi` is a constant at every call, so each caller compiles one kernel. */
-static inline __attribute__((always_inline)) nidus_status add_one_word(nidus_cuckoo *cf, uint64_t hash, bool semi)
+ * `fast` (NIDUS_FAST_*) is a constant at every call, so each caller compiles one kernel. */
+static inline __attribute__((always_inline)) nidus_status add_one_word(nidus_cuckoo *cf, uint64_t hash, unsigned fast)
 {
     nidus_table *t = cf->tables;
     uint64_t i, j;
     uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-    if (!(semi ? nidus_table_semi_put_pair(t, i, j, fp) : nidus_table_word_put_pair(t, i, j, fp)))
+    bool put = fast == NIDUS_FAST_SEMI   ? nidus_table_semi_put_pair(t, i, j, fp)
+               : fast == NIDUS_FAST_PLAIN ? nidus_table_word_put_pair(t, i, j, fp)
+                                          : nidus_table_bits_put_pair(t, i, j, fp, true);
+    if (!put)
         return nidus_full_add_slow(cf, hash);
     t->occupied++;
     return NIDUS_OK;
 }
 
-/* The cache lines a one-word bucket read touches (8 bytes from the bucket's first byte). */
-static inline void prefetch_word(const nidus_table *t, uint64_t i)
+/* The cache lines a one-word bucket read touches: the 8 bytes from the bucket's first byte (at a bit offset for a
+ * NIDUS_FAST_PLAIN_BITS table, whose buckets lie in those 8 bytes). `fast` is a constant at every call. */
+static inline __attribute__((always_inline)) void prefetch_word(const nidus_table *t, uint64_t i, unsigned fast)
 {
-    const uint8_t *p = t->data + i * t->bucket_bytes;
+    const uint8_t *p = fast == NIDUS_FAST_PLAIN_BITS ? t->data + ((i * t->bucket_bits) >> 3)
+                                                     : t->data + i * t->bucket_bytes;
     __builtin_prefetch(p);
     __builtin_prefetch(p + 7);
 }
 
-/* Probes a block of at most NIDUS_KERNEL_BLOCK located keys (fp[k] in buckets i[k], j[k]) of a t->fast table. */
-static inline void probe_fast_block(const nidus_table *t, const uint64_t *i, const uint64_t *j, const uint32_t *fp,
-                                    size_t m, bool *out)
+static inline __attribute__((always_inline)) bool probe_fast(const nidus_table *t, uint64_t i, uint64_t j,
+                                                             uint32_t fp, unsigned fast)
 {
-    if (t->fast == NIDUS_FAST_PLAIN)
-        for (size_t k = 0; k < m; k++)
-            out[k] = nidus_table_plain_probe(t, i[k], j[k], fp[k]);
-    else
-        for (size_t k = 0; k < m; k++)
-            out[k] = nidus_table_semi_probe(t, i[k], j[k], fp[k]);
+    return fast == NIDUS_FAST_PLAIN   ? nidus_table_plain_probe(t, i, j, fp)
+           : fast == NIDUS_FAST_SEMI ? nidus_table_semi_probe(t, i, j, fp)
+                                     : nidus_table_bits_probe(t, i, j, fp);
 }
 
-static inline __attribute__((always_inline)) void contains_fast_hashes(const nidus_table *t, const uint64_t *hashes,
-                                                                      size_t n, bool *out)
+/* Batched lookups in a t->fast table, a block at a time: hash (`by_key`: keys[] and lens[], else hashes[]) and
+ * locate the block's keys and prefetch their buckets, then probe them. `fast` (t->fast) and `by_key` are
+ * constants at every call, so each compiles one loop without a test of the shape. */
+static inline __attribute__((always_inline)) void contains_blocks(const nidus_cuckoo *cf, const nidus_table *t,
+                                                                 unsigned fast, bool by_key, const uint64_t *hashes,
+                                                                 const void *const *keys, const size_t *lens,
+                                                                 size_t n, bool *out)
 {
     uint64_t i[NIDUS_KERNEL_BLOCK], j[NIDUS_KERNEL_BLOCK];
     uint32_t fp[NIDUS_KERNEL_BLOCK];
     for (size_t base = 0; base < n; base += NIDUS_KERNEL_BLOCK) {
         size_t m = n - base < NIDUS_KERNEL_BLOCK ? n - base : NIDUS_KERNEL_BLOCK;
         for (size_t k = 0; k < m; k++) {
-            fp[k] = nidus_table_fast_locate(t, hashes[base + k], &i[k], &j[k]);
-            prefetch_word(t, i[k]);
-            prefetch_word(t, j[k]);
-        }
-        probe_fast_block(t, i, j, fp, m, out + base);
-    }
-}
-
-static inline __attribute__((always_inline)) void contains_fast_keys(const nidus_cuckoo *cf, const nidus_table *t,
-                                                                    const void *const *keys, const size_t *lens,
-                                                                    size_t n, bool *out)
-{
-    uint64_t i[NIDUS_KERNEL_BLOCK], j[NIDUS_KERNEL_BLOCK];
-    uint32_t fp[NIDUS_KERNEL_BLOCK];
-    for (size_t base = 0; base < n; base += NIDUS_KERNEL_BLOCK) {
-        size_t m = n - base < NIDUS_KERNEL_BLOCK ? n - base : NIDUS_KERNEL_BLOCK;
-        for (size_t k = 0; k < m; k++) {
-            const void *key = keys[base + k];
-            size_t len = lens[base + k];
-            uint64_t h = len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_bytes(key, len, cf->seed);
+            uint64_t h;
+            if (!by_key) {
+                h = hashes[base + k];
+            } else {
+                const void *key = keys[base + k];
+                size_t len = lens[base + k];
+                h = len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_bytes(key, len, cf->seed);
+            }
             fp[k] = nidus_table_fast_locate(t, h, &i[k], &j[k]);
-            prefetch_word(t, i[k]);
-            prefetch_word(t, j[k]);
+            prefetch_word(t, i[k], fast);
+            prefetch_word(t, j[k], fast);
         }
-        probe_fast_block(t, i, j, fp, m, out + base);
+        for (size_t k = 0; k < m; k++)
+            out[base + k] = probe_fast(t, i[k], j[k], fp[k], fast);
     }
+}
+
+static inline __attribute__((always_inline)) void contains_fast(const nidus_cuckoo *cf, bool by_key,
+                                                               const uint64_t *hashes, const void *const *keys,
+                                                               const size_t *lens, size_t n, bool *out)
+{
+    const nidus_table *t = cf->tables;
+    if (t->fast == NIDUS_FAST_PLAIN)
+        contains_blocks(cf, t, NIDUS_FAST_PLAIN, by_key, hashes, keys, lens, n, out);
+    else if (t->fast == NIDUS_FAST_PLAIN_BITS)
+        contains_blocks(cf, t, NIDUS_FAST_PLAIN_BITS, by_key, hashes, keys, lens, n, out);
+    else
+        contains_blocks(cf, t, NIDUS_FAST_SEMI, by_key, hashes, keys, lens, n, out);
 }
 
 #endif /* the shared part */
@@ -142,6 +150,22 @@ NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_semi_key)(const nidus_cuckoo *cf
     uint64_t i, j;
     uint32_t fp = nidus_table_fast_locate(t, hash_short(cf, key, len), &i, &j);
     return nidus_table_semi_probe(t, i, j, fp);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_bits_key)(const nidus_cuckoo *cf, const void *key, size_t len)
+{
+    const nidus_table *t = cf->tables;
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate(t, hash_short(cf, key, len), &i, &j);
+    return nidus_table_bits_probe(t, i, j, fp);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_bits_hash)(const nidus_cuckoo *cf, uint64_t hash)
+{
+    const nidus_table *t = cf->tables;
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+    return nidus_table_bits_probe(t, i, j, fp);
 }
 
 NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_plain_hash)(const nidus_cuckoo *cf, uint64_t hash)
@@ -189,22 +213,32 @@ NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_view_semi_hash)(const nidus_cuck
 
 NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_plain_key)(nidus_cuckoo *cf, const void *key, size_t len)
 {
-    return add_one_word(cf, hash_short(cf, key, len), false);
+    return add_one_word(cf, hash_short(cf, key, len), NIDUS_FAST_PLAIN);
 }
 
 NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_semi_key)(nidus_cuckoo *cf, const void *key, size_t len)
 {
-    return add_one_word(cf, hash_short(cf, key, len), true);
+    return add_one_word(cf, hash_short(cf, key, len), NIDUS_FAST_SEMI);
+}
+
+NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_bits_key)(nidus_cuckoo *cf, const void *key, size_t len)
+{
+    return add_one_word(cf, hash_short(cf, key, len), NIDUS_FAST_PLAIN_BITS);
 }
 
 NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_plain_hash)(nidus_cuckoo *cf, uint64_t hash)
 {
-    return add_one_word(cf, hash, false);
+    return add_one_word(cf, hash, NIDUS_FAST_PLAIN);
 }
 
 NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_semi_hash)(nidus_cuckoo *cf, uint64_t hash)
 {
-    return add_one_word(cf, hash, true);
+    return add_one_word(cf, hash, NIDUS_FAST_SEMI);
+}
+
+NIDUS_ISA_TARGET nidus_status NIDUS_ISA_FN(nidus_kernel_add_bits_hash)(nidus_cuckoo *cf, uint64_t hash)
+{
+    return add_one_word(cf, hash, NIDUS_FAST_PLAIN_BITS);
 }
 
 NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_kernel_contains_hash)(const nidus_cuckoo *cf, uint64_t hash)
@@ -220,11 +254,11 @@ NIDUS_ISA_TARGET uint64_t NIDUS_ISA_FN(nidus_kernel_count_hash)(const nidus_cuck
 NIDUS_ISA_TARGET void NIDUS_ISA_FN(nidus_kernel_many_hash)(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n,
                                                            bool *out)
 {
-    contains_fast_hashes(cf->tables, hashes, n, out);
+    contains_fast(cf, false, hashes, NULL, NULL, n, out);
 }
 
 NIDUS_ISA_TARGET void NIDUS_ISA_FN(nidus_kernel_many_key)(const nidus_cuckoo *cf, const void *const *keys,
                                                           const size_t *lens, size_t n, bool *out)
 {
-    contains_fast_keys(cf, cf->tables, keys, lens, n, out);
+    contains_fast(cf, true, NULL, keys, lens, n, out);
 }

@@ -392,27 +392,13 @@ static nidus_status search_and_move(nidus_table *t, uint64_t i, uint64_t j, uint
 /* Puts fp into the bucket of i and j with more free slots (i on a tie), without moving anything; false when
  * both are full. Filling the emptier bucket keeps the buckets' loads even, so fewer adds find both of their
  * buckets full and need a search (DESIGN-NOTES, "Adds"); the word kernels (cuckoo_add_impl.h) do the same. */
-/* put_pair of a NIDUS_PROBE_PLAIN_BITS table: both buckets read as one word each, the free slots counted by
- * SWAR (nidus_table_word_free: one chunk), fp written into the lowest free slot of the chosen bucket. */
-static bool bits_put_pair(nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
-{
-    uint64_t zi = nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_bits_word(t, i));
-    uint64_t zj = nidus_swar_zero_fields(&t->chunk_swar[0], nidus_table_bits_word(t, j));
-    if (!(zi | zj))
-        return false;
-    bool to_j = nidus_table_word_free(t, zj) > nidus_table_word_free(t, zi);
-    unsigned shift = (unsigned)__builtin_ctzll(to_j ? zj : zi) - (t->shape.fp_bits - 1u);
-    nidus_bits_write(t->data, (to_j ? j : i) * t->bucket_bits + shift, t->shape.fp_bits, fp);
-    return true;
-}
-
 static bool put_pair(nidus_table *t, uint64_t i, uint64_t j, uint32_t fp)
 {
     bool put;
     if (t->probe == NIDUS_PROBE_PLAIN_WORD)
         put = nidus_table_word_put_pair(t, i, j, fp);
     else if (t->probe == NIDUS_PROBE_PLAIN_BITS)
-        put = bits_put_pair(t, i, j, fp);
+        put = nidus_table_bits_put_pair(t, i, j, fp, false);
     else if (t->probe == NIDUS_PROBE_SEMI_WORD)
         put = nidus_table_semi_put_pair(t, i, j, fp);
     else {

@@ -125,9 +125,14 @@ enum {
     NIDUS_PROBE_PLAIN_BITS,    /* plain, bucket_bits <= 64 but not a multiple of 8 */
 };
 
-/* Which lookup kernel a table takes (see nidus_table_lookup). NIDUS_FAST_PLAIN_BITS has no filter-level leaf
- * kernel (the dispatch byte takes NIDUS_DISPATCH_ONE): only nidus_table_lookup and the batch path use it. */
-enum { NIDUS_FAST_NONE = 0, NIDUS_FAST_PLAIN, NIDUS_FAST_SEMI, NIDUS_FAST_PLAIN_BITS };
+/* Which lookup kernel a table takes (see nidus_table_lookup, and the filter-level kernels of cuckoo_kernels.h that
+ * the dispatch byte chooses: NIDUS_DISPATCH_PLAIN, _SEMI and _BITS). */
+enum { NIDUS_FAST_NONE = 0, NIDUS_FAST_PLAIN, NIDUS_FAST_SEMI, NIDUS_FAST_PLAIN_BITS, NIDUS_FAST_PLAIN_WIDE_BITS };
+
+/* Plain buckets of up to this many bits lie, from any bit offset, within the 8 bytes from their first byte:
+ * NIDUS_FAST_PLAIN_BITS reads them with one load (nidus_table_short_bits_word). Wider ones (b=4 f=15, b=2
+ * f=29..31) need the 9th byte: NIDUS_FAST_PLAIN_WIDE_BITS, a kernel of nidus_table_lookup's only. */
+#define NIDUS_SHORT_BITS_MAX 57u
 
 /* The lookup kernel a table's shape allows (t->kernel). */
 static inline unsigned char nidus_table_plan_kernel(const nidus_table *t)
@@ -137,8 +142,9 @@ static inline unsigned char nidus_table_plan_kernel(const nidus_table *t)
         return NIDUS_FAST_NONE;
     return t->probe == NIDUS_PROBE_PLAIN_WORD   ? NIDUS_FAST_PLAIN
            : t->probe == NIDUS_PROBE_SEMI_WORD  ? NIDUS_FAST_SEMI
-           : t->probe == NIDUS_PROBE_PLAIN_BITS ? NIDUS_FAST_PLAIN_BITS
-                                                : NIDUS_FAST_NONE;
+           : t->probe != NIDUS_PROBE_PLAIN_BITS ? NIDUS_FAST_NONE
+           : t->bucket_bits <= NIDUS_SHORT_BITS_MAX ? NIDUS_FAST_PLAIN_BITS
+                                                    : NIDUS_FAST_PLAIN_WIDE_BITS;
 }
 
 /* t->fast: the kernel, but NIDUS_FAST_NONE while the overflow map is not empty. The filter-level leaf kernels
@@ -174,6 +180,14 @@ static inline uint64_t nidus_table_word(const nidus_table *t, uint64_t i)
 static inline uint64_t nidus_table_bits_word(const nidus_table *t, uint64_t i)
 {
     return nidus_table_read_raw(t->data, i * t->bucket_bits);
+}
+
+/* The bits from the start of bucket i of a NIDUS_PROBE_PLAIN_BITS table of at most NIDUS_SHORT_BITS_MAX bits a
+ * bucket: the whole bucket, then 64 - shift - bucket_bits bits of the next one (SWAR matching ignores them). */
+static inline uint64_t nidus_table_short_bits_word(const nidus_table *t, uint64_t i)
+{
+    uint64_t pos = i * t->bucket_bits;
+    return nidus_load_le64(t->data + (pos >> 3)) >> (pos & 7);
 }
 
 /* The 64 bits at the start of bucket i, for any table whose bucket fits in 64 bits. */
@@ -382,11 +396,11 @@ static inline __attribute__((always_inline)) bool nidus_table_plain_probe(const 
     return nidus_table_pair_has(t, nidus_table_word(t, i), nidus_table_word(t, j), fp);
 }
 
-/* nidus_table_plain_probe for a NIDUS_PROBE_PLAIN_BITS table: each bucket read as one word at its bit offset. */
+/* nidus_table_plain_probe for a NIDUS_FAST_PLAIN_BITS table: each bucket read as one word at its bit offset. */
 static inline __attribute__((always_inline)) bool nidus_table_bits_probe(const nidus_table *t, uint64_t i,
                                                                          uint64_t j, uint32_t fp)
 {
-    return nidus_table_pair_has(t, nidus_table_bits_word(t, i), nidus_table_bits_word(t, j), fp);
+    return nidus_table_pair_has(t, nidus_table_short_bits_word(t, i), nidus_table_short_bits_word(t, j), fp);
 }
 
 /* The SWAR matches of fp's high part against the four high parts of semi-sorted bucket word `raw`. */
@@ -437,6 +451,11 @@ static inline __attribute__((always_inline)) bool nidus_table_lookup(const nidus
     if (t->kernel == NIDUS_FAST_PLAIN_BITS) {
         uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
         return nidus_table_bits_probe(t, i, j, fp) || nidus_table_overflow_may_have(t, i, j, fp);
+    }
+    if (t->kernel == NIDUS_FAST_PLAIN_WIDE_BITS) {
+        uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
+        return nidus_table_pair_has(t, nidus_table_bits_word(t, i), nidus_table_bits_word(t, j), fp) ||
+               nidus_table_overflow_may_have(t, i, j, fp);
     }
     uint32_t fp;
     nidus_table_locate(t, hash, &i, &fp);

@@ -25,7 +25,7 @@ static void fill_keys(char (*storage)[24], const void **keys, size_t *lens, size
 
 static const struct { unsigned b, f; bool semi; } configs[] = {
     {1, 8, false}, {2, 8, false}, {4, 12, false}, {4, 16, false}, {8, 12, false}, {8, 32, false},
-    {4, 9, true}, {4, 13, true}, {4, 17, true}, {4, 24, true}};
+    {4, 9, true}, {4, 13, true}, {4, 17, true}, {4, 24, true}, {4, 13, false}, {2, 13, false}, {4, 15, false}};
 
 static void test_contains_many_equals_single_lookups(void **state)
 {

@@ -3,6 +3,7 @@
  * stashed and drained, viewed, loading and loaded, packed and forward, small and large — the byte cached in it
  * (and, in the states the inline path serves, its whole published view) is what its state calls for, and the
  * filter answers for every key it holds. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp (scratch_dir.h) */
 #include "test_util.h"
 
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <nidus/nidus.h>
 
 #include "cuckoo_dispatch.h"
+#include "scratch_dir.h"
 
 /* The kind a byte names, without the copy (isa_impl.h) the CPU chose. */
 static unsigned kind(const nidus_cuckoo *h)
@@ -201,6 +203,160 @@ static void test_inline_states_and_their_view(void **state)
     free(keys);
 }
 
+
+/* The encoding of a filter, malloc'd; its length in *len. */
+static uint8_t *encoding_of(const nidus_cuckoo *cf, size_t *len)
+{
+    *len = (size_t)nidus_cuckoo_encoded_size(cf);
+    uint8_t *buf = malloc(*len);
+    size_t written = 0;
+    assert_non_null(buf);
+    assert_int_equal(nidus_cuckoo_encode(cf, buf, *len, &written), NIDUS_OK);
+    assert_int_equal(written, *len);
+    return buf;
+}
+
+/* Every key answers present by key and by hash, one at a time and batched (no false negatives). */
+static void assert_holds(const nidus_cuckoo *cf, const uint64_t *keys, size_t n)
+{
+    const void **kp = malloc(n * sizeof *kp);
+    size_t *lens = malloc(n * sizeof *lens);
+    uint64_t *hashes = malloc(n * sizeof *hashes);
+    bool *out = malloc(n);
+    assert_true(kp && lens && hashes && out);
+    for (size_t k = 0; k < n; k++) {
+        kp[k] = &keys[k];
+        lens[k] = sizeof keys[k];
+        hashes[k] = nidus_cuckoo_hash(cf, &keys[k], sizeof keys[k]);
+        if (!nidus_cuckoo_contains(cf, &keys[k], sizeof keys[k]) || !nidus_cuckoo_contains_hash(cf, hashes[k]))
+            fail_msg("key %zu of %zu missing (dispatch %u)", k, n, kind(cf));
+    }
+    memset(out, 0, n);
+    nidus_cuckoo_contains_many(cf, kp, lens, n, out);
+    for (size_t k = 0; k < n; k++)
+        assert_true(out[k]);
+    memset(out, 0, n);
+    nidus_cuckoo_contains_many_hash(cf, hashes, n, out);
+    for (size_t k = 0; k < n; k++)
+        assert_true(out[k]);
+    free(kp);
+    free(lens);
+    free(hashes);
+    free(out);
+}
+
+/* Plain buckets read at a bit offset (b=4 f=13, b=2 f=13, ...) take the NIDUS_DISPATCH_BITS kernels: the same
+ * statuses and bytes as the general path after the same adds (by key, by hash and batched), up to and past the
+ * first failed add of a table that never grows; the same answers; and the same state again after encode/decode, a
+ * view (the read-only kernels), a file saved and loaded, and a file mapped. Buckets too wide for one load from
+ * their first byte (b=4 f=15, 60 bits) keep the one-table kernel. */
+static void test_bit_offset_buckets_take_their_kernels(void **state)
+{
+    (void)state;
+    static const struct { unsigned b, f; } shapes[] = {{4, 13}, {2, 13}, {2, 19}, {2, 27}, {4, 11}, {4, 7}, {4, 15}};
+    size_t cap = 20000, n = 2 * cap;
+    uint64_t *keys = keys_of(n);
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+        unsigned b = shapes[c].b, f = shapes[c].f;
+        bool fast = b * f <= NIDUS_SHORT_BITS_MAX;
+        unsigned want = fast ? NIDUS_DISPATCH_BITS : NIDUS_DISPATCH_ONE;
+        nidus_cuckoo_params p = {.capacity = cap, .bucket_size = b, .fingerprint_bits = f, .expansion = 0,
+                                 .seed = test_seed()};
+        nidus_cuckoo *cf = NULL, *general = NULL, *batched = NULL;
+        assert_int_equal(nidus_cuckoo_new(&p, &cf), NIDUS_OK);
+        assert_int_equal(nidus_cuckoo_new(&p, &general), NIDUS_OK);
+        assert_int_equal(nidus_cuckoo_new(&p, &batched), NIDUS_OK);
+        assert_state(cf, want, NULL, 0);
+        size_t k = 0;
+        int failures = 0;
+        for (; k < n && failures < 20; k++) {
+            nidus_status st, sg;
+            *(unsigned char *)general = NIDUS_DISPATCH_GENERAL; /* the general path, whatever the last add set */
+            if (k % 2) {
+                st = nidus_cuckoo_add(cf, &keys[k], 8);
+                sg = nidus_cuckoo_add(general, &keys[k], 8);
+            } else {
+                uint64_t h = nidus_cuckoo_hash(cf, &keys[k], 8);
+                st = nidus_cuckoo_add_hash(cf, h);
+                sg = nidus_cuckoo_add_hash(general, h);
+            }
+            assert_int_equal(st, sg);
+            failures += st != NIDUS_OK;
+            nidus_cuckoo_stats s;
+            nidus_cuckoo_get_stats(cf, &s);
+            assert_true(nidus_cuckoo_dispatch_fresh(cf));
+            assert_int_equal(kind(cf), s.overflow_items ? NIDUS_DISPATCH_ONE : want); /* a stash: the map too */
+        }
+        assert_true(failures > 0); /* filled past its first failed add */
+        nidus_cuckoo_redispatch(general);
+        size_t la, lg;
+        uint8_t *ea = encoding_of(cf, &la), *eg = encoding_of(general, &lg);
+        assert_int_equal(la, lg);
+        assert_memory_equal(ea, eg, la);
+        free(eg);
+
+        /* batched adds of the keys that went in before the first failure: the same bytes as one by one */
+        nidus_cuckoo *one = NULL;
+        assert_int_equal(nidus_cuckoo_new(&p, &one), NIDUS_OK);
+        uint64_t *hashes = malloc(n * sizeof *hashes);
+        size_t added = 0;
+        for (size_t i = 0; i < cap; i++) {
+            hashes[i] = nidus_cuckoo_hash(cf, &keys[i], 8);
+            assert_int_equal(nidus_cuckoo_add_hash(one, hashes[i]), NIDUS_OK);
+        }
+        assert_int_equal(nidus_cuckoo_add_many_hash(batched, hashes, cap, &added), NIDUS_OK);
+        assert_int_equal(added, cap);
+        size_t lb, lo;
+        uint8_t *eb = encoding_of(batched, &lb), *eo = encoding_of(one, &lo);
+        assert_int_equal(lb, lo);
+        assert_memory_equal(eb, eo, lb);
+        assert_state(batched, want, keys, cap);
+        assert_holds(batched, keys, cap);
+        free(eb);
+        free(eo);
+        free(hashes);
+        nidus_cuckoo_free(one);
+
+        /* the first `cap` keys in the filter filled past its first failure (its stash: the one-table kernel) */
+        assert_holds(cf, keys, cap);
+        nidus_cuckoo *copy = NULL, *view = NULL, *loaded = NULL, *mapped = NULL;
+        assert_int_equal(nidus_cuckoo_decode(ea, la, NULL, &copy), NIDUS_OK);
+        assert_int_equal(kind(copy), kind(cf));
+        assert_holds(copy, keys, cap);
+        nidus_cuckoo_free(copy);
+        nidus_cuckoo_free(cf);
+
+        size_t lbat;
+        uint8_t *ebat = encoding_of(batched, &lbat);
+        assert_int_equal(nidus_cuckoo_view(ebat, lbat, NULL, &view), NIDUS_OK);
+        assert_state(view, fast ? NIDUS_DISPATCH_BITS_RO : NIDUS_DISPATCH_ONE, keys, cap);
+        assert_holds(view, keys, cap);
+        assert_int_equal(nidus_cuckoo_add(view, &keys[0], 8), NIDUS_ERR_READ_ONLY);
+        nidus_cuckoo_free(view);
+        char path[128];
+        path_of(path, sizeof path, "bits.nidus");
+        assert_int_equal(nidus_cuckoo_save_file(batched, path), NIDUS_OK);
+        assert_int_equal(nidus_cuckoo_load_file(path, NULL, &loaded), NIDUS_OK);
+        assert_state(loaded, want, keys, cap);
+        assert_holds(loaded, keys, cap);
+        assert_int_equal(nidus_cuckoo_map_file(path, NULL, &mapped), NIDUS_OK);
+        assert_state(mapped, fast ? NIDUS_DISPATCH_BITS_RO : NIDUS_DISPATCH_ONE, keys, cap);
+        assert_holds(mapped, keys, cap);
+        size_t ll;
+        uint8_t *el = encoding_of(loaded, &ll);
+        assert_int_equal(ll, lbat);
+        assert_memory_equal(el, ebat, ll);
+        free(el);
+        free(ebat);
+        free(ea);
+        nidus_cuckoo_free(loaded);
+        nidus_cuckoo_free(mapped);
+        nidus_cuckoo_free(batched);
+        nidus_cuckoo_free(general);
+    }
+    free(keys);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_stash_entries_switch_the_kernel_off_and_on),
         cmocka_unit_test(test_views_loads_and_packed_forms),
         cmocka_unit_test(test_inline_states_and_their_view),
+        cmocka_unit_test_setup_teardown(test_bit_offset_buckets_take_their_kernels, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
