@@ -372,9 +372,9 @@ int cmd_push(int argc, char **argv)
     if (st)
         return move_file_error(path, st);
     nidus_kind kind = nidus_filter_kind(f);
-    if (kind == NIDUS_KIND_COUNTING_BLOOM || kind == NIDUS_KIND_FUSE) {
+    if (kind == NIDUS_KIND_COUNTING_BLOOM || kind == NIDUS_KIND_FUSE || kind == NIDUS_KIND_WINDOW) {
         fprintf(stderr, "nidus push: %s: a %s filter: the module holds cuckoo (CF) and Bloom (BF) filters only\n",
-                path, kind == NIDUS_KIND_FUSE ? "fuse" : "counting Bloom");
+                path, kind == NIDUS_KIND_FUSE ? "fuse" : kind == NIDUS_KIND_WINDOW ? "windowed" : "counting Bloom");
         nidus_filter_free(f);
         return EXIT_ERROR;
     }

@@ -123,6 +123,8 @@ static void generic(const uint8_t *data, size_t size)
             nidus_counting_bloom_free(t);
         else if (kind == NIDUS_KIND_FUSE && !(typed = nidus_fuse_decode(data, size, NULL, (nidus_fuse **)&t)))
             nidus_fuse_free(t);
+        else if (kind == NIDUS_KIND_WINDOW && !(typed = nidus_window_decode(data, size, NULL, (nidus_window **)&t)))
+            nidus_window_free(t);
     }
     if ((st == NIDUS_OK) != (typed == NIDUS_OK))
         abort();

@@ -13,6 +13,7 @@
 #include "cuckoo_filter.h"
 #include "file_format.h"
 #include "fuse_filter.h"
+#include "window_filter.h"
 #include "nidus/filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -67,6 +68,21 @@ static void probe(nidus_kind kind, const nidus_file_layout *l, nidus_decode_mode
                 if (out[k] != nidus_fuse_contains_hash(ff, h[k]))
                     abort();
             nidus_fuse_free(ff);
+        } else if (kind == NIDUS_KIND_WINDOW) {
+            nidus_window *w;
+            if (nidus_window_decode_mode(l->body, l->body_bytes, NULL, to, mode, &w))
+                continue;
+            for (uint64_t k = 0; k < 64; k++)
+                (void)nidus_window_count_hash(w, k * UINT64_C(0x9E3779B97F4A7C15), k << 24);
+            nidus_window_stats s;
+            nidus_window_get_stats(w, 0, &s);
+            if (view != 1 && s.memory_bytes < (1u << 20))
+                for (uint64_t k = 0; k < 32; k++) { /* in place too (borrowed writable) */
+                    uint64_t h = k * UINT64_C(0xD6E8FEB86659FD93);
+                    (void)nidus_window_add_hash(w, h, s.latest_write + k * 1000);
+                    (void)nidus_window_remove_hash(w, k % 3 ? h : ~h, s.latest_write + k * 1000);
+                }
+            nidus_window_free(w);
         }
     }
 }

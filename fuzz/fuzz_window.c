@@ -16,7 +16,7 @@ static uint8_t *encode_checked(const nidus_window *w, const uint8_t *expect, siz
 {
     uint64_t n = nidus_window_encoded_size(w);
     uint8_t *out = malloc(n ? (size_t)n : 1);
-    if (!out || nidus_window_encode(w, out, (size_t)n) != NIDUS_OK)
+    if (!out || nidus_window_encode(w, out, (size_t)n, NULL) != NIDUS_OK)
         abort();
     if (expect && (n != size || memcmp(out, expect, size - 8)))
         abort();

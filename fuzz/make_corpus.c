@@ -2,8 +2,9 @@
 /* Writes seed corpora for the fuzz targets from real encodings: cuckoo filters of several shapes, grown, with
  * duplicates and removes, two grown ones merged (sibling tables), and Bloom and counting Bloom filters, whole
  * (decode/) and as length-prefixed chunk streams (chunks/); the merged cuckoo filter and binary fuse filters
- * also whole and as files (file/); windowed filters whole (window/): empty, mid-stream, with duplicates past a
- * pair's slots, with stash entries, after a silence, with a sweep step still owed.
+ * also whole and as files (file/); windowed filters whole (window/ and decode/), as chunks and as files: empty,
+ * mid-stream, with duplicates past a pair's slots, with stash entries, after a silence, with a sweep step still
+ * owed.
  * usage: nidus_fuzz_corpus DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,13 +163,26 @@ static void sibling_seeds(const char *dir)
     nidus_cuckoo_free(b);
 }
 
+static nidus_status dump_window(const void *f, uint64_t c, void *b, size_t cap, size_t *l, uint64_t *n)
+{
+    return nidus_window_dump_chunk(f, c, b, cap, l, n);
+}
+
+/* A windowed filter whole for its own target (window/) and the generic decoder (decode/), as chunks (chunks/)
+ * and as a file (file/). */
 static void write_window(const char *dir, unsigned n, const nidus_window *w)
 {
     size_t len = (size_t)nidus_window_encoded_size(w);
     uint8_t *buf = malloc(len);
-    if (!buf || nidus_window_encode(w, buf, len))
+    if (!buf || nidus_window_encode(w, buf, len, NULL))
         exit(2);
     write_file(dir, "window", n, buf, len);
+    write_file(dir, "decode", 70 + n, buf, len);
+    write_chunks(dir, 70 + n, w, dump_window, -1);
+    char path[512];
+    snprintf(path, sizeof path, "%s/file/seed-window-%02u", dir, n);
+    if (nidus_window_save_file(w, path))
+        exit(2);
     free(buf);
 }
 

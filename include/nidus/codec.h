@@ -41,7 +41,8 @@ typedef enum nidus_kind {
     NIDUS_KIND_CUCKOO = 1,
     NIDUS_KIND_BLOOM = 2,
     NIDUS_KIND_COUNTING_BLOOM = 3,
-    NIDUS_KIND_FUSE = 4 /* binary fuse filter (nidus/fuse.h): encodings of version 7 and files of version 8 on */
+    NIDUS_KIND_FUSE = 4,  /* binary fuse filter (nidus/fuse.h): encodings of version 7 and files of version 8 on */
+    NIDUS_KIND_WINDOW = 5 /* windowed cuckoo filter (nidus/window.h): encodings of version 7, files of version 8 */
 } nidus_kind;
 
 /* Reads the kind of an encoded filter or filter file from its first 16 bytes, without checking the rest:

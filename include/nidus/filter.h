@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* nidus — one handle for a filter of any kind.
  *
- * A nidus_filter holds a cuckoo, Bloom, counting Bloom or binary fuse filter and forwards each call to that
+ * A nidus_filter holds a cuckoo, Bloom, counting Bloom, binary fuse or windowed cuckoo filter and forwards each
+ * call to that
  * kind's own function, so a tool that works on "a filter file" (the CLI: create, add, check, del, info) needs no switch over
  * the kinds. It adds no format: files and encodings are the kinds' own, and the typed handle underneath
  * (nidus_filter_cuckoo() and friends) stays available for what only one kind has (compaction, per-table
@@ -14,6 +15,9 @@
  * grew, a cuckoo filter compacted). A mapped file's blocks are checked at open, all of them, unless the caller
  * hands a nidus_file_guard that checks each block before it is first read: the library cannot catch that first
  * read itself without process-wide state (a fault handler), so a program that owns the process does it.
+ * A windowed filter's calls take a time (nidus/window.h): the handle keeps one, set by nidus_filter_set_time
+ * (0 until then, which a windowed filter reads as the time of its latest write), and every call on it (add,
+ * remove, contains, count, stats) is made at that time; other kinds ignore it.
  * Handles are not thread-safe: serialise writers (a save of a writable mapping writes too). Read-only calls
  * (contains, count, stats, encode) on a filter nobody is writing may run concurrently. */
 #ifndef NIDUS_FILTER_H
@@ -28,6 +32,7 @@
 #include "codec.h"
 #include "cuckoo.h"
 #include "fuse.h"
+#include "window.h"
 #include "status.h"
 
 #include "api.h"
@@ -48,10 +53,13 @@ typedef struct nidus_filter_params {
      * `expansion` times its newest one's buckets, a Bloom filter a layer `expansion` times the last one's
      * capacity. A counting Bloom filter never grows: it must be 0. */
     unsigned expansion;
+    /* NIDUS_KIND_WINDOW: the window W in ticks, [1, NIDUS_WINDOW_MAX_TICKS] (other kinds: must be 0). A windowed
+     * filter never grows: its expansion must be 0. */
+    uint64_t window;
     /* NULL: libc. The handle's, and the filter's unless kind_params names its own; must outlive the filter. */
     const nidus_allocator *allocator;
     /* NULL, or the kind's own parameters (nidus_cuckoo_params, nidus_bloom_params,
-     * nidus_counting_bloom_params), used as they are instead of the fields above. */
+     * nidus_counting_bloom_params, nidus_window_params), used as they are instead of the fields above. */
     const void *kind_params;
 } nidus_filter_params;
 
@@ -66,7 +74,7 @@ NIDUS_API void nidus_filter_free(nidus_filter *filter);
 /* The kind it holds. */
 NIDUS_API nidus_kind nidus_filter_kind(const nidus_filter *filter);
 
-/* The kind's name: "cuckoo", "bloom", "counting-bloom" or "fuse" ("unknown" for any other value). */
+/* The kind's name: "cuckoo", "bloom", "counting-bloom", "fuse" or "window" ("unknown" for any other value). */
 NIDUS_API const char *nidus_kind_name(nidus_kind kind);
 
 /* The typed handle underneath, for the kind's own calls (stats, compaction); NULL when the filter is of
@@ -75,6 +83,12 @@ NIDUS_API nidus_cuckoo *nidus_filter_cuckoo(nidus_filter *filter);
 NIDUS_API nidus_bloom *nidus_filter_bloom(nidus_filter *filter);
 NIDUS_API nidus_counting_bloom *nidus_filter_counting_bloom(nidus_filter *filter);
 NIDUS_API nidus_fuse *nidus_filter_fuse(nidus_filter *filter);
+NIDUS_API nidus_window *nidus_filter_window(nidus_filter *filter);
+
+/* Sets the time (milliseconds, or the caller's tick) at which a windowed filter's calls through this handle are
+ * made; the handle's time is 0 until set. Other kinds ignore it. */
+NIDUS_API void nidus_filter_set_time(nidus_filter *filter, uint64_t now);
+NIDUS_API uint64_t nidus_filter_time(const nidus_filter *filter);
 
 /* True for a read-only view (nidus_filter_view, a file mapped with NIDUS_FILTER_MAP): writes fail with
  * NIDUS_ERR_READ_ONLY (those of a static kind with NIDUS_ERR_UNSUPPORTED, whether it is a view or not). */
@@ -83,7 +97,8 @@ NIDUS_API bool nidus_filter_is_read_only(const nidus_filter *filter);
 /* The 64-bit hash the filter's _hash calls take for `key`, as the kind computes it. */
 NIDUS_API uint64_t nidus_filter_hash(const nidus_filter *filter, const void *key, size_t len);
 
-/* Merges `src` into `dst` by the kind's _merge (nidus_cuckoo_merge, nidus_bloom_merge, nidus_counting_bloom_merge),
+/* Merges `src` into `dst` by the kind's _merge (nidus_cuckoo_merge, nidus_bloom_merge, nidus_counting_bloom_merge,
+ * nidus_window_merge: windows of one W, shape and seed),
  * whose statuses it returns: NIDUS_ERR_INCOMPATIBLE for filters of different kinds or parameters,
  * NIDUS_ERR_READ_ONLY for a dst that is a view or loading, NIDUS_ERR_UNSUPPORTED for fuse filters (built once
  * from their keys); on any failure dst is unchanged. */
@@ -125,6 +140,8 @@ typedef struct nidus_filter_stats {
     double error_bound;    /* the false-positive bound at capacity, all sub-filters */
     unsigned sub_filters;  /* cuckoo tables, Bloom layers; 1 for a counting Bloom filter */
     bool read_only;
+    uint64_t window;       /* a windowed filter's W in ticks (items then counts its live entries at the handle's
+                              time, capacity the items of one window it is sized for); 0 for other kinds */
 } nidus_filter_stats;
 
 /* Fills `*stats` from the kind's own stats (the same items, memory and error bound). */
@@ -154,7 +171,8 @@ NIDUS_API nidus_status nidus_filter_view(const void *buf, size_t len, const nidu
 NIDUS_API nidus_status nidus_filter_dump_chunk(const nidus_filter *filter, uint64_t cursor, void *buf, size_t cap,
                                                size_t *len, uint64_t *next);
 
-/* Loads one chunk of a filter of `kind` (NIDUS_KIND_CUCKOO, _BLOOM or _COUNTING_BLOOM) by the kind's _load_chunk.
+/* Loads one chunk of a filter of `kind` (NIDUS_KIND_CUCKOO, _BLOOM, _COUNTING_BLOOM or _WINDOW) by the kind's
+ * _load_chunk.
  * A header chunk needs `*filter` NULL and creates a filter there (`allocator`: its memory and the handle's; NULL:
  * libc), loading until its last chunk lands: until then lookups answer false, writes fail with
  * NIDUS_ERR_READ_ONLY, nidus_filter_loading is true and nidus_filter_dump_chunk gives the chunks so far. Later
@@ -184,7 +202,7 @@ typedef union nidus_filter_ref {
 } nidus_filter_ref;
 
 /* Makes `ref` a nidus_filter around `typed`, a handle of `kind` (nidus_cuckoo, nidus_bloom, nidus_counting_bloom,
- * nidus_fuse) that the caller keeps, or around no filter yet (NULL, for nidus_filter_load_chunk's header chunk),
+ * nidus_fuse, nidus_window) that the caller keeps, or around no filter yet (NULL, for nidus_filter_load_chunk's header chunk),
  * and returns it; NULL for a kind this build does not know. Allocates nothing. The nidus_filter_* calls take it
  * as any handle; nidus_filter_free frees `typed`, never `ref`. A call may replace the typed handle (a load's last
  * chunk, a relocation): read it back with nidus_filter_typed. */
@@ -195,8 +213,8 @@ NIDUS_API nidus_filter *nidus_filter_ref_init(nidus_filter_ref *ref, nidus_kind 
 NIDUS_API void *nidus_filter_typed(const nidus_filter *filter);
 
 /* Offers the blocks the filter holds to mover->move from *cursor, by the kind's _relocate (nidus_cuckoo_relocate,
- * whose contract it has: true past the last block, false when mover->stop paused it); the typed handle may
- * move (nidus_filter_typed gives it). Kinds without relocation (counting Bloom, fuse) stay where they are: true. */
+ * nidus_bloom_relocate, nidus_window_relocate, whose contract it has: true past the last block, false when
+ * mover->stop paused it); the typed handle may move (nidus_filter_typed gives it). Kinds without relocation (counting Bloom, fuse) stay where they are: true. */
 NIDUS_API bool nidus_filter_relocate(nidus_filter *filter, const nidus_mover *mover, uint64_t *cursor);
 
 /* ---- files ---- */

@@ -22,7 +22,8 @@
  * backwards never expires an item early); a lookup's time earlier than that is read likewise.
  *
  * Thread-safety: calls on different filters are independent. On one filter, lookups (contains, count, stats,
- * encode) may run concurrently with each other, never with a write (add, add_unique, remove, advance). */
+ * encode, dump_chunk) may run concurrently with each other, never with a write (add, add_unique, remove,
+ * advance, merge into it, load_chunk). */
 #ifndef NIDUS_WINDOW_H
 #define NIDUS_WINDOW_H
 
@@ -108,17 +109,86 @@ NIDUS_API nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint6
 /* Figures of the filter at time `now` (`live` depends on it). */
 NIDUS_API void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_stats *stats);
 
+/* The key's 64-bit hash, as the _hash calls take it (nidus_hash with the filter's seed). */
+NIDUS_API uint64_t nidus_window_hash(const nidus_window *w, const void *key, size_t len);
+
+/* nidus_window_count and nidus_window_remove of a key's hash (nidus_window_hash). */
+NIDUS_API uint64_t nidus_window_count_hash(const nidus_window *w, uint64_t hash, uint64_t now);
+NIDUS_API nidus_status nidus_window_remove_hash(nidus_window *w, uint64_t hash, uint64_t now);
+
+/* True for a read-only view (nidus_window_view, nidus_window_map_file) or a filter still loading chunks: writes
+ * fail with NIDUS_ERR_READ_ONLY. */
+NIDUS_API bool nidus_window_is_read_only(const nidus_window *w);
+
+/* Offers the filter's blocks to mover->move from *cursor on (nidus_cuckoo_relocate's contract: true past the
+ * last block, false when mover->stop paused it); `*filter` may move. A view, a mapped filter and one still
+ * loading stay where they are: true. */
+NIDUS_API bool nidus_window_relocate(nidus_window **filter, const nidus_mover *mover, uint64_t *cursor);
+
+/* Merges src into dst: each live copy of src (at the later of the two filters' latest times) is added to dst
+ * with its own age, so the union answers as one filter given both filters' adds would. The filters must have
+ * the same window, shape (buckets, bucket size, fingerprint bits) and seed, else NIDUS_ERR_INCOMPATIBLE;
+ * NIDUS_ERR_READ_ONLY for a dst that is a view or loading; NIDUS_ERR_FULL, NIDUS_ERR_NO_MEMORY. On any failure
+ * dst is unchanged (the union is built in a copy first). */
+NIDUS_API nidus_status nidus_window_merge(nidus_window *dst, const nidus_window *src);
+
+/* What keeps src from merging into dst ("window 60000, not 1000": src's, then dst's), or "" and 0 when nothing
+ * does. Returns the length snprintf would, truncating to cap. */
+NIDUS_API size_t nidus_window_merge_difference(const nidus_window *dst, const nidus_window *src, char *buf,
+                                               size_t cap);
+
+/* ---- Encoding (nidus/codec.h's format, kind NIDUS_KIND_WINDOW), files and chunks ---- */
+
 /* Bytes nidus_window_encode writes. */
 NIDUS_API uint64_t nidus_window_encoded_size(const nidus_window *w);
 
-/* Writes the filter's encoding (NIDUS_ERR_INVALID_ARGUMENT when `cap` is below nidus_window_encoded_size). */
-NIDUS_API nidus_status nidus_window_encode(const nidus_window *w, uint8_t *buf, size_t cap);
+/* Writes the filter's encoding into `buf`, its length in `*written` (may be NULL): NIDUS_ERR_TOO_LARGE when
+ * `cap` is below nidus_window_encoded_size, NIDUS_ERR_READ_ONLY while it is loading, NIDUS_ERR_NO_MEMORY. */
+NIDUS_API nidus_status nidus_window_encode(const nidus_window *w, void *buf, size_t cap, size_t *written);
 
 /* Reads an encoding, checking every field, the table's contents and the checksum: NIDUS_ERR_CORRUPT for
  * anything malformed, NIDUS_ERR_VERSION for a format this build cannot read, NIDUS_ERR_NO_MEMORY. `allocator`
  * as in the parameters. `*out` is set only on success. */
-NIDUS_API nidus_status nidus_window_decode(const uint8_t *buf, size_t len, const nidus_allocator *allocator,
+NIDUS_API nidus_status nidus_window_decode(const void *buf, size_t len, const nidus_allocator *allocator,
                                            nidus_window **out);
+
+/* As nidus_window_decode, read-only: the table is read in place when `buf` holds 16 bytes past it (a file
+ * always does; `buf` must then outlive the filter), else copied. */
+NIDUS_API nidus_status nidus_window_view(const void *buf, size_t len, const nidus_allocator *allocator,
+                                         nidus_window **out);
+
+/* Writes the filter to `path` atomically (temporary file, fsync, rename), framed with per-block checksums as
+ * every kind's files are. NIDUS_ERR_IO (errno tells why), NIDUS_ERR_NOT_REGULAR, NIDUS_ERR_READ_ONLY while
+ * loading, NIDUS_ERR_NO_MEMORY. */
+NIDUS_API nidus_status nidus_window_save_file(const nidus_window *w, const char *path);
+
+/* Reads a filter file into a new, writable filter, every block checked first: NIDUS_ERR_IO, NIDUS_ERR_CORRUPT,
+ * NIDUS_ERR_VERSION, NIDUS_ERR_NO_MEMORY. */
+NIDUS_API nidus_status nidus_window_load_file(const char *path, const nidus_allocator *allocator,
+                                              nidus_window **out);
+
+/* Maps a filter file read-only and views it in place, every block checked first; nidus_window_free unmaps it.
+ * Statuses as nidus_window_load_file. */
+NIDUS_API nidus_status nidus_window_map_file(const char *path, const nidus_allocator *allocator,
+                                             nidus_window **out);
+
+/* The chunk at `cursor` of the encoding (SCANDUMP): cursor 0 gives the header chunk, `*next` the cursor to ask
+ * for next, 0 past the last. Into `buf` of `cap` bytes (NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD always
+ * suffice), its length in `*len`. A filter still loading gives the chunks it has received. Statuses:
+ * NIDUS_ERR_INVALID_ARGUMENT, NIDUS_ERR_TOO_LARGE (`cap` short), NIDUS_ERR_NO_MEMORY. */
+NIDUS_API nidus_status nidus_window_dump_chunk(const nidus_window *w, uint64_t cursor, void *buf, size_t cap,
+                                               size_t *len, uint64_t *next);
+
+/* Loads one chunk (LOADCHUNK). A header chunk needs `*filter` NULL and creates a filter there, loading until its
+ * last chunk lands and checks out: until then lookups answer false (count 0) and writes fail with
+ * NIDUS_ERR_READ_ONLY. `max_bytes` (nonzero) caps the encoding's size: NIDUS_ERR_LIMIT_MEMORY. Statuses:
+ * NIDUS_ERR_CORRUPT, NIDUS_ERR_VERSION, NIDUS_ERR_SEQUENCE (out of order, of another filter), NIDUS_ERR_NO_MEMORY;
+ * a failed header leaves `*filter` NULL, a failed later chunk the filter loading (free it). */
+NIDUS_API nidus_status nidus_window_load_chunk(nidus_window **filter, const void *chunk, size_t len,
+                                               uint64_t max_bytes, const nidus_allocator *allocator);
+
+/* True while a filter made by nidus_window_load_chunk still waits for chunks (or failed its final check). */
+NIDUS_API bool nidus_window_loading(const nidus_window *w);
 
 #ifdef __cplusplus
 }

@@ -261,6 +261,7 @@ static PyTypeObject *type_of_kind(nidus_kind kind)
     case NIDUS_KIND_BLOOM: return &BloomType;
     case NIDUS_KIND_COUNTING_BLOOM: return &CountingType;
     case NIDUS_KIND_FUSE: return &FuseType;
+    case NIDUS_KIND_WINDOW: break; /* the generic type: calls at the handle's time (nidus_filter_set_time) */
     }
     return &FilterType;
 }
@@ -289,6 +290,7 @@ static void attach(FilterObject *self, nidus_filter *f)
     case NIDUS_KIND_BLOOM: self->typed = nidus_filter_bloom(f); break;
     case NIDUS_KIND_COUNTING_BLOOM: self->typed = nidus_filter_counting_bloom(f); break;
     case NIDUS_KIND_FUSE: self->typed = nidus_filter_fuse(f); break;
+    case NIDUS_KIND_WINDOW: self->typed = nidus_filter_window(f); break;
     }
 }
 
@@ -970,6 +972,7 @@ static PyObject *filter_stats(FilterObject *self, PyObject *unused)
              PUT_U(d, "seed", f.seed);
         break;
     }
+    case NIDUS_KIND_WINDOW: rc = rc || PUT_U(d, "window", s.window); break;
     }
     if (self->guard)
         rc = rc || PUT_U(d, "blocks_checked", py_guard_checked_blocks(self->guard));

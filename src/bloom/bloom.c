@@ -141,16 +141,6 @@ struct nidus_mapping **nidus_bloom_mapping_slot(nidus_bloom *bf)
     return m ? &m->mapping : NULL;
 }
 
-void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a)
-{
-    if (!*l)
-        return;
-    nidus_chunk_loader_hash_free(*l, a);
-    nidus_free(a, (*l)->prefix);
-    nidus_free(a, *l);
-    *l = NULL;
-}
-
 static bool valid_error(double e) { return e > 0.0 && e < 1.0; }
 
 /* The layer layout that a filter layout asks growth for. */

@@ -297,27 +297,6 @@ nidus_status nidus_bloom_dump_chunk(const nidus_bloom *bf, uint64_t cursor, void
                                   next);
 }
 
-/* Starts a chunked load: the loader keeps the prefix (for a dump of the load in progress) and the running
- * checksum. */
-static nidus_status begin_loader(nidus_chunk_loader **out, const nidus_allocator *a, const uint8_t *prefix,
-                                 uint32_t n, uint64_t token, uint64_t stream)
-{
-    nidus_chunk_loader *l = nidus_calloc(a, 1, sizeof *l);
-    uint8_t *copy = nidus_malloc(a, n);
-    if (!l || !copy) {
-        nidus_free(a, l);
-        nidus_free(a, copy);
-        return NIDUS_ERR_NO_MEMORY;
-    }
-    memcpy(copy, prefix, n);
-    *l = (nidus_chunk_loader){.token = token, .next_seq = 1, .stream = stream, .prefix_bytes = n, .prefix = copy};
-    *out = l;
-    nidus_status st = nidus_chunk_loader_hash_begin(l, a);
-    if (st)
-        nidus_chunk_loader_release(out, a);
-    return st;
-}
-
 nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, size_t len, uint64_t max_bytes,
                                     const nidus_allocator *allocator)
 {
@@ -343,7 +322,7 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
         st = n + stream != total              ? NIDUS_ERR_CORRUPT
              : max_bytes && memory > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
              : !nidus_bloom_more(bf, 0)        ? NIDUS_ERR_NO_MEMORY
-                                               : begin_loader(&bf->more->loader, bf->alloc, payload, n, token, stream);
+                                               : nidus_chunk_loader_begin(&bf->more->loader, bf->alloc, payload, n, token, stream);
         if (max_bytes && (bf->max_memory == 0 || bf->max_memory > max_bytes))
             bf->max_memory = max_bytes; /* it grows here within this limit, so it always loads here again */
         for (unsigned i = 0; i < bf->nlayers && !st; i++)
@@ -520,7 +499,7 @@ nidus_status nidus_counting_bloom_load_chunk(nidus_counting_bloom **filter, cons
         uint64_t stream = layer_bytes(&cb->layer) + NIDUS_CODEC_CHECKSUM_BYTES;
         st = n + stream != total ? NIDUS_ERR_CORRUPT
              : max_bytes && total > max_bytes ? NIDUS_ERR_LIMIT_MEMORY
-                                              : begin_loader(&cb->loader, cb->alloc, payload, n, token, stream);
+                                              : nidus_chunk_loader_begin(&cb->loader, cb->alloc, payload, n, token, stream);
         if (!st)
             st = attach(&cb->layer, cb->alloc, NULL);
         if (st) {

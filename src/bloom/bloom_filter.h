@@ -144,8 +144,6 @@ void nidus_bloom_layer_release(nidus_bloom_layer *l, const nidus_allocator *a);
  * NIDUS_ERR_LIMIT_MEMORY, NIDUS_ERR_TOO_LARGE, NIDUS_ERR_NO_MEMORY; the filter unchanged), and redispatches. */
 nidus_status nidus_bloom_grow(nidus_bloom *bf);
 
-void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a);
-
 /* Decode (copy, view or borrow) a whole encoding or a file body, as `target` and `mode` say (codec.h). */
 nidus_status nidus_bloom_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
                                      nidus_decode_target target, nidus_decode_mode mode, nidus_bloom **out);

@@ -420,3 +420,32 @@ void nidus_codec_put_if_changed(uint8_t *at, const uint8_t *bytes, size_t n)
     if (n && memcmp(at, bytes, n))
         memcpy(at, bytes, n);
 }
+
+nidus_status nidus_chunk_loader_begin(nidus_chunk_loader **out, const nidus_allocator *a, const uint8_t *prefix,
+                                      uint32_t n, uint64_t token, uint64_t stream)
+{
+    nidus_chunk_loader *l = nidus_calloc(a, 1, sizeof *l);
+    uint8_t *copy = nidus_malloc(a, n);
+    if (!l || !copy) {
+        nidus_free(a, l);
+        nidus_free(a, copy);
+        return NIDUS_ERR_NO_MEMORY;
+    }
+    memcpy(copy, prefix, n);
+    *l = (nidus_chunk_loader){.token = token, .next_seq = 1, .stream = stream, .prefix_bytes = n, .prefix = copy};
+    *out = l;
+    nidus_status st = nidus_chunk_loader_hash_begin(l, a);
+    if (st)
+        nidus_chunk_loader_release(out, a);
+    return st;
+}
+
+void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a)
+{
+    if (!*l)
+        return;
+    nidus_chunk_loader_hash_free(*l, a);
+    nidus_free(a, (*l)->prefix);
+    nidus_free(a, *l);
+    *l = NULL;
+}

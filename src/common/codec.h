@@ -165,6 +165,13 @@ nidus_status nidus_chunk_loader_hash_begin(nidus_chunk_loader *l, const nidus_al
 /* Frees the running checksum's block (nothing when there is none). */
 void nidus_chunk_loader_hash_free(nidus_chunk_loader *l, const nidus_allocator *a);
 
+/* Starts a chunked load of `stream` bytes after the header payload `prefix` (n bytes, kept for dumps of the load
+ * in progress), its running checksum begun; NIDUS_ERR_NO_MEMORY. nidus_chunk_loader_release frees it and sets
+ * `*l` NULL (NULL does nothing). */
+nidus_status nidus_chunk_loader_begin(nidus_chunk_loader **out, const nidus_allocator *a, const uint8_t *prefix,
+                                      uint32_t n, uint64_t token, uint64_t stream);
+void nidus_chunk_loader_release(nidus_chunk_loader **l, const nidus_allocator *a);
+
 /* Takes data chunk (seq, token, payload) into the segments (and the loader's checksum bytes), adding its
  * segment bytes to the running checksum. Out of order, repeated, foreign or wrongly cut: NIDUS_ERR_SEQUENCE,
  * nothing written. When it was the last, checks the whole checksum (NIDUS_ERR_CORRUPT and `failed` when wrong)

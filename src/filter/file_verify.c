@@ -12,6 +12,7 @@
 #include "file_format.h"
 #include "file_io.h"
 #include "fuse_filter.h"
+#include "window_filter.h"
 
 static nidus_status fail(nidus_file_report *r, nidus_status st, const char *part, const char *problem,
                          uint64_t offset, uint64_t length)
@@ -48,7 +49,7 @@ static nidus_status check_prefix(const uint8_t *f, uint64_t len, nidus_file_repo
     r->version = f[5];
     if (f[5] < 1 || f[5] > NIDUS_FILE_FORMAT_VERSION_SIBLINGS)
         return fail(r, NIDUS_ERR_VERSION, "format version", "is not one this build reads", 5, 1);
-    if (f[6] < NIDUS_KIND_CUCKOO || f[6] > NIDUS_KIND_FUSE)
+    if (f[6] < NIDUS_KIND_CUCKOO || f[6] > NIDUS_KIND_WINDOW)
         return fail(r, NIDUS_ERR_CORRUPT, "kind", "is not a kind of filter", 6, 1);
     r->kind = (nidus_kind)f[6];
     if (f[7])
@@ -167,6 +168,12 @@ static nidus_status check_fields(const uint8_t *f, uint64_t len, const nidus_all
             nidus_fuse *ff = NULL;
             st = nidus_fuse_decode_mode(l.body, l.body_bytes, a, NIDUS_DECODE_VIEW, mode, &ff);
             nidus_fuse_free(ff);
+            break;
+        }
+        case NIDUS_KIND_WINDOW: {
+            nidus_window *w = NULL;
+            st = nidus_window_decode_mode(l.body, l.body_bytes, a, NIDUS_DECODE_VIEW, mode, &w);
+            nidus_window_free(w);
             break;
         }
         }

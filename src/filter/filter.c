@@ -33,10 +33,13 @@ nidus_status nidus_filter_new(const nidus_filter_params *p, nidus_filter **out)
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (p->kind == NIDUS_KIND_FUSE)
         return NIDUS_ERR_UNSUPPORTED; /* built from its keys (nidus_fuse_build), never empty and filled */
-    if (p->kind != NIDUS_KIND_CUCKOO && p->kind != NIDUS_KIND_BLOOM && p->kind != NIDUS_KIND_COUNTING_BLOOM)
+    if (p->kind != NIDUS_KIND_CUCKOO && p->kind != NIDUS_KIND_BLOOM && p->kind != NIDUS_KIND_COUNTING_BLOOM &&
+        p->kind != NIDUS_KIND_WINDOW)
         return NIDUS_ERR_INVALID_ARGUMENT;
-    if (p->kind == NIDUS_KIND_COUNTING_BLOOM && !p->kind_params && p->expansion)
+    if ((p->kind == NIDUS_KIND_COUNTING_BLOOM || p->kind == NIDUS_KIND_WINDOW) && !p->kind_params && p->expansion)
         return NIDUS_ERR_INVALID_ARGUMENT; /* one table, never grows: an expansion would be silently dropped */
+    if (p->kind != NIDUS_KIND_WINDOW && p->window)
+        return NIDUS_ERR_INVALID_ARGUMENT; /* only a windowed filter has a window */
     nidus_filter *f = nidus_filter_wrap(p->allocator, p->kind);
     if (!f)
         return NIDUS_ERR_NO_MEMORY;
@@ -60,6 +63,12 @@ nidus_status nidus_filter_new(const nidus_filter_params *p, nidus_filter **out)
         st = nidus_counting_bloom_new(p->kind_params ? p->kind_params : &c, &f->f.counting);
         break;
     }
+    case NIDUS_KIND_WINDOW: {
+        nidus_window_params w = {.capacity = p->capacity, .window = p->window, .error_rate = error,
+                                 .allocator = p->allocator};
+        st = nidus_window_new(p->kind_params ? p->kind_params : &w, &f->f.window);
+        break;
+    }
     case NIDUS_KIND_FUSE: break;
     }
     if (st) {
@@ -80,6 +89,7 @@ void nidus_filter_free(nidus_filter *f)
     case NIDUS_KIND_BLOOM: nidus_bloom_free(f->f.bloom); break;
     case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_free(f->f.counting); break;
     case NIDUS_KIND_FUSE: nidus_fuse_free(f->f.fuse); break;
+    case NIDUS_KIND_WINDOW: nidus_window_free(f->f.window); break;
     }
     nidus_filter_release_map(f); /* after the filter: its tables were borrowed from the mapping */
     if (f->alloc) /* a ref's storage is its caller's */
@@ -97,6 +107,7 @@ nidus_filter *nidus_filter_ref_init(nidus_filter_ref *ref, nidus_kind kind, void
     case NIDUS_KIND_BLOOM: f->f.bloom = typed; return f;
     case NIDUS_KIND_COUNTING_BLOOM: f->f.counting = typed; return f;
     case NIDUS_KIND_FUSE: f->f.fuse = typed; return f;
+    case NIDUS_KIND_WINDOW: f->f.window = typed; return f;
     }
     return NULL;
 }
@@ -108,6 +119,7 @@ void *nidus_filter_typed(const nidus_filter *f)
     case NIDUS_KIND_BLOOM: return f->f.bloom;
     case NIDUS_KIND_COUNTING_BLOOM: return f->f.counting;
     case NIDUS_KIND_FUSE: return f->f.fuse;
+    case NIDUS_KIND_WINDOW: return f->f.window;
     }
     return NULL;
 }
@@ -117,6 +129,7 @@ bool nidus_filter_relocate(nidus_filter *f, const nidus_mover *mover, uint64_t *
     switch (f->kind) {
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_relocate(&f->f.cuckoo, mover, cursor);
     case NIDUS_KIND_BLOOM: return nidus_bloom_relocate(&f->f.bloom, mover, cursor);
+    case NIDUS_KIND_WINDOW: return nidus_window_relocate(&f->f.window, mover, cursor);
     case NIDUS_KIND_COUNTING_BLOOM: break; /* no relocation of their own */
     case NIDUS_KIND_FUSE: break;
     }
@@ -133,6 +146,15 @@ nidus_counting_bloom *nidus_filter_counting_bloom(nidus_filter *f)
     return f && f->kind == NIDUS_KIND_COUNTING_BLOOM ? f->f.counting : NULL;
 }
 nidus_fuse *nidus_filter_fuse(nidus_filter *f) { return f && f->kind == NIDUS_KIND_FUSE ? f->f.fuse : NULL; }
+nidus_window *nidus_filter_window(nidus_filter *f) { return f && f->kind == NIDUS_KIND_WINDOW ? f->f.window : NULL; }
+
+void nidus_filter_set_time(nidus_filter *f, uint64_t now)
+{
+    if (f)
+        f->now = now;
+}
+
+uint64_t nidus_filter_time(const nidus_filter *f) { return f ? f->now : 0; }
 
 bool nidus_filter_is_read_only(const nidus_filter *f)
 {
@@ -145,6 +167,7 @@ bool nidus_filter_is_read_only(const nidus_filter *f)
         nidus_fuse_get_stats(f->f.fuse, &s);
         return s.read_only;
     }
+    case NIDUS_KIND_WINDOW: return nidus_window_is_read_only(f->f.window);
     }
     return true;
 }
@@ -160,6 +183,7 @@ uint64_t nidus_filter_hash(const nidus_filter *f, const void *key, size_t len)
         nidus_fuse_get_stats(f->f.fuse, &s);
         return nidus_hash(key, len, s.seed);
     }
+    case NIDUS_KIND_WINDOW: return nidus_window_hash(f->f.window, key, len);
     }
     return 0;
 }
@@ -174,6 +198,7 @@ nidus_status nidus_filter_merge(nidus_filter *dst, const nidus_filter *src)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_merge(dst->f.cuckoo, src->f.cuckoo);
     case NIDUS_KIND_BLOOM: return nidus_bloom_merge(dst->f.bloom, src->f.bloom);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_merge(dst->f.counting, src->f.counting);
+    case NIDUS_KIND_WINDOW: return nidus_window_merge(dst->f.window, src->f.window);
     case NIDUS_KIND_FUSE: break; /* static: built once from its keys */
     }
     return NIDUS_ERR_UNSUPPORTED;
@@ -186,6 +211,7 @@ const char *nidus_kind_name(nidus_kind kind)
     case NIDUS_KIND_BLOOM: return "bloom";
     case NIDUS_KIND_COUNTING_BLOOM: return "counting-bloom";
     case NIDUS_KIND_FUSE: return "fuse";
+    case NIDUS_KIND_WINDOW: return "window";
     }
     return "unknown";
 }
@@ -201,6 +227,7 @@ size_t nidus_filter_merge_difference(const nidus_filter *dst, const nidus_filter
     case NIDUS_KIND_BLOOM: return nidus_bloom_merge_difference(dst->f.bloom, src->f.bloom, buf, cap);
     case NIDUS_KIND_COUNTING_BLOOM:
         return nidus_counting_bloom_merge_difference(dst->f.counting, src->f.counting, buf, cap);
+    case NIDUS_KIND_WINDOW: return nidus_window_merge_difference(dst->f.window, src->f.window, buf, cap);
     case NIDUS_KIND_FUSE: break; /* no parameters to merge by: nidus_filter_merge refuses it as UNSUPPORTED */
     }
     if (cap)
@@ -216,6 +243,7 @@ nidus_status nidus_filter_add_hash(nidus_filter *f, uint64_t hash)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_add_hash(f->f.cuckoo, hash);
     case NIDUS_KIND_BLOOM: return nidus_bloom_add_hash(f->f.bloom, hash, NULL);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_add_hash(f->f.counting, hash);
+    case NIDUS_KIND_WINDOW: return nidus_window_add_hash(f->f.window, hash, f->now);
     case NIDUS_KIND_FUSE: break;
     }
     return NIDUS_ERR_UNSUPPORTED;
@@ -229,6 +257,7 @@ nidus_status nidus_filter_add(nidus_filter *f, const void *key, size_t len)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_add(f->f.cuckoo, key, len);
     case NIDUS_KIND_BLOOM: return nidus_bloom_add(f->f.bloom, key, len, NULL);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_add(f->f.counting, key, len);
+    case NIDUS_KIND_WINDOW: return nidus_window_add(f->f.window, key, len, f->now);
     case NIDUS_KIND_FUSE: break;
     }
     return NIDUS_ERR_UNSUPPORTED;
@@ -241,6 +270,7 @@ nidus_status nidus_filter_remove_hash(nidus_filter *f, uint64_t hash)
     switch (f->kind) {
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_remove_hash(f->f.cuckoo, hash);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_remove_hash(f->f.counting, hash);
+    case NIDUS_KIND_WINDOW: return nidus_window_remove_hash(f->f.window, hash, f->now);
     case NIDUS_KIND_BLOOM: break; /* bits shared between keys cannot be cleared */
     case NIDUS_KIND_FUSE: break;
     }
@@ -254,6 +284,7 @@ nidus_status nidus_filter_remove(nidus_filter *f, const void *key, size_t len)
     switch (f->kind) {
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_remove(f->f.cuckoo, key, len);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_remove(f->f.counting, key, len);
+    case NIDUS_KIND_WINDOW: return nidus_window_remove(f->f.window, key, len, f->now);
     case NIDUS_KIND_BLOOM: break;
     case NIDUS_KIND_FUSE: break;
     }
@@ -267,6 +298,7 @@ bool nidus_filter_contains_hash(const nidus_filter *f, uint64_t hash)
     case NIDUS_KIND_BLOOM: return nidus_bloom_contains_hash(f->f.bloom, hash);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_contains_hash(f->f.counting, hash);
     case NIDUS_KIND_FUSE: return nidus_fuse_contains_hash(f->f.fuse, hash);
+    case NIDUS_KIND_WINDOW: return nidus_window_contains_hash(f->f.window, hash, f->now);
     }
     return false;
 }
@@ -278,6 +310,7 @@ bool nidus_filter_contains(const nidus_filter *f, const void *key, size_t len)
     case NIDUS_KIND_BLOOM: return nidus_bloom_contains(f->f.bloom, key, len);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_contains(f->f.counting, key, len);
     case NIDUS_KIND_FUSE: return nidus_fuse_contains(f->f.fuse, key, len);
+    case NIDUS_KIND_WINDOW: return nidus_window_contains(f->f.window, key, len, f->now);
     }
     return false;
 }
@@ -289,6 +322,10 @@ void nidus_filter_contains_many_hash(const nidus_filter *f, const uint64_t *hash
     case NIDUS_KIND_BLOOM: nidus_bloom_contains_many_hash(f->f.bloom, hashes, n, out); return;
     case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_contains_many_hash(f->f.counting, hashes, n, out); return;
     case NIDUS_KIND_FUSE: nidus_fuse_contains_many_hash(f->f.fuse, hashes, n, out); return;
+    case NIDUS_KIND_WINDOW:
+        for (size_t i = 0; i < n; i++)
+            out[i] = nidus_window_contains_hash(f->f.window, hashes[i], f->now);
+        return;
     }
     for (size_t i = 0; i < n; i++)
         out[i] = false;
@@ -301,6 +338,7 @@ uint64_t nidus_filter_count_hash(const nidus_filter *f, uint64_t hash)
     case NIDUS_KIND_BLOOM: return nidus_bloom_contains_hash(f->f.bloom, hash);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_count_hash(f->f.counting, hash);
     case NIDUS_KIND_FUSE: return nidus_fuse_contains_hash(f->f.fuse, hash);
+    case NIDUS_KIND_WINDOW: return nidus_window_count_hash(f->f.window, hash, f->now);
     }
     return 0;
 }
@@ -342,6 +380,14 @@ void nidus_filter_get_stats(const nidus_filter *f, nidus_filter_stats *s)
         s->bits_per_item = u.bits_per_item, s->error_bound = u.error_bound, s->sub_filters = 1;
         break;
     }
+    case NIDUS_KIND_WINDOW: {
+        nidus_window_stats w;
+        nidus_window_get_stats(f->f.window, f->now, &w);
+        s->items = w.live, s->capacity = w.capacity, s->memory_bytes = w.memory_bytes;
+        s->bits_per_item = w.bits_per_item, s->error_bound = w.error_bound, s->sub_filters = 1;
+        s->window = w.window;
+        break;
+    }
     }
 }
 
@@ -352,6 +398,7 @@ uint64_t nidus_filter_encoded_size(const nidus_filter *f)
     case NIDUS_KIND_BLOOM: return nidus_bloom_encoded_size(f->f.bloom);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_encoded_size(f->f.counting);
     case NIDUS_KIND_FUSE: return nidus_fuse_encoded_size(f->f.fuse);
+    case NIDUS_KIND_WINDOW: return nidus_window_encoded_size(f->f.window);
     }
     return 0;
 }
@@ -365,6 +412,7 @@ nidus_status nidus_filter_encode(const nidus_filter *f, void *buf, size_t cap, s
     case NIDUS_KIND_BLOOM: return nidus_bloom_encode(f->f.bloom, buf, cap, written);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_encode(f->f.counting, buf, cap, written);
     case NIDUS_KIND_FUSE: return nidus_fuse_encode(f->f.fuse, buf, cap, written);
+    case NIDUS_KIND_WINDOW: return nidus_window_encode(f->f.window, buf, cap, written);
     }
     return NIDUS_ERR_UNSUPPORTED;
 }
@@ -379,7 +427,7 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
     if (st)
         return st;
     if (kind != NIDUS_KIND_CUCKOO && kind != NIDUS_KIND_BLOOM && kind != NIDUS_KIND_COUNTING_BLOOM &&
-        kind != NIDUS_KIND_FUSE)
+        kind != NIDUS_KIND_FUSE && kind != NIDUS_KIND_WINDOW)
         return NIDUS_ERR_CORRUPT; /* no decoder of this build takes it */
     nidus_filter *f = nidus_filter_wrap(hook, kind);
     if (!f)
@@ -397,6 +445,10 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
         break;
     case NIDUS_KIND_FUSE:
         st = view ? nidus_fuse_view(buf, len, hook, &f->f.fuse) : nidus_fuse_decode(buf, len, hook, &f->f.fuse);
+        break;
+    case NIDUS_KIND_WINDOW:
+        st = view ? nidus_window_view(buf, len, hook, &f->f.window)
+                  : nidus_window_decode(buf, len, hook, &f->f.window);
         break;
     }
     if (st) {
@@ -427,6 +479,7 @@ nidus_status nidus_filter_dump_chunk(const nidus_filter *f, uint64_t cursor, voi
     case NIDUS_KIND_BLOOM: return nidus_bloom_dump_chunk(f->f.bloom, cursor, buf, cap, len, next);
     case NIDUS_KIND_COUNTING_BLOOM:
         return nidus_counting_bloom_dump_chunk(f->f.counting, cursor, buf, cap, len, next);
+    case NIDUS_KIND_WINDOW: return nidus_window_dump_chunk(f->f.window, cursor, buf, cap, len, next);
     case NIDUS_KIND_FUSE: break; /* whole encodings only */
     }
     return NIDUS_ERR_UNSUPPORTED;
@@ -441,6 +494,7 @@ static nidus_status load_typed(nidus_filter *f, const void *chunk, size_t len, u
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_load_chunk(&f->f.cuckoo, chunk, len, max_bytes, a);
     case NIDUS_KIND_BLOOM: return nidus_bloom_load_chunk(&f->f.bloom, chunk, len, max_bytes, a);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_load_chunk(&f->f.counting, chunk, len, max_bytes, a);
+    case NIDUS_KIND_WINDOW: return nidus_window_load_chunk(&f->f.window, chunk, len, max_bytes, a);
     case NIDUS_KIND_FUSE: break;
     }
     return NIDUS_ERR_UNSUPPORTED;
@@ -453,7 +507,8 @@ nidus_status nidus_filter_load_chunk(nidus_filter **filter, nidus_kind kind, con
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (kind == NIDUS_KIND_FUSE)
         return NIDUS_ERR_UNSUPPORTED; /* whole encodings only */
-    if (kind != NIDUS_KIND_CUCKOO && kind != NIDUS_KIND_BLOOM && kind != NIDUS_KIND_COUNTING_BLOOM)
+    if (kind != NIDUS_KIND_CUCKOO && kind != NIDUS_KIND_BLOOM && kind != NIDUS_KIND_COUNTING_BLOOM &&
+        kind != NIDUS_KIND_WINDOW)
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (*filter)
         return load_typed(*filter, chunk, len, max_bytes, allocator);
@@ -475,6 +530,7 @@ bool nidus_filter_loading(const nidus_filter *f)
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_loading(f->f.cuckoo);
     case NIDUS_KIND_BLOOM: return nidus_bloom_loading(f->f.bloom);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_loading(f->f.counting);
+    case NIDUS_KIND_WINDOW: return nidus_window_loading(f->f.window);
     case NIDUS_KIND_FUSE: break;
     }
     return false;

@@ -15,7 +15,9 @@ struct nidus_filter {
         nidus_bloom *bloom;
         nidus_counting_bloom *counting;
         nidus_fuse *fuse;
+        nidus_window *window;
     } f;
+    uint64_t now; /* the time windowed filters' calls take (nidus_filter_set_time) */
     /* NIDUS_FILTER_MAP_WRITABLE: the private mapping, the opened file's descriptor and layout, the guard */
     uint8_t *map;
     size_t map_bytes;

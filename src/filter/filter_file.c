@@ -14,6 +14,7 @@
 #include "file_io.h"
 #include "filter.h"
 #include "fuse_filter.h"
+#include "window_filter.h"
 
 void nidus_filter_release_map(nidus_filter *f)
 {
@@ -44,6 +45,7 @@ static nidus_status decode_kind(nidus_filter *f, const nidus_allocator *hook, ni
     case NIDUS_KIND_COUNTING_BLOOM:
         return nidus_counting_bloom_decode_mode(body, n, hook, target, mode, &f->f.counting);
     case NIDUS_KIND_FUSE: return nidus_fuse_decode_mode(body, n, hook, target, mode, &f->f.fuse);
+    case NIDUS_KIND_WINDOW: return nidus_window_decode_mode(body, n, hook, target, mode, &f->f.window);
     }
     return NIDUS_ERR_CORRUPT;
 }
@@ -84,7 +86,7 @@ nidus_status nidus_filter_open(const char *path, nidus_filter_open_mode mode, co
                                : nidus_file_map(path, &map, &f->map_bytes);
     f->map = map;
     if (!st && !(st = nidus_codec_peek(f->map, f->map_bytes, &f->kind)) && f->kind != NIDUS_KIND_CUCKOO &&
-        f->kind != NIDUS_KIND_BLOOM && f->kind != NIDUS_KIND_COUNTING_BLOOM && f->kind != NIDUS_KIND_FUSE)
+        f->kind != NIDUS_KIND_BLOOM && f->kind != NIDUS_KIND_COUNTING_BLOOM && f->kind != NIDUS_KIND_FUSE && f->kind != NIDUS_KIND_WINDOW)
         st = NIDUS_ERR_CORRUPT; /* no decoder of this build takes it */
     if (!st)
         st = nidus_file_parse(f->map, f->map_bytes, &f->layout);
@@ -159,6 +161,7 @@ static nidus_status save_in_place(const nidus_filter *f, const char *path)
     case NIDUS_KIND_CUCKOO: st = nidus_cuckoo_rewrite_body(f->f.cuckoo, body, n); break;
     case NIDUS_KIND_BLOOM: st = nidus_bloom_rewrite_body(f->f.bloom, body, n); break;
     case NIDUS_KIND_COUNTING_BLOOM: st = nidus_counting_bloom_rewrite_body(f->f.counting, body, n); break;
+    case NIDUS_KIND_WINDOW: st = nidus_window_rewrite_body(f->f.window, body, n); break;
     case NIDUS_KIND_FUSE: break; /* never written: saved whole */
     }
     if (st)
@@ -189,6 +192,7 @@ nidus_status nidus_filter_save_file(const nidus_filter *f, const char *path)
     case NIDUS_KIND_BLOOM: return nidus_bloom_save_file(f->f.bloom, path);
     case NIDUS_KIND_COUNTING_BLOOM: return nidus_counting_bloom_save_file(f->f.counting, path);
     case NIDUS_KIND_FUSE: return nidus_fuse_save_file(f->f.fuse, path);
+    case NIDUS_KIND_WINDOW: return nidus_window_save_file(f->f.window, path);
     }
     return NIDUS_ERR_UNSUPPORTED;
 }

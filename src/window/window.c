@@ -12,6 +12,8 @@
  * expired; the sweep, a cursor over the buckets paced at a pass an epoch, removes expired entries well before
  * then, and a write finding one left sweeps a whole pass first. Kicks may carry entries past the cursor: the
  * counters, not the cursor, are what keeps the reading exact. */
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cuckoo_table_impl.h"
@@ -275,6 +277,21 @@ typedef struct kick {
     uint32_t put, took;
 } kick;
 
+/* Copies of value v in the slots of the pair (i, j). */
+static unsigned pair_copies(const nidus_window *w, uint64_t i, uint64_t j, uint32_t v)
+{
+    const nidus_table *t = &w->table;
+    unsigned copies = 0, b = t->shape.bucket_size;
+    uint32_t vals[8];
+    nidus_table_read_bucket(t, i, vals);
+    for (unsigned k = 0; k < b; k++)
+        copies += vals[k] == v;
+    nidus_table_read_bucket(t, j, vals);
+    for (unsigned k = 0; k < b && i != j; k++)
+        copies += vals[k] == v;
+    return copies;
+}
+
 /* Puts value v (primary bucket i) in the table: a free slot of its pair (expired entries there swept first),
  * the duplicate map once the pair holds its share of v, a walk of kicks, the stash; else the walk is undone and
  * NIDUS_ERR_FULL. */
@@ -290,15 +307,8 @@ static nidus_status insert(nidus_window *w, uint64_t i, uint32_t v)
         return NIDUS_OK;
     }
     uint64_t lower = i < j ? i : j;
-    unsigned copies = 0;
     uint32_t vals[8];
-    nidus_table_read_bucket(t, i, vals);
-    for (unsigned k = 0; k < b; k++)
-        copies += vals[k] == v;
-    nidus_table_read_bucket(t, j, vals);
-    for (unsigned k = 0; k < b && i != j; k++)
-        copies += vals[k] == v;
-    if (copies >= b) { /* more kicks would only move v's copies within the pair */
+    if (pair_copies(w, i, j, v) >= b) { /* more kicks would only move v's copies within the pair */
         nidus_status st = nidus_overflow_add(&t->overflow, w->alloc, lower, v);
         if (st)
             return st;
@@ -340,10 +350,15 @@ static nidus_status insert(nidus_window *w, uint64_t i, uint32_t v)
     return NIDUS_ERR_FULL;
 }
 
+/* Writes are refused on views and while chunks are loading. */
+static inline bool writable(const nidus_window *w) { return !w->read_only && !w->loader; }
+
 nidus_status nidus_window_add_hash(nidus_window *w, uint64_t hash, uint64_t now)
 {
     if (!w)
         return NIDUS_ERR_INVALID_ARGUMENT;
+    if (!writable(w))
+        return NIDUS_ERR_READ_ONLY;
     unsigned s = begin_write(w, now);
     uint64_t i;
     uint32_t fp;
@@ -373,6 +388,8 @@ nidus_status nidus_window_add_unique(nidus_window *w, const void *key, size_t le
 {
     if (!w || (!key && len))
         return NIDUS_ERR_INVALID_ARGUMENT;
+    if (!writable(w))
+        return NIDUS_ERR_READ_ONLY;
     unsigned s = begin_write(w, now);
     uint64_t i;
     uint32_t fp;
@@ -431,7 +448,7 @@ static inline bool hit_live(uint64_t word, uint64_t hits, unsigned mask)
 
 bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t now)
 {
-    if (!w)
+    if (!w || w->loader)
         return false;
     unsigned mask = live_mask(w, now);
     if (!mask)
@@ -461,16 +478,28 @@ bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, u
     return nidus_window_contains_hash(w, nidus_hash(key, len, w->seed), now);
 }
 
+uint64_t nidus_window_hash(const nidus_window *w, const void *key, size_t len)
+{
+    return w ? nidus_hash(key, len, w->seed) : 0;
+}
+
 uint64_t nidus_window_count(const nidus_window *w, const void *key, size_t len, uint64_t now)
 {
     if (!w || (!key && len))
+        return 0;
+    return nidus_window_count_hash(w, nidus_hash(key, len, w->seed), now);
+}
+
+uint64_t nidus_window_count_hash(const nidus_window *w, uint64_t hash, uint64_t now)
+{
+    if (!w || w->loader)
         return 0;
     unsigned mask = live_mask(w, now);
     if (!mask)
         return 0;
     uint64_t i;
     uint32_t fp;
-    locate(w, nidus_hash(key, len, w->seed), &i, &fp);
+    locate(w, hash, &i, &fp);
     uint64_t j = nidus_table_alt(&w->table, i, fp);
     uint64_t n = bucket_matches(w, i, fp, mask, true) + overflow_matches(w, i, j, fp, mask);
     if (j != i)
@@ -482,10 +511,19 @@ nidus_status nidus_window_remove(nidus_window *w, const void *key, size_t len, u
 {
     if (!w || (!key && len))
         return NIDUS_ERR_INVALID_ARGUMENT;
+    return nidus_window_remove_hash(w, nidus_hash(key, len, w->seed), now);
+}
+
+nidus_status nidus_window_remove_hash(nidus_window *w, uint64_t hash, uint64_t now)
+{
+    if (!w)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (!writable(w))
+        return NIDUS_ERR_READ_ONLY;
     begin_write(w, now);
     uint64_t i;
     uint32_t fp;
-    locate(w, nidus_hash(key, len, w->seed), &i, &fp);
+    locate(w, hash, &i, &fp);
     unsigned s = oldest_live(w, i, fp);
     if (s == NIDUS_WINDOW_AGES || !nidus_table_remove(&w->table, i, value_of(w, fp, s)))
         return NIDUS_ERR_NOT_FOUND;
@@ -497,6 +535,8 @@ nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_bu
 {
     if (!w)
         return NIDUS_ERR_INVALID_ARGUMENT;
+    if (!writable(w))
+        return NIDUS_ERR_READ_ONLY;
     if (done)
         *done = true;
     if (!w->written)
@@ -527,3 +567,119 @@ nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_bu
         *done = w->owed == 0;
     return NIDUS_OK;
 }
+
+/* ---- merges ---- */
+
+size_t nidus_window_merge_difference(const nidus_window *dst, const nidus_window *src, char *buf, size_t cap)
+{
+    const char *what = NULL;
+    uint64_t a = 0, b = 0;
+    if (src->window != dst->window)
+        what = "window", a = src->window, b = dst->window;
+    else if (src->table.shape.buckets != dst->table.shape.buckets)
+        what = "buckets", a = src->table.shape.buckets, b = dst->table.shape.buckets;
+    else if (src->table.shape.bucket_size != dst->table.shape.bucket_size)
+        what = "bucket size", a = src->table.shape.bucket_size, b = dst->table.shape.bucket_size;
+    else if (src->f != dst->f)
+        what = "fingerprint bits", a = src->f, b = dst->f;
+    else if (src->seed != dst->seed)
+        what = "seed", a = src->seed, b = dst->seed;
+    int n = what ? snprintf(buf, cap, "%s %llu, not %llu", what, (unsigned long long)a, (unsigned long long)b) : 0;
+    if (!what && cap)
+        buf[0] = '\0';
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Adds `count` copies of value v, found in src's bucket x, to w: one by one while the pair has room for them in
+ * its slots, the rest to the duplicate map at once. */
+static nidus_status merge_copies(nidus_window *w, uint64_t x, uint32_t v, uint64_t count)
+{
+    nidus_table *t = &w->table;
+    unsigned s = v >> w->f;
+    uint64_t j = nidus_table_alt(t, x, v), lower = x < j ? x : j;
+    for (uint64_t k = 0; k < count; k++) {
+        if (pair_copies(w, x, j, v) >= t->shape.bucket_size && t->overflow.used) {
+            uint64_t have = nidus_overflow_get(&t->overflow, lower, v), rest = count - k;
+            if (have && (have > UINT64_MAX - rest || nidus_window_entries(w) > UINT64_MAX - rest))
+                return NIDUS_ERR_FULL;
+            if (have) { /* the map already counts v's copies beside the pair: the rest join them */
+                nidus_status st = nidus_overflow_set(&t->overflow, w->alloc, lower, v, have + rest);
+                if (st)
+                    return st;
+                nidus_table_overflow_changed(t);
+                w->per_age[s] += rest;
+                return NIDUS_OK;
+            }
+        }
+        nidus_status st = insert(w, x, v);
+        if (st)
+            return st;
+    }
+    return NIDUS_OK;
+}
+
+/* Whether value v (an entry of src) is live at epoch e. */
+static inline bool src_live(const nidus_window *src, uint32_t v, uint64_t e)
+{
+    uint64_t epoch = src->latest - rel_age(src->latest, v >> src->f);
+    return e - epoch < NIDUS_WINDOW_LIVE_EPOCHS;
+}
+
+/* Every live entry of src added to w, at w's latest epoch (which is at least src's). */
+static nidus_status merge_into(nidus_window *w, const nidus_window *src)
+{
+    const nidus_table *t = &src->table;
+    uint64_t e = w->latest;
+    uint32_t vals[8];
+    nidus_status st = NIDUS_OK;
+    for (uint64_t x = 0; x < t->shape.buckets && !st; x++) {
+        nidus_table_read_bucket(t, x, vals);
+        for (unsigned k = 0; k < t->shape.bucket_size && !st; k++)
+            if (vals[k] && src_live(src, vals[k], e))
+                st = merge_copies(w, x, vals[k], 1);
+    }
+    for (uint32_t k = 0; !st && t->overflow.used && k < t->overflow.capacity; k++) {
+        const nidus_overflow_entry *en = &t->overflow.entries[k];
+        if (en->count && src_live(src, en->fingerprint, e))
+            st = merge_copies(w, en->bucket, en->fingerprint, en->count);
+    }
+    return st;
+}
+
+nidus_status nidus_window_merge(nidus_window *dst, const nidus_window *src)
+{
+    if (!dst || !src || src->loader)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (!writable(dst))
+        return NIDUS_ERR_READ_ONLY;
+    char why[1];
+    if (nidus_window_merge_difference(dst, src, why, sizeof why))
+        return NIDUS_ERR_INCOMPATIBLE;
+    if (!src->written)
+        return NIDUS_OK; /* nothing was ever added to it */
+    /* the union is built in a copy, so that a failure leaves dst as it was */
+    uint64_t n = nidus_window_encoded_size(dst);
+    if (n > SIZE_MAX)
+        return NIDUS_ERR_NO_MEMORY;
+    uint8_t *enc = nidus_malloc(dst->alloc, (size_t)n);
+    if (!enc)
+        return NIDUS_ERR_NO_MEMORY;
+    nidus_window *c = NULL;
+    nidus_status st = nidus_window_encode(dst, enc, (size_t)n, NULL);
+    if (!st)
+        st = nidus_window_decode(enc, (size_t)n, dst->alloc, &c);
+    nidus_free(dst->alloc, enc);
+    if (st)
+        return st == NIDUS_ERR_NO_MEMORY ? st : NIDUS_ERR_CORRUPT;
+    uint64_t now = src->latest_tick > c->latest_tick ? src->latest_tick : c->latest_tick;
+    begin_write(c, now); /* now is at least src's latest write: src's live entries are live at or before it */
+    if (!(st = merge_into(c, src))) {
+        nidus_window tmp = *dst;
+        *dst = *c;
+        *c = tmp;
+    }
+    nidus_window_free(c);
+    return st;
+}
+
+bool nidus_window_is_read_only(const nidus_window *w) { return !w || !writable(w); }

@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the windowed cuckoo filter's struct, shared by its operations (window.c) and its making, stats and
- * codec (window_new.c). */
+ * codec (window_new.c, window_codec.c). */
 #ifndef NIDUS_SRC_WINDOW_FILTER_H
 #define NIDUS_SRC_WINDOW_FILTER_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "codec.h"
 #include "cuckoo_table.h"
+#include "file_io.h"
 #include "nidus/codec.h"
 #include "nidus/window.h"
-
-/* The kind byte of a windowed filter's encoding. Not yet a member of nidus_kind: nidus_filter and the files do
- * not take windowed filters, and every switch over the kinds would have to. */
-#define NIDUS_KIND_WINDOW ((nidus_kind)5)
 
 enum {
     NIDUS_WINDOW_AGES = 1u << NIDUS_WINDOW_AGE_BITS, /* age values */
@@ -29,6 +27,7 @@ struct nidus_window {
     uint64_t epoch_inverse; /* floor((2^64 - 1) / g): epochs by a multiply */
     uint64_t fp_fields;   /* fp_mask in every field of a one-word bucket (the age bits clear) */
     uint64_t seed;
+    unsigned max_kicks;   /* as made: a view's table keeps none of its own */
     unsigned f;           /* fingerprint bits, without the age */
     uint32_t fp_mask;
     bool written;         /* false until the first write: `latest` means nothing before it */
@@ -38,7 +37,32 @@ struct nidus_window {
     uint64_t owed;        /* buckets the sweep owes (at most one pass) */
     uint64_t credit;      /* the fraction of a bucket owed, in bucket-ticks below epoch_ticks */
     uint64_t per_age[NIDUS_WINDOW_AGES]; /* entries holding each age value, overflow copies included */
+    bool read_only;       /* a view (nidus_window_view, _map_file): the table borrowed from its buffer */
+    nidus_mapping *mapping;      /* nidus_window_map_file: the file the table is in, unmapped by free */
+    nidus_chunk_loader *loader;  /* while chunks are being loaded: the table and `pending` are incomplete */
+    uint8_t *pending;     /* the overflow entries' bytes while loading, applied when the last chunk lands */
+    uint32_t pending_entries;
 };
+
+/* g = ceil(window / 5): the ticks of an epoch. */
+static inline uint64_t nidus_window_epoch_ticks(uint64_t window) { return window / 5 + (window % 5 != 0); }
+
+/* window_new.c: the table shape of f-bit fingerprints with their ages (placement by the fingerprint bits alone),
+ * and an empty filter of that shape with only its table and fingerprint masks set: the table owned, or borrowed
+ * from `borrow` (nidus_table_data_bytes of it), read-only unless `writable`. */
+nidus_table_shape nidus_window_shape(uint64_t buckets, unsigned b, unsigned f);
+nidus_status nidus_window_make(const nidus_allocator *a, const nidus_table_shape *shape, unsigned max_kicks,
+                              const uint8_t *borrow, bool writable, nidus_window **out);
+
+/* window_codec.c: reading encodings and files (decode targets and modes as codec.h's), and rewriting a
+ * borrowed filter's file body in place. */
+nidus_status nidus_window_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
+                                     nidus_decode_target target, nidus_decode_mode mode, nidus_window **out);
+nidus_status nidus_window_map_file_lazy(const char *path, const nidus_allocator *allocator,
+                                       nidus_file_prepare_fn prepare, void *ctx, nidus_window **out);
+/* As nidus_cuckoo_rewrite_body: the prefix, meta and overflow entries of a borrowed filter rewritten in place;
+ * NIDUS_ERR_UNSUPPORTED when the layout moved (the caller saves it whole). */
+nidus_status nidus_window_rewrite_body(const nidus_window *w, uint8_t *body, size_t len);
 
 /* Entries stored, expired ones not yet swept included. */
 static inline uint64_t nidus_window_entries(const nidus_window *w)

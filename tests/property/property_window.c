@@ -239,9 +239,9 @@ static void round_trip(wrun *R, bool swap)
     uint64_t n = nidus_window_encoded_size(R->w);
     prop_bytes_reserve(&R->enc, (size_t)n);
     prop_bytes_reserve(&R->again, (size_t)n);
-    PROP_CHECK(nidus_window_encode(R->w, R->enc.p, (size_t)n) == NIDUS_OK);
+    PROP_CHECK(nidus_window_encode(R->w, R->enc.p, (size_t)n, NULL) == NIDUS_OK);
     if (n > 0)
-        PROP_CHECK(nidus_window_encode(R->w, R->enc.p, (size_t)n - 1) == NIDUS_ERR_INVALID_ARGUMENT);
+        PROP_CHECK(nidus_window_encode(R->w, R->enc.p, (size_t)n - 1, NULL) == NIDUS_ERR_TOO_LARGE);
     nidus_window *d = NULL;
     nidus_status st;
     for (;;) {
@@ -254,7 +254,7 @@ static void round_trip(wrun *R, bool swap)
     }
     wstat.decodes++;
     PROP_CHECK(nidus_window_encoded_size(d) == n);
-    PROP_CHECK(nidus_window_encode(d, R->again.p, (size_t)n) == NIDUS_OK);
+    PROP_CHECK(nidus_window_encode(d, R->again.p, (size_t)n, NULL) == NIDUS_OK);
     PROP_CHECK(memcmp(R->enc.p, R->again.p, (size_t)n) == 0);
     nidus_window_stats a, b;
     figures(R->w, R->now, &a);

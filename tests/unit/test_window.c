@@ -26,13 +26,13 @@ static nidus_window *round_trip(nidus_window *w)
     uint64_t n = nidus_window_encoded_size(w);
     uint8_t *buf = malloc((size_t)n);
     assert_non_null(buf);
-    assert_int_equal(nidus_window_encode(w, buf, (size_t)n), NIDUS_OK);
+    assert_int_equal(nidus_window_encode(w, buf, (size_t)n, NULL), NIDUS_OK);
     nidus_window *copy = NULL;
     assert_int_equal(nidus_window_decode(buf, (size_t)n, NULL, &copy), NIDUS_OK);
     uint8_t *again = malloc((size_t)n);
     assert_non_null(again);
     assert_int_equal(nidus_window_encoded_size(copy), n);
-    assert_int_equal(nidus_window_encode(copy, again, (size_t)n), NIDUS_OK);
+    assert_int_equal(nidus_window_encode(copy, again, (size_t)n, NULL), NIDUS_OK);
     assert_memory_equal(buf, again, (size_t)n);
     free(buf);
     free(again);
@@ -319,10 +319,10 @@ static void test_encoding(void **state)
     uint64_t n = nidus_window_encoded_size(a);
     assert_int_equal(n, nidus_window_encoded_size(b));
     uint8_t *ea = malloc((size_t)n), *eb = malloc((size_t)n);
-    assert_int_equal(nidus_window_encode(a, ea, (size_t)n), NIDUS_OK);
-    assert_int_equal(nidus_window_encode(b, eb, (size_t)n), NIDUS_OK);
+    assert_int_equal(nidus_window_encode(a, ea, (size_t)n, NULL), NIDUS_OK);
+    assert_int_equal(nidus_window_encode(b, eb, (size_t)n, NULL), NIDUS_OK);
     assert_memory_equal(ea, eb, (size_t)n);
-    assert_int_equal(nidus_window_encode(a, ea, (size_t)n - 1), NIDUS_ERR_INVALID_ARGUMENT);
+    assert_int_equal(nidus_window_encode(a, ea, (size_t)n - 1, NULL), NIDUS_ERR_TOO_LARGE);
     nidus_window *c = round_trip(a);
     for (uint64_t i = 0; i < 4000; i++) {
         key_of(i, k);
