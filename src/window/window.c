@@ -25,41 +25,6 @@
 
 enum { KICK_LOG = 1024u }; /* the most moves one add's walk makes (its undo log lives on the stack) */
 
-/* now / g by a multiply (epoch_inverse = floor((2^64 - 1) / g) makes the estimate low by at most one): a lookup
- * takes the epoch of its time, and a 64-bit division would be a third of a lookup's work. */
-static inline uint64_t epoch_of(const nidus_window *w, uint64_t now)
-{
-    uint64_t q = (uint64_t)(((unsigned __int128)now * w->epoch_inverse) >> 64);
-    return now - q * w->epoch_ticks >= w->epoch_ticks ? q + 1 : q;
-}
-
-/* The epoch a call at `now` works in: now's, or the latest tick's a write or sweep step saw when now is earlier.
- * It is the latest write's epoch or up to 5 after it (an advance that stayed in the latest write's epoch while
- * old ages were still held): readers behind that advance read at its time, as they do after any other write. */
-static inline uint64_t reading_epoch(const nidus_window *w, uint64_t now)
-{
-    uint64_t e = epoch_of(w, now), seen = epoch_of(w, w->latest_tick);
-    return e > seen ? e : seen;
-}
-
-/* The relative age of age value s against reference epoch l. */
-static inline unsigned rel_age(uint64_t l, unsigned s) { return (unsigned)((l - s) & (NIDUS_WINDOW_AGES - 1)); }
-
-/* Age values live at `now`, a bit each: the 6 - d values ending at latest's (d: epochs from the latest write to
- * the reading's). */
-static inline unsigned live_mask(const nidus_window *w, uint64_t now)
-{
-    if (!w->written)
-        return 0;
-    uint64_t d = reading_epoch(w, now) - w->latest;
-    if (d >= NIDUS_WINDOW_LIVE_EPOCHS)
-        return 0;
-    unsigned run = (1u << (NIDUS_WINDOW_LIVE_EPOCHS - d)) - 1; /* relative ages 0 .. 5 - d */
-    unsigned from = (unsigned)((w->latest - (NIDUS_WINDOW_LIVE_EPOCHS - 1 - d)) & (NIDUS_WINDOW_AGES - 1));
-    unsigned rot = run << from;
-    return (rot | rot >> NIDUS_WINDOW_AGES) & ((1u << NIDUS_WINDOW_AGES) - 1);
-}
-
 static inline uint32_t value_of(const nidus_window *w, uint32_t fp, unsigned s) { return fp | (uint32_t)s << w->f; }
 
 static inline void locate(const nidus_window *w, uint64_t hash, uint64_t *i, uint32_t *fp)
@@ -123,7 +88,7 @@ static uint64_t overflow_matches(const nidus_window *w, uint64_t i, uint64_t j, 
 /* Whether age value s has expired at epoch e (>= latest), read against `latest`. */
 static inline bool expired(const nidus_window *w, unsigned s, uint64_t e)
 {
-    return rel_age(w->latest, s) + (e - w->latest) >= NIDUS_WINDOW_LIVE_EPOCHS;
+    return nidus_window_rel_age(w->latest, s) + (e - w->latest) >= NIDUS_WINDOW_LIVE_EPOCHS;
 }
 
 /* Removes bucket x's entries expired at epoch e, with the duplicate copies of their values counted beside the
@@ -246,14 +211,14 @@ static void pay(nidus_window *w, uint64_t n, uint64_t e)
  * the sweep's debt. Returns the age value a copy added now takes. */
 static unsigned begin_write(nidus_window *w, uint64_t now)
 {
-    uint64_t e = epoch_of(w, now);
+    uint64_t e = nidus_window_epoch_of(w, now);
     if (!w->written) {
         w->written = true;
         w->latest = e;
         w->latest_tick = now;
         return (unsigned)(e & (NIDUS_WINDOW_AGES - 1));
     }
-    e = reading_epoch(w, now); /* a clock gone backwards: never expire early */
+    e = nidus_window_reading_epoch(w, now); /* a clock gone backwards: never expire early */
     uint64_t tick = now > w->latest_tick ? now : w->latest_tick;
     if (e - w->latest >= NIDUS_WINDOW_LIVE_EPOCHS) {
         clear_all(w); /* every entry is at least 6 epochs old */
@@ -450,7 +415,7 @@ bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t n
 {
     if (!w || w->loader)
         return false;
-    unsigned mask = live_mask(w, now);
+    unsigned mask = nidus_window_live_mask(w, now);
     if (!mask)
         return false;
     const nidus_table *t = &w->table;
@@ -494,7 +459,7 @@ uint64_t nidus_window_count_hash(const nidus_window *w, uint64_t hash, uint64_t 
 {
     if (!w || w->loader)
         return 0;
-    unsigned mask = live_mask(w, now);
+    unsigned mask = nidus_window_live_mask(w, now);
     if (!mask)
         return 0;
     uint64_t i;
@@ -541,7 +506,7 @@ nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_bu
         *done = true;
     if (!w->written)
         return NIDUS_OK;
-    uint64_t e = reading_epoch(w, now);
+    uint64_t e = nidus_window_reading_epoch(w, now);
     uint64_t tick = now > w->latest_tick ? now : w->latest_tick;
     if (e - w->latest >= NIDUS_WINDOW_LIVE_EPOCHS) {
         clear_all(w);
@@ -621,7 +586,7 @@ static nidus_status merge_copies(nidus_window *w, uint64_t x, uint32_t v, uint64
 /* Whether value v (an entry of src) is live at epoch e. */
 static inline bool src_live(const nidus_window *src, uint32_t v, uint64_t e)
 {
-    uint64_t epoch = src->latest - rel_age(src->latest, v >> src->f);
+    uint64_t epoch = src->latest - nidus_window_rel_age(src->latest, v >> src->f);
     return e - epoch < NIDUS_WINDOW_LIVE_EPOCHS;
 }
 

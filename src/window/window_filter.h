@@ -64,6 +64,46 @@ nidus_status nidus_window_map_file_lazy(const char *path, const nidus_allocator 
  * NIDUS_ERR_UNSUPPORTED when the layout moved (the caller saves it whole). */
 nidus_status nidus_window_rewrite_body(const nidus_window *w, uint8_t *body, size_t len);
 
+/* ---- time: epochs and the live ages ---- */
+
+/* now / g by a multiply (epoch_inverse = floor((2^64 - 1) / g) makes the estimate low by at most one): a lookup
+ * takes the epoch of its time, and a 64-bit division would be a third of a lookup's work. */
+static inline uint64_t nidus_window_epoch_of(const nidus_window *w, uint64_t now)
+{
+    uint64_t q = (uint64_t)(((unsigned __int128)now * w->epoch_inverse) >> 64);
+    return now - q * w->epoch_ticks >= w->epoch_ticks ? q + 1 : q;
+}
+
+/* The epoch a call at `now` works in: now's, or the latest tick's a write or sweep step saw when now is earlier.
+ * It is the latest write's epoch or up to 5 after it (an advance that stayed in the latest write's epoch while
+ * old ages were still held): readers behind that advance read at its time, as they do after any other write. */
+static inline uint64_t nidus_window_reading_epoch(const nidus_window *w, uint64_t now)
+{
+    uint64_t e = nidus_window_epoch_of(w, now), seen = nidus_window_epoch_of(w, w->latest_tick);
+    return e > seen ? e : seen;
+}
+
+/* The relative age of age value s against reference epoch l. */
+static inline unsigned nidus_window_rel_age(uint64_t l, unsigned s)
+{
+    return (unsigned)((l - s) & (NIDUS_WINDOW_AGES - 1));
+}
+
+/* Age values live at `now`, a bit each: the 6 - d values ending at latest's (d: epochs from the latest write to
+ * the reading's). Lookups test a matching slot's age against it; stats sum the per-age counts it names. */
+static inline unsigned nidus_window_live_mask(const nidus_window *w, uint64_t now)
+{
+    if (!w->written)
+        return 0;
+    uint64_t d = nidus_window_reading_epoch(w, now) - w->latest;
+    if (d >= NIDUS_WINDOW_LIVE_EPOCHS)
+        return 0;
+    unsigned run = (1u << (NIDUS_WINDOW_LIVE_EPOCHS - d)) - 1; /* relative ages 0 .. 5 - d */
+    unsigned from = (unsigned)((w->latest - (NIDUS_WINDOW_LIVE_EPOCHS - 1 - d)) & (NIDUS_WINDOW_AGES - 1));
+    unsigned rot = run << from;
+    return (rot | rot >> NIDUS_WINDOW_AGES) & ((1u << NIDUS_WINDOW_AGES) - 1);
+}
+
 /* Entries stored, expired ones not yet swept included. */
 static inline uint64_t nidus_window_entries(const nidus_window *w)
 {

@@ -110,14 +110,12 @@ void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_st
     s->window = w->window;
     s->epoch_ticks = w->epoch_ticks;
     s->entries = nidus_window_entries(w);
-    if (w->written) {
-        uint64_t e = now / w->epoch_ticks, seen = w->latest_tick / w->epoch_ticks;
-        uint64_t d = (e > seen ? e : seen) - w->latest; /* read as window.c's reading_epoch */
-        for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
-            if (((w->latest - a) & (NIDUS_WINDOW_AGES - 1)) + d < NIDUS_WINDOW_LIVE_EPOCHS)
-                s->live += w->per_age[a];
+    unsigned live = nidus_window_live_mask(w, now);
+    for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
+        if (live >> a & 1)
+            s->live += w->per_age[a];
+    if (w->written)
         s->latest_write = w->latest * w->epoch_ticks;
-    }
     s->buckets = t->shape.buckets;
     s->bucket_size = t->shape.bucket_size;
     s->slots = t->shape.buckets * t->shape.bucket_size;
