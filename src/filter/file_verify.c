@@ -6,13 +6,10 @@
 
 #include <string.h>
 
-#include "bloom_filter.h"
 #include "codec.h"
-#include "cuckoo_filter.h"
 #include "file_format.h"
 #include "file_io.h"
-#include "fuse_filter.h"
-#include "window_filter.h"
+#include "filter.h"
 
 static nidus_status fail(nidus_file_report *r, nidus_status st, const char *part, const char *problem,
                          uint64_t offset, uint64_t length)
@@ -145,38 +142,11 @@ static nidus_status check_fields(const uint8_t *f, uint64_t len, const nidus_all
     nidus_status st = nidus_file_parse(f, (size_t)len, &l);
     nidus_decode_mode mode = l.version == 1 ? NIDUS_DECODE_WHOLE : NIDUS_DECODE_BODY;
     if (!st) {
-        switch (r->kind) {
-        case NIDUS_KIND_CUCKOO: {
-            nidus_cuckoo *cf = NULL;
-            st = nidus_cuckoo_decode_mode(l.body, l.body_bytes, a, NIDUS_DECODE_VIEW, mode, &cf);
-            nidus_cuckoo_free(cf);
-            break;
-        }
-        case NIDUS_KIND_BLOOM: {
-            nidus_bloom *bf = NULL;
-            st = nidus_bloom_decode_mode(l.body, l.body_bytes, a, NIDUS_DECODE_VIEW, mode, &bf);
-            nidus_bloom_free(bf);
-            break;
-        }
-        case NIDUS_KIND_COUNTING_BLOOM: {
-            nidus_counting_bloom *cb = NULL;
-            st = nidus_counting_bloom_decode_mode(l.body, l.body_bytes, a, NIDUS_DECODE_VIEW, mode, &cb);
-            nidus_counting_bloom_free(cb);
-            break;
-        }
-        case NIDUS_KIND_FUSE: {
-            nidus_fuse *ff = NULL;
-            st = nidus_fuse_decode_mode(l.body, l.body_bytes, a, NIDUS_DECODE_VIEW, mode, &ff);
-            nidus_fuse_free(ff);
-            break;
-        }
-        case NIDUS_KIND_WINDOW: {
-            nidus_window *w = NULL;
-            st = nidus_window_decode_mode(l.body, l.body_bytes, a, NIDUS_DECODE_VIEW, mode, &w);
-            nidus_window_free(w);
-            break;
-        }
-        }
+        nidus_filter_ref ref; /* a handle on the stack, freed with the view it decodes */
+        nidus_filter *v = nidus_filter_ref_init(&ref, r->kind, NULL);
+        st = v ? nidus_filter_decode_body(v, l.body, l.body_bytes, a, NIDUS_DECODE_VIEW, mode) : NIDUS_ERR_CORRUPT;
+        if (v)
+            nidus_filter_free(v);
     }
     if (st == NIDUS_ERR_NO_MEMORY)
         return fail(r, st, "file", "cannot be checked: out of memory", 0, len);

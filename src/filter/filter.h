@@ -5,6 +5,7 @@
 #define NIDUS_SRC_FILTER_H
 
 #include "nidus/filter.h"
+#include "codec.h"
 #include "file_format.h"
 
 struct nidus_filter {
@@ -28,6 +29,11 @@ struct nidus_filter {
 
 /* A handle for `kind` around no filter yet (f set by the caller); NULL when out of memory. */
 nidus_filter *nidus_filter_wrap(const nidus_allocator *hook, nidus_kind kind);
+
+/* filter_file.c: decodes a file's body (`n` bytes; mode: whole encoding or framed body) into f's typed handle by
+ * the _decode_mode of f's kind, as a copy, a view or borrowed; NIDUS_ERR_CORRUPT for a kind no decoder takes. */
+nidus_status nidus_filter_decode_body(nidus_filter *f, const void *body, size_t n, const nidus_allocator *hook,
+                                      nidus_decode_target target, nidus_decode_mode mode);
 
 /* filter_file.c: tells the guard its mapping goes (once, for a prepare that returned NIDUS_OK), before the
  * typed filter is freed; then unmaps the file the filter's tables were in and closes its descriptor. */

@@ -34,11 +34,9 @@ void nidus_filter_release_guard(nidus_filter *f)
     f->guard = NULL;
 }
 
-static nidus_status decode_kind(nidus_filter *f, const nidus_allocator *hook, nidus_decode_target target,
-                                nidus_decode_mode mode)
+nidus_status nidus_filter_decode_body(nidus_filter *f, const void *body, size_t n, const nidus_allocator *hook,
+                                      nidus_decode_target target, nidus_decode_mode mode)
 {
-    const uint8_t *body = f->layout.body;
-    size_t n = f->layout.body_bytes;
     switch (f->kind) {
     case NIDUS_KIND_CUCKOO: return nidus_cuckoo_decode_mode(body, n, hook, target, mode, &f->f.cuckoo);
     case NIDUS_KIND_BLOOM: return nidus_bloom_decode_mode(body, n, hook, target, mode, &f->f.bloom);
@@ -103,7 +101,7 @@ nidus_status nidus_filter_open(const char *path, nidus_filter_open_mode mode, co
                                  : writable                 ? NIDUS_DECODE_BORROW
                                                             : NIDUS_DECODE_VIEW;
     if (!st)
-        st = decode_kind(f, allocator, target, how);
+        st = nidus_filter_decode_body(f, f->layout.body, f->layout.body_bytes, allocator, target, how);
     if (st || mode == NIDUS_FILTER_LOAD) {
         int saved = errno;
         nidus_filter_release_guard(f);
