@@ -179,9 +179,8 @@ NIDUS_API nidus_status nidus_filter_dump_chunk(const nidus_filter *filter, uint6
  * chunks need the filter the header made. `max_bytes` (nonzero) caps the memory the chunks may ask for, as the
  * kind's _load_chunk says. Statuses: the kind's (NIDUS_ERR_CORRUPT, NIDUS_ERR_VERSION, NIDUS_ERR_SEQUENCE, a
  * chunk of another filter or out of order; NIDUS_ERR_LIMIT_MEMORY, NIDUS_ERR_NO_MEMORY); a failed header chunk
- * leaves `*filter` NULL, a failed later one the filter loading (free it). A handle from nidus_filter_ref_init
- * around NULL takes the header chunk in place of a NULL `*filter`: the filter is made inside it, no handle is
- * allocated, and `*filter` stays the same pointer whatever the status. NIDUS_ERR_INVALID_ARGUMENT for a NULL
+ * leaves `*filter` NULL, a failed later one the filter loading (free it). A ref around no filter takes the header
+ * chunk in place of a NULL `*filter` (see nidus_filter_ref_init). NIDUS_ERR_INVALID_ARGUMENT for a NULL
  * argument or a `*filter` of another kind, NIDUS_ERR_UNSUPPORTED for NIDUS_KIND_FUSE. Whether the filter or the
  * typed handle under it is replaced on the last chunk is the library's business: read the typed handle anew. */
 NIDUS_API nidus_status nidus_filter_load_chunk(nidus_filter **filter, nidus_kind kind, const void *chunk, size_t len,
@@ -190,10 +189,16 @@ NIDUS_API nidus_status nidus_filter_load_chunk(nidus_filter **filter, nidus_kind
 /* True while a filter made by nidus_filter_load_chunk still waits for chunks (or failed its final check). */
 NIDUS_API bool nidus_filter_loading(const nidus_filter *filter);
 
-/* ---- a handle around a typed filter the caller keeps, without an allocation ---- */
+/* ---- a handle around a typed filter the caller keeps, without an allocation ----
+ *
+ * A program that keeps typed handles (one per key, say) makes a nidus_filter around one in storage it provides
+ * (a nidus_filter_ref on the stack) instead of allocating a handle per filter. Every nidus_filter_* call takes
+ * it as any handle. A ref around no filter yet (NULL) takes a header chunk in nidus_filter_load_chunk, the filter
+ * made inside it. A call that replaces the typed handle (a load's last chunk, a relocation) replaces it in the
+ * ref: read it back with nidus_filter_typed. nidus_filter_free on a ref frees the typed filter, never the ref. */
 
-/* Room for a nidus_filter made by nidus_filter_ref_init, in the caller's storage (on the stack, in its own
- * struct). Its size is part of the ABI and the library checks at build time that its handle fits. */
+/* Room for a nidus_filter made by nidus_filter_ref_init. Its size is part of the ABI; the library checks at build
+ * time that its handle fits. */
 #define NIDUS_FILTER_REF_WORDS 24
 typedef union nidus_filter_ref {
     uint64_t words[NIDUS_FILTER_REF_WORDS];
@@ -201,20 +206,16 @@ typedef union nidus_filter_ref {
     double align_double;
 } nidus_filter_ref;
 
-/* Makes `ref` a nidus_filter around `typed`, a handle of `kind` (nidus_cuckoo, nidus_bloom, nidus_counting_bloom,
- * nidus_fuse, nidus_window) that the caller keeps, or around no filter yet (NULL, for nidus_filter_load_chunk's header chunk),
- * and returns it; NULL for a kind this build does not know. Allocates nothing. The nidus_filter_* calls take it
- * as any handle; nidus_filter_free frees `typed`, never `ref`. A call may replace the typed handle (a load's last
- * chunk, a relocation): read it back with nidus_filter_typed. */
+/* Makes `ref` a nidus_filter around `typed`, a handle of `kind` the caller keeps (NULL: no filter yet, for a
+ * header chunk), and returns it; NULL for a kind this build does not know. Allocates nothing. */
 NIDUS_API nidus_filter *nidus_filter_ref_init(nidus_filter_ref *ref, nidus_kind kind, void *typed);
 
-/* The typed handle underneath, whatever its kind (nidus_filter_cuckoo and friends name the type); NULL for a
- * handle made around no filter yet whose header chunk has not loaded. Owned by `filter`'s owner. */
+/* The typed handle underneath, whatever its kind (nidus_filter_cuckoo and friends name its type); NULL for a ref
+ * around no filter yet whose header chunk has not loaded. */
 NIDUS_API void *nidus_filter_typed(const nidus_filter *filter);
 
-/* Offers the blocks the filter holds to mover->move from *cursor, by the kind's _relocate (nidus_cuckoo_relocate,
- * nidus_bloom_relocate, nidus_window_relocate, whose contract it has: true past the last block, false when
- * mover->stop paused it); the typed handle may move (nidus_filter_typed gives it). Kinds without relocation (counting Bloom, fuse) stay where they are: true. */
+/* The kind's _relocate (nidus_cuckoo_relocate's contract: true past the last block, false when mover->stop paused
+ * it); the typed handle may move (nidus_filter_typed gives it). Kinds without one (counting Bloom, fuse): true. */
 NIDUS_API bool nidus_filter_relocate(nidus_filter *filter, const nidus_mover *mover, uint64_t *cursor);
 
 /* ---- files ---- */
