@@ -142,10 +142,16 @@ typedef struct {
     int has_view;
 } key_bytes;
 
-/* str as UTF-8 (cached in the str), bytes, or any contiguous buffer; anything else: TypeError. */
+/* str as UTF-8 (cached in the str), bytes, or any contiguous buffer; anything else: TypeError. An ASCII str (a
+ * compact one: every str made since Python 3.3 but legacy ones) is its own UTF-8: read in place, no call. */
 static inline int key_get(PyObject *k, key_bytes *kb)
 {
     kb->has_view = 0;
+    if (PyUnicode_CheckExact(k) && PyUnicode_IS_COMPACT_ASCII(k)) {
+        kb->p = (const char *)PyUnicode_DATA(k);
+        kb->n = PyUnicode_GET_LENGTH(k);
+        return 0;
+    }
     if (PyUnicode_Check(k)) {
         kb->p = PyUnicode_AsUTF8AndSize(k, &kb->n);
         return kb->p ? 0 : -1;
@@ -226,14 +232,13 @@ static Py_ssize_t walk_fill(FilterObject *self, key_walk *w, uint64_t *h, int *f
                 break;
             k = PySequence_Fast_GET_ITEM(w->seq, w->at);
             w->at++;
-            if (PyUnicode_CheckExact(k)) { /* the common case, no reference needed: no Python code runs */
-                Py_ssize_t len;
-                const char *p = PyUnicode_AsUTF8AndSize(k, &len);
-                if (!p) {
+            if (PyUnicode_CheckExact(k) || PyBytes_CheckExact(k)) { /* no Python code runs: no reference needed */
+                key_bytes kb;
+                if (key_get(k, &kb) != 0) {
                     *failed = 1;
                     break;
                 }
-                h[n++] = nidus_filter_hash(self->f, p, (size_t)len);
+                h[n++] = nidus_filter_hash(self->f, kb.p, (size_t)kb.n);
                 continue;
             }
             Py_INCREF(k);
@@ -386,6 +391,34 @@ static int get_rate(PyObject *o, const char *name, double dflt, double *out)
     return 0;
 }
 
+/* One parameter of a constructor or function: an int in [lo, hi] (None or absent: dflt) into *out, or, with
+ * `rate`, a float in (0, 1) (None or absent: rate_dflt) into *rate. */
+typedef struct {
+    PyObject *value;
+    const char *name;
+    unsigned long long lo, hi, dflt, *out;
+    double rate_dflt, *rate;
+} param;
+
+/* Converts the parameters in order: -1 with the exception of the first that fails. Every constructor and function
+ * unpacks its arguments with PyArg_ParseTupleAndKeywords (as objects), then with this. */
+static int get_params(const param *ps, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const param *p = &ps[i];
+        if (p->rate ? get_rate(p->value, p->name, p->rate_dflt, p->rate)
+                    : get_uint(p->value, p->name, p->lo, p->hi, p->dflt, p->out))
+            return -1;
+    }
+    return 0;
+}
+
+#define GET_PARAMS(...) get_params((const param[]){__VA_ARGS__}, sizeof((const param[]){__VA_ARGS__}) / sizeof(param))
+#define UINT_PARAM(value, name, lo, hi, dflt, out) {value, name, lo, hi, dflt, out, 0, NULL}
+#define CAPACITY_PARAM(value, out) UINT_PARAM(value, "capacity", 1, UINT64_MAX, 1, out)
+#define SEED_PARAM(value, out) UINT_PARAM(value, "seed", 0, UINT64_MAX, 0, out)
+#define ERROR_RATE_PARAM(value, out) {value, "error_rate", 0, 0, 0, NULL, 0.01, out}
+
 static PyObject *new_filter(PyTypeObject *type, nidus_filter_params *p)
 {
     FilterObject *self = alloc_object(type);
@@ -412,10 +445,10 @@ static PyObject *cuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     unsigned long long capacity, bucket, bits, expansion, s, max_kicks;
     double rate;
-    if (get_uint(cap, "capacity", 1, UINT64_MAX, 1, &capacity) || get_rate(err, "error_rate", 0.01, &rate) ||
-        get_uint(b, "bucket_size", 0, 8, 0, &bucket) || get_uint(fp, "fingerprint_bits", 0, 32, 0, &bits) ||
-        get_uint(exp, "expansion", 0, UINT_MAX, 1, &expansion) || get_uint(seed, "seed", 0, UINT64_MAX, 0, &s) ||
-        get_uint(kicks, "max_kicks", 0, 65535, 0, &max_kicks))
+    if (GET_PARAMS(CAPACITY_PARAM(cap, &capacity), ERROR_RATE_PARAM(err, &rate),
+                   UINT_PARAM(b, "bucket_size", 0, 8, 0, &bucket), UINT_PARAM(fp, "fingerprint_bits", 0, 32, 0, &bits),
+                   UINT_PARAM(exp, "expansion", 0, UINT_MAX, 1, &expansion), SEED_PARAM(seed, &s),
+                   UINT_PARAM(kicks, "max_kicks", 0, 65535, 0, &max_kicks)))
         return NULL;
     if (bucket != 0 && bucket != 1 && bucket != 2 && bucket != 4 && bucket != 8) {
         PyErr_SetString(PyExc_ValueError, "bucket_size must be 1, 2, 4 or 8 (or 0: chosen for the error rate)");
@@ -446,9 +479,8 @@ static PyObject *bloom_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     unsigned long long capacity, expansion, s;
     double rate;
-    if (get_uint(cap, "capacity", 1, UINT64_MAX, 1, &capacity) || get_rate(err, "error_rate", 0.01, &rate) ||
-        get_uint(exp, "expansion", 0, NIDUS_BLOOM_MAX_EXPANSION, 2, &expansion) ||
-        get_uint(seed, "seed", 0, UINT64_MAX, 0, &s))
+    if (GET_PARAMS(CAPACITY_PARAM(cap, &capacity), ERROR_RATE_PARAM(err, &rate),
+                   UINT_PARAM(exp, "expansion", 0, NIDUS_BLOOM_MAX_EXPANSION, 2, &expansion), SEED_PARAM(seed, &s)))
         return NULL;
     unsigned lay;
     if (strcmp(layout, "blocked") == 0)
@@ -474,8 +506,7 @@ static PyObject *counting_new(PyTypeObject *type, PyObject *args, PyObject *kwds
         return NULL;
     unsigned long long capacity, s;
     double rate;
-    if (get_uint(cap, "capacity", 1, UINT64_MAX, 1, &capacity) || get_rate(err, "error_rate", 0.01, &rate) ||
-        get_uint(seed, "seed", 0, UINT64_MAX, 0, &s))
+    if (GET_PARAMS(CAPACITY_PARAM(cap, &capacity), ERROR_RATE_PARAM(err, &rate), SEED_PARAM(seed, &s)))
         return NULL;
     nidus_counting_bloom_params c = {.capacity = capacity, .error_rate = rate, .seed = s};
     nidus_filter_params p = {.kind = NIDUS_KIND_COUNTING_BLOOM, .capacity = capacity, .error_rate = rate,
@@ -499,7 +530,7 @@ static PyObject *fuse_build(PyObject *cls, PyObject *args, PyObject *kwds)
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:build", kw, &keys, &fp, &seed))
         return NULL;
     unsigned long long bits, s;
-    if (get_uint(fp, "fingerprint_bits", 8, 16, 8, &bits) || get_uint(seed, "seed", 0, UINT64_MAX, 0, &s))
+    if (GET_PARAMS(UINT_PARAM(fp, "fingerprint_bits", 8, 16, 8, &bits), SEED_PARAM(seed, &s)))
         return NULL;
     if (bits != 8 && bits != 16) {
         PyErr_SetString(PyExc_ValueError, "fingerprint_bits must be 8 or 16");
@@ -565,37 +596,94 @@ static PyObject *fuse_build(PyObject *cls, PyObject *args, PyObject *kwds)
 
 /* ---- one key ---- */
 
+/* Every one-key call: key_begin (the object idle and not corrupt, the key's bytes), the call, key_end (the key
+ * released, the object checked again: a mapped block read by the call may have failed its check). */
+static inline int key_begin(FilterObject *self, PyObject *key, key_bytes *kb)
+{
+    return ready(self) || key_get(key, kb) ? -1 : 0;
+}
+
+static inline int key_end(FilterObject *self, key_bytes *kb)
+{
+    key_done(kb);
+    return check_corrupt(self);
+}
+
+/* An add's status as the call's value: None (cuckoo, counting Bloom) or whether the key was new (Bloom). */
+static inline PyObject *added_value(FilterObject *self, key_bytes *kb, nidus_status st, PyObject *value)
+{
+    if (UNLIKELY(key_end(self, kb)))
+        return NULL;
+    if (UNLIKELY(st))
+        return raise_status(st, NULL);
+    Py_INCREF(value);
+    return value;
+}
+
+/* Each kind's add and `in` call its own function: no test of the kind on the way. */
+static PyObject *cuckoo_add(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (key_begin(self, key, &kb))
+        return NULL;
+    nidus_status st = nidus_cuckoo_add(self->typed, kb.p, (size_t)kb.n);
+    return added_value(self, &kb, st, Py_None);
+}
+
+static PyObject *bloom_add(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (key_begin(self, key, &kb))
+        return NULL;
+    bool added = false;
+    nidus_status st = nidus_bloom_add(self->typed, kb.p, (size_t)kb.n, &added);
+    return added_value(self, &kb, st, added ? Py_True : Py_False);
+}
+
 static PyObject *filter_add(FilterObject *self, PyObject *key)
 {
     key_bytes kb;
-    if (ready(self) || key_get(key, &kb))
+    if (key_begin(self, key, &kb))
         return NULL;
-    nidus_status st;
-    bool added = true;
-    switch (self->kind) {
-    case NIDUS_KIND_CUCKOO: st = nidus_cuckoo_add(self->typed, kb.p, (size_t)kb.n); break;
-    case NIDUS_KIND_BLOOM: st = nidus_bloom_add(self->typed, kb.p, (size_t)kb.n, &added); break;
-    default: st = nidus_filter_add(self->f, kb.p, (size_t)kb.n); break;
-    }
-    key_done(&kb);
-    if (UNLIKELY(st))
-        return raise_status(st, NULL);
-    if (UNLIKELY(check_corrupt(self)))
-        return NULL;
-    if (self->kind == NIDUS_KIND_BLOOM)
-        return PyBool_FromLong(added);
-    Py_RETURN_NONE;
+    nidus_status st = nidus_filter_add(self->f, kb.p, (size_t)kb.n);
+    return added_value(self, &kb, st, Py_None);
+}
+
+static int cuckoo_contains(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (key_begin(self, key, &kb))
+        return -1;
+    bool in = nidus_cuckoo_contains(self->typed, kb.p, (size_t)kb.n);
+    return key_end(self, &kb) ? -1 : in;
+}
+
+static int bloom_contains(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (key_begin(self, key, &kb))
+        return -1;
+    bool in = nidus_bloom_contains(self->typed, kb.p, (size_t)kb.n);
+    return key_end(self, &kb) ? -1 : in;
+}
+
+static int filter_contains(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (key_begin(self, key, &kb))
+        return -1;
+    bool in = nidus_filter_contains(self->f, kb.p, (size_t)kb.n);
+    return key_end(self, &kb) ? -1 : in;
 }
 
 /* Removes one copy of the key: 0 when removed, 1 when it was not there, -1 with an exception set. */
 static int remove_key(FilterObject *self, PyObject *key)
 {
     key_bytes kb;
-    if (ready(self) || key_get(key, &kb))
+    if (key_begin(self, key, &kb))
         return -1;
     nidus_status st = nidus_filter_remove(self->f, kb.p, (size_t)kb.n);
-    key_done(&kb);
-    if (check_corrupt(self))
+    if (key_end(self, &kb))
         return -1;
     if (st == NIDUS_ERR_NOT_FOUND)
         return 1;
@@ -624,31 +712,13 @@ static PyObject *filter_discard(FilterObject *self, PyObject *key)
     return rc < 0 ? NULL : PyBool_FromLong(rc == 0);
 }
 
-static int filter_contains(FilterObject *self, PyObject *key)
-{
-    key_bytes kb;
-    if (ready(self) || key_get(key, &kb))
-        return -1;
-    bool in;
-    switch (self->kind) {
-    case NIDUS_KIND_CUCKOO: in = nidus_cuckoo_contains(self->typed, kb.p, (size_t)kb.n); break;
-    case NIDUS_KIND_BLOOM: in = nidus_bloom_contains(self->typed, kb.p, (size_t)kb.n); break;
-    default: in = nidus_filter_contains(self->f, kb.p, (size_t)kb.n); break;
-    }
-    key_done(&kb);
-    if (UNLIKELY(check_corrupt(self)))
-        return -1;
-    return in;
-}
-
 static PyObject *filter_count(FilterObject *self, PyObject *key)
 {
     key_bytes kb;
-    if (ready(self) || key_get(key, &kb))
+    if (key_begin(self, key, &kb))
         return NULL;
     uint64_t n = nidus_filter_count(self->f, kb.p, (size_t)kb.n);
-    key_done(&kb);
-    if (check_corrupt(self))
+    if (key_end(self, &kb))
         return NULL;
     return PyLong_FromUnsignedLongLong(n);
 }
@@ -1152,7 +1222,7 @@ static PyObject *mod_hash(PyObject *mod, PyObject *args, PyObject *kwds)
         return NULL;
     unsigned long long s;
     key_bytes kb;
-    if (get_uint(seed, "seed", 0, UINT64_MAX, 0, &s) || key_get(key, &kb))
+    if (GET_PARAMS(SEED_PARAM(seed, &s)) || key_get(key, &kb))
         return NULL;
     uint64_t h = nidus_hash(kb.p, (size_t)kb.n, s);
     key_done(&kb);
@@ -1189,8 +1259,8 @@ static PyMethodDef common_methods[] = {
     {"__reduce__", (PyCFunction)filter_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
-#define ADD_DOC(what)                                                                                                  \
-    {"add", (PyCFunction)filter_add, METH_O, "add($self, key, /)\n--\n\n" what " " DOC_KEY}
+#define ADD_DOC(fn, what)                                                                                              \
+    {"add", (PyCFunction)fn, METH_O, "add($self, key, /)\n--\n\n" what " " DOC_KEY}
 #define UPDATE_DOC                                                                                                     \
     {"update", (PyCFunction)filter_update, METH_O,                                                                     \
      "update($self, keys, /)\n--\n\nAdds every key of the iterable, batched, with the GIL released for the "           \
@@ -1201,7 +1271,8 @@ static PyMethodDef common_methods[] = {
      "discard($self, key, /)\n--\n\nAs remove, returning False instead of raising when the key is not there."}
 
 static PyMethodDef cuckoo_methods[] = {
-    ADD_DOC("Adds one copy of the key (a key added twice is counted twice). Raises nidus.FilterFull when no "
+    ADD_DOC(cuckoo_add,
+            "Adds one copy of the key (a key added twice is counted twice). Raises nidus.FilterFull when no "
             "room can be made (expansion=0, or a limit reached); the filter is then unchanged."),
     UPDATE_DOC,
     {"remove", (PyCFunction)filter_remove, METH_O,
@@ -1211,13 +1282,14 @@ static PyMethodDef cuckoo_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef bloom_methods[] = {
-    ADD_DOC("Adds the key; returns True when it was new (not already, maybe, present), as BF.ADD. Raises "
+    ADD_DOC(bloom_add,
+            "Adds the key; returns True when it was new (not already, maybe, present), as BF.ADD. Raises "
             "nidus.FilterFull when the filter may not grow. A Bloom filter cannot remove keys: it has no remove."),
     UPDATE_DOC,
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef counting_methods[] = {
-    ADD_DOC("Adds one occurrence of the key (its 4-bit counters saturate at 15, never wrap)."),
+    ADD_DOC(filter_add, "Adds one occurrence of the key (its 4-bit counters saturate at 15, never wrap)."),
     UPDATE_DOC,
     {"remove", (PyCFunction)filter_remove, METH_O,
      "remove($self, key, /)\n--\n\nRemoves one occurrence; KeyError when one of its counters is 0. Remove only keys "
@@ -1242,6 +1314,14 @@ static PySequenceMethods filter_as_sequence = {
     .sq_length = (lenfunc)filter_len,
     .sq_contains = (objobjproc)filter_contains,
 };
+static PySequenceMethods cuckoo_as_sequence = {
+    .sq_length = (lenfunc)filter_len,
+    .sq_contains = (objobjproc)cuckoo_contains,
+};
+static PySequenceMethods bloom_as_sequence = {
+    .sq_length = (lenfunc)filter_len,
+    .sq_contains = (objobjproc)bloom_contains,
+};
 
 static PyTypeObject FilterType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "nidus.Filter",
@@ -1261,7 +1341,7 @@ static PyTypeObject FilterType = {
     .tp_weaklistoffset = offsetof(FilterObject, weakrefs),
 };
 
-#define KIND_TYPE(var, name, methods, newfn, doc)                                                                     \
+#define KIND_TYPE(var, name, methods, sequence, newfn, doc)                                                           \
     static PyTypeObject var = {                                                                                        \
         PyVarObject_HEAD_INIT(NULL, 0).tp_name = "nidus." name,                                                        \
         .tp_basicsize = sizeof(FilterObject),                                                                          \
@@ -1269,29 +1349,30 @@ static PyTypeObject FilterType = {
         .tp_doc = doc,                                                                                                 \
         .tp_dealloc = (destructor)filter_dealloc,                                                                      \
         .tp_traverse = (traverseproc)filter_traverse,                                                                  \
+        .tp_as_sequence = sequence,                                                                                    \
         .tp_methods = methods,                                                                                         \
         .tp_base = &FilterType,                                                                                        \
         .tp_new = newfn,                                                                                               \
     }
 
-KIND_TYPE(CuckooType, "CuckooFilter", cuckoo_methods, cuckoo_new,
+KIND_TYPE(CuckooType, "CuckooFilter", cuckoo_methods, &cuckoo_as_sequence, cuckoo_new,
           "CuckooFilter(capacity, error_rate=0.01, bucket_size=0, fingerprint_bits=0, expansion=1, seed=0, *, "
           "semi_sort=False, max_kicks=0)\n--\n\n"
           "A cuckoo filter: add, remove and count keys in a few bits a key, with a false-positive rate of about "
           "error_rate. bucket_size (1, 2, 4, 8) and fingerprint_bits (4-32) are chosen for the error rate when 0. "
           "When full it grows by a table `expansion` times its newest one's size (0: never; add then raises "
           "nidus.FilterFull). " DOC_KEY);
-KIND_TYPE(BloomType, "BloomFilter", bloom_methods, bloom_new,
+KIND_TYPE(BloomType, "BloomFilter", bloom_methods, &bloom_as_sequence, bloom_new,
           "BloomFilter(capacity, error_rate=0.01, expansion=2, seed=0, *, layout='blocked')\n--\n\n"
           "A scalable Bloom filter: add and look up keys; no remove. When a layer holds `capacity` keys a new one "
           "`expansion` times larger is added (0: never; add then raises nidus.FilterFull), the error staying "
           "under error_rate. layout='blocked' puts a key's bits in one 64-byte block (fastest, some 5-20 % more "
           "bytes), 'compact' is a plain Bloom filter of RedisBloom's size. " DOC_KEY);
-KIND_TYPE(CountingType, "CountingBloomFilter", counting_methods, counting_new,
+KIND_TYPE(CountingType, "CountingBloomFilter", counting_methods, &filter_as_sequence, counting_new,
           "CountingBloomFilter(capacity, error_rate=0.01, seed=0)\n--\n\n"
           "A counting Bloom filter (4-bit counters): add, remove and count keys. It never grows; past capacity its "
           "error rises. " DOC_KEY);
-KIND_TYPE(FuseType, "FuseFilter", fuse_methods, fuse_new,
+KIND_TYPE(FuseType, "FuseFilter", fuse_methods, &filter_as_sequence, fuse_new,
           "A binary fuse filter: built once from a set of keys by FuseFilter.build(keys), then only read. " DOC_KEY);
 
 static PyMethodDef module_methods[] = {
