@@ -209,7 +209,7 @@ static void pay(nidus_window *w, uint64_t n, uint64_t e)
 
 /* What every write does first: moves the filter to its reading epoch at now, keeping every age readable, and pays
  * the sweep's debt. Returns the age value a copy added now takes. */
-static unsigned begin_write(nidus_window *w, uint64_t now)
+static unsigned move_clock(nidus_window *w, uint64_t now)
 {
     uint64_t e = nidus_window_epoch_of(w, now);
     if (!w->written) {
@@ -233,6 +233,13 @@ static unsigned begin_write(nidus_window *w, uint64_t now)
     }
     w->latest = e;
     return (unsigned)(e & (NIDUS_WINDOW_AGES - 1));
+}
+
+static unsigned begin_write(nidus_window *w, uint64_t now)
+{
+    unsigned s = move_clock(w, now);
+    nidus_window_clock_changed(w);
+    return s;
 }
 
 /* ---- adds ---- */
@@ -411,29 +418,65 @@ static inline bool hit_live(uint64_t word, uint64_t hits, unsigned mask)
     return false;
 }
 
+/* Bucket i of a one-chunk table as a word (bits past the bucket: the next one's, ignored by the compares). */
+static inline __attribute__((always_inline)) uint64_t read_bucket(const nidus_window *w, uint64_t i)
+{
+    const nidus_table *t = &w->table;
+    if (w->bucket_read == NIDUS_WINDOW_READ_SHIFT) { /* b = 4 at f <= 11 */
+        uint64_t pos = i * t->bucket_bits;
+        return nidus_load_le64(t->data + (pos >> 3)) >> (pos & 7);
+    }
+    if (w->bucket_read == NIDUS_WINDOW_READ_WORD) /* b = 4 at f = 13 */
+        return nidus_table_word(t, i);
+    return nidus_table_read_raw(t->data, i * t->bucket_bits);
+}
+
+/* The rest of a lookup, off its fast path: buckets of more than one word, and the overflow map. */
+__attribute__((noinline)) static bool contains_rest(const nidus_window *w, uint64_t i, uint64_t j, uint32_t fp,
+                                                    unsigned mask)
+{
+    if (w->table.chunks != 1 && (bucket_matches(w, i, fp, mask, false) || bucket_matches(w, j, fp, mask, false)))
+        return true;
+    return overflow_matches(w, i, j, fp, mask) != 0;
+}
+
+/* A plain cuckoo lookup (the two buckets' fingerprint fields compared at once, Mycroft's zero test first) and one
+ * age test on a match: the live ages come precomputed (nidus_window_mask_at), so a lookup never divides and
+ * never looks at more than the two buckets, whatever W; the overflow map only when its signature names fp. */
 bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t now)
 {
-    if (!w || w->loader)
+    if (!w)
         return false;
-    unsigned mask = nidus_window_live_mask(w, now);
+    unsigned mask = nidus_window_mask_at(w, now);
     if (!mask)
-        return false;
+        return false; /* never written, loading, or everything expired */
     const nidus_table *t = &w->table;
-    uint64_t i;
-    uint32_t fp;
-    locate(w, hash, &i, &fp);
-    uint64_t j = nidus_table_alt(t, i, fp);
-    if (t->chunks == 1) { /* both buckets in a word each (b * (f + 3) <= 64): one compare a bucket */
+    /* nidus_table_fast_locate, with the fingerprint of f bits (every window table is a first table: range
+     * placement, stride 1, offsets from the whole fingerprint) */
+    uint32_t fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, w->fp_mask);
+    uint64_t i = nidus_range_reduce(hash, t->shape.buckets), r = nidus_inline_cuckoo_offset(fp, t->offset_shift);
+    if (t->offset_wraps)
+        r = nidus_fastmod_reduce(&t->bucket_mod, r);
+    uint64_t j = nidus_range_alt0(t, i, r, t->shape.buckets);
+    if (__builtin_expect(t->chunks == 1, 1)) { /* both buckets in a word each (b * (f + 3) <= 64) */
         const nidus_swar *s = &t->chunk_swar[0];
-        uint64_t wi = nidus_table_bucket_raw(t, i), wj = nidus_table_bucket_raw(t, j), pat = fp * s->ones;
-        uint64_t hi = nidus_swar_zero_fields(s, (wi ^ pat) & w->fp_fields);
-        uint64_t hj = nidus_swar_zero_fields(s, (wj ^ pat) & w->fp_fields);
-        if ((hi | hj) && (hit_live(wi, hi, mask) || hit_live(wj, hj, mask)))
-            return true;
-        return overflow_matches(w, i, j, fp, mask) != 0;
+        uint64_t wi = read_bucket(w, i), wj = read_bucket(w, j), pat = fp * s->ones;
+        uint64_t xi = (wi ^ pat) & w->fp_fields, xj = (wj ^ pat) & w->fp_fields;
+        if ((((xi - s->ones) & ~xi) | ((xj - s->ones) & ~xj)) & s->high) { /* a fingerprint matched */
+            /* usually one slot: its age tested without a loop (a select, not a branch, between the buckets) */
+            uint64_t hi = nidus_swar_zero_fields(s, xi), hj = nidus_swar_zero_fields(s, xj);
+            uint64_t word = hi ? wi : wj, hits = hi ? hi : hj;
+            unsigned top = (unsigned)__builtin_ctzll(hits);
+            if (mask >> ((word >> (top + 1 - NIDUS_WINDOW_AGE_BITS)) & (NIDUS_WINDOW_AGES - 1)) & 1)
+                return true;
+            if (hit_live(wi, hi, mask) || hit_live(wj, hj, mask)) /* more than one match */
+                return true;
+        }
+        uint32_t sig = t->overflow_sig;
+        if (__builtin_expect(!sig, 1) || (w->f >= 5 && !(sig & nidus_overflow_sig_bit(i < j ? i : j, fp))))
+            return false;
     }
-    return bucket_matches(w, i, fp, mask, false) || bucket_matches(w, j, fp, mask, false) ||
-           overflow_matches(w, i, j, fp, mask);
+    return contains_rest(w, i, j, fp, mask);
 }
 
 bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, uint64_t now)
@@ -457,9 +500,9 @@ uint64_t nidus_window_count(const nidus_window *w, const void *key, size_t len, 
 
 uint64_t nidus_window_count_hash(const nidus_window *w, uint64_t hash, uint64_t now)
 {
-    if (!w || w->loader)
+    if (!w)
         return 0;
-    unsigned mask = nidus_window_live_mask(w, now);
+    unsigned mask = nidus_window_mask_at(w, now); /* 0 while loading */
     if (!mask)
         return 0;
     uint64_t i;
@@ -496,23 +539,16 @@ nidus_status nidus_window_remove_hash(nidus_window *w, uint64_t hash, uint64_t n
     return NIDUS_OK;
 }
 
-nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_buckets, bool *done)
+/* nidus_window_advance's steps on a filter written before; the caller sets the lookups' shortcut after. */
+static void advance(nidus_window *w, uint64_t now, uint64_t max_buckets, bool *done)
 {
-    if (!w)
-        return NIDUS_ERR_INVALID_ARGUMENT;
-    if (!writable(w))
-        return NIDUS_ERR_READ_ONLY;
-    if (done)
-        *done = true;
-    if (!w->written)
-        return NIDUS_OK;
     uint64_t e = nidus_window_reading_epoch(w, now);
     uint64_t tick = now > w->latest_tick ? now : w->latest_tick;
     if (e - w->latest >= NIDUS_WINDOW_LIVE_EPOCHS) {
         clear_all(w);
         w->latest = e;
         w->latest_tick = tick;
-        return NIDUS_OK;
+        return;
     }
     accrue(w, tick);
     if (ages_reused(w, e)) { /* sweeps toward the whole pass a write would make, and stays in the latest write's
@@ -523,13 +559,27 @@ nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_bu
         if (ages_reused(w, e)) {
             if (done)
                 *done = false;
-            return NIDUS_OK;
+            return;
         }
     }
     pay(w, max_buckets, e);
     w->latest = e;
     if (done)
         *done = w->owed == 0;
+}
+
+nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_buckets, bool *done)
+{
+    if (!w)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (!writable(w))
+        return NIDUS_ERR_READ_ONLY;
+    if (done)
+        *done = true;
+    if (!w->written)
+        return NIDUS_OK;
+    advance(w, now, max_buckets, done);
+    nidus_window_clock_changed(w);
     return NIDUS_OK;
 }
 

@@ -198,6 +198,7 @@ static nidus_status from_meta(const window_meta *m, const nidus_allocator *a, co
     w->cursor = m->cursor;
     w->owed = m->owed;
     w->credit = m->credit;
+    nidus_window_clock_changed(w);
     *out = w;
     return NIDUS_OK;
 }
@@ -370,6 +371,7 @@ static nidus_status load_header(const uint8_t *payload, uint32_t n, uint64_t tok
     w->pending_entries = m.overflow;
     if (!st)
         st = nidus_chunk_loader_begin(&w->loader, w->alloc, payload, n, token, total - n);
+    nidus_window_clock_changed(w); /* loading: every lookup false */
     if (st) {
         nidus_window_free(w);
         return st;
@@ -410,6 +412,7 @@ nidus_status nidus_window_load_chunk(nidus_window **filter, const void *chunk, s
         return st;
     }
     nidus_chunk_loader_release(&w->loader, w->alloc);
+    nidus_window_clock_changed(w);
     nidus_free(w->alloc, w->pending);
     w->pending = NULL;
     w->pending_entries = 0;

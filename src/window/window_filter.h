@@ -6,12 +6,17 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "codec.h"
 #include "cuckoo_table.h"
 #include "file_io.h"
 #include "nidus/codec.h"
 #include "nidus/window.h"
+
+/* How a lookup reads a one-chunk bucket: a whole-byte word at i * bucket_bytes; one unaligned load at bit
+ * i * bucket_bits (the bucket and its shift fit in 64 bits: b * (f + 3) <= 57); or nidus_table_read_raw. */
+enum { NIDUS_WINDOW_READ_WORD, NIDUS_WINDOW_READ_SHIFT, NIDUS_WINDOW_READ_RAW };
 
 enum {
     NIDUS_WINDOW_AGES = 1u << NIDUS_WINDOW_AGE_BITS, /* age values */
@@ -37,6 +42,14 @@ struct nidus_window {
     uint64_t owed;        /* buckets the sweep owes (at most one pass) */
     uint64_t credit;      /* the fraction of a bucket owed, in bucket-ticks below epoch_ticks */
     uint64_t per_age[NIDUS_WINDOW_AGES]; /* entries holding each age value, overflow copies included */
+    /* Lookups' shortcut (nidus_window_clock_changed sets it after every change of the clock): before tick
+     * mask_until a lookup's live ages are mask_by_d[0]; from it on, mask_by_d[d] for the d epochs it reads after
+     * latest (0 from d = 6 on). A filter never written or loading: 0 until UINT64_MAX. mask_until 0: no
+     * shortcut (latest_tick's epoch is past latest's), nidus_window_live_mask decides. */
+    uint64_t mask_until;
+    uint64_t mask_until_d1; /* the end of the next epoch: mask_by_d[1] before it */
+    uint8_t mask_by_d[NIDUS_WINDOW_AGES];
+    uint8_t bucket_read;  /* how a lookup reads a bucket: NIDUS_WINDOW_READ_* (set at making) */
     bool read_only;       /* a view (nidus_window_view, _map_file): the table borrowed from its buffer */
     nidus_mapping *mapping;      /* nidus_window_map_file: the file the table is in, unmapped by free */
     nidus_chunk_loader *loader;  /* while chunks are being loaded: the table and `pending` are incomplete */
@@ -102,6 +115,44 @@ static inline unsigned nidus_window_live_mask(const nidus_window *w, uint64_t no
     unsigned from = (unsigned)((w->latest - (NIDUS_WINDOW_LIVE_EPOCHS - 1 - d)) & (NIDUS_WINDOW_AGES - 1));
     unsigned rot = run << from;
     return (rot | rot >> NIDUS_WINDOW_AGES) & ((1u << NIDUS_WINDOW_AGES) - 1);
+}
+
+/* Sets the lookups' shortcut after the filter's clock (written, latest, latest_tick) or its loading state
+ * changed: every time before the start of the epoch after latest reads with d = 0 while latest_tick's epoch is
+ * latest (else no shortcut: mask_until 0). */
+static inline void nidus_window_clock_changed(nidus_window *w)
+{
+    memset(w->mask_by_d, 0, sizeof w->mask_by_d);
+    if (!w->written || w->loader) {
+        w->mask_until = w->mask_until_d1 = UINT64_MAX;
+        return;
+    }
+    if (nidus_window_epoch_of(w, w->latest_tick) != w->latest) {
+        w->mask_until = w->mask_until_d1 = 0;
+        return;
+    }
+    for (unsigned d = 0; d < NIDUS_WINDOW_LIVE_EPOCHS; d++) { /* the run of 6 - d ages ending at latest's */
+        unsigned run = (1u << (NIDUS_WINDOW_LIVE_EPOCHS - d)) - 1;
+        unsigned from = (unsigned)((w->latest - (NIDUS_WINDOW_LIVE_EPOCHS - 1 - d)) & (NIDUS_WINDOW_AGES - 1));
+        unsigned rot = run << from;
+        w->mask_by_d[d] = (uint8_t)((rot | rot >> NIDUS_WINDOW_AGES) & ((1u << NIDUS_WINDOW_AGES) - 1));
+    }
+    uint64_t g = w->epoch_ticks;
+    w->mask_until = w->latest >= UINT64_MAX / g ? UINT64_MAX : (w->latest + 1) * g;
+    w->mask_until_d1 = w->mask_until > UINT64_MAX - g ? UINT64_MAX : w->mask_until + g;
+}
+
+/* The age values live at `now`: nidus_window_live_mask's answer, from the shortcut when there is one. */
+static inline unsigned nidus_window_mask_at(const nidus_window *w, uint64_t now)
+{
+    if (__builtin_expect(now < w->mask_until, 1))
+        return w->mask_by_d[0];
+    if (now < w->mask_until_d1)
+        return w->mask_by_d[1];
+    if (!w->mask_until)
+        return nidus_window_live_mask(w, now);
+    uint64_t d = nidus_window_epoch_of(w, now) - w->latest; /* >= 2: now is past the epoch after latest's */
+    return d < NIDUS_WINDOW_AGES ? w->mask_by_d[d] : 0;
 }
 
 /* Entries stored, expired ones not yet swept included. */

@@ -44,6 +44,11 @@ nidus_status nidus_window_make(const nidus_allocator *a, const nidus_table_shape
     w->fp_mask = (uint32_t)((UINT64_C(1) << w->f) - 1);
     w->fp_fields = w->fp_mask * w->table.chunk_swar[0].ones;
     w->read_only = borrow && !writable;
+    const nidus_table *t = &w->table;
+    w->bucket_read = t->probe == NIDUS_PROBE_PLAIN_WORD ? NIDUS_WINDOW_READ_WORD
+                     : t->bucket_bits + 7 <= 64        ? NIDUS_WINDOW_READ_SHIFT
+                                                        : NIDUS_WINDOW_READ_RAW;
+    nidus_window_clock_changed(w);
     *out = w;
     return NIDUS_OK;
 }
