@@ -8,6 +8,7 @@
  * Format version 1 wrote the same bytes with k u8 and zeros after it, where version 2 has k's high byte and
  * the layer layout (0: legacy blocks), and a zero where the filter's layout is: it reads as a blocked filter of
  * legacy layers, which grows in split blocks. */
+#include <math.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -66,6 +67,15 @@ static bool layer_shape_ok(const nidus_bloom_layer *l, bool counting)
     }
 }
 
+/* Whether the layer's bits can hold its capacity at its error rate: every layout needs at least the classic
+ * -ln(error) / ln(2)^2 bits an entry (blocks and counters more); half that, and a block, pass. A layer claiming
+ * more would answer past its bound, and the growth after it is sized from its capacity. */
+static bool capacity_fits(const nidus_bloom_layer *l, double error)
+{
+    double bits = (double)nidus_bloom_layer_bytes(l) * 8;
+    return (double)l->capacity * (-log(error) / (0.6931471805599453 * 0.6931471805599453)) <= 2 * (bits + 8 * NIDUS_BLOCK_BYTES);
+}
+
 /* Reads a layer's meta into `l` (no data yet) and its error, and checks them; format 1 had no layouts but the
  * legacy one. */
 static nidus_status get_layer(nidus_reader *r, nidus_bloom_layer *l, double *error, bool counting, unsigned version)
@@ -82,7 +92,7 @@ static nidus_status get_layer(nidus_reader *r, nidus_bloom_layer *l, double *err
     for (unsigned z = 0; z < 5; z++)
         zero |= nidus_get_u8(r);
     if (r->bad || zero || (version < 2 && (l->layout != NIDUS_LAYER_LEGACY || l->k > 255)) || l->capacity < 1 ||
-        !(*error > 0.0 && *error < 1.0) || !layer_shape_ok(l, counting))
+        !(*error > 0.0 && *error < 1.0) || !layer_shape_ok(l, counting) || !capacity_fits(l, *error))
         return NIDUS_ERR_CORRUPT;
     return NIDUS_OK;
 }

@@ -8,6 +8,7 @@
 #include <nidus/nidus.h>
 
 #include "bloom_block_impl.h"
+#include "codec.h"
 #include "bloom_filter.h"
 #include "bloom_kernels.h"
 #include "bloom_fixtures_v1.h"
@@ -582,6 +583,40 @@ static void test_codec_round_trips_views_and_files(void **state)
     }
 }
 
+/* A layer's meta claiming a capacity its bits cannot hold at its error rate (more than twice the classic
+ * -ln(e)/ln(2)^2 bits an entry allow) is refused, with a valid checksum: it would answer past its bound, and the
+ * growth after it is sized from that capacity. 1.5 times the capacity still decodes (the bound's slack). */
+static void test_layer_capacity_past_its_bits_is_refused(void **state)
+{
+    (void)state;
+    nidus_bloom *bf = bloom(1000, 0.01, 2);
+    size_t len = (size_t)nidus_bloom_encoded_size(bf), written;
+    uint8_t *buf = malloc(len);
+    assert_int_equal(nidus_bloom_encode(bf, buf, len, &written), NIDUS_OK);
+    const size_t capacity_at = NIDUS_CODEC_PREFIX_FIXED + 32 + 8; /* layer 0's meta: size u64, capacity u64 */
+    uint64_t capacity = 0;
+    for (int k = 0; k < 8; k++)
+        capacity |= (uint64_t)buf[capacity_at + k] << (8 * k);
+    assert_int_equal(capacity, 1000);
+    const uint64_t claims[] = {1500, 100000, UINT64_C(361141753813009)};
+    const nidus_status want[] = {NIDUS_OK, NIDUS_ERR_CORRUPT, NIDUS_ERR_CORRUPT};
+    for (size_t c = 0; c < 3; c++) {
+        uint8_t *forged = malloc(len);
+        memcpy(forged, buf, len);
+        for (int k = 0; k < 8; k++)
+            forged[capacity_at + k] = (uint8_t)(claims[c] >> (8 * k));
+        uint64_t h = nidus_codec_hash(forged, len - 8);
+        for (int k = 0; k < 8; k++)
+            forged[len - 8 + k] = (uint8_t)(h >> (8 * k));
+        nidus_bloom *back = NULL;
+        assert_int_equal(nidus_bloom_decode(forged, len, NULL, &back), want[c]);
+        nidus_bloom_free(back);
+        free(forged);
+    }
+    free(buf);
+    nidus_bloom_free(bf);
+}
+
 static void test_chunk_round_trips_and_order(void **state)
 {
     (void)state;
@@ -1088,6 +1123,7 @@ int main(void)
         cmocka_unit_test(test_counting_saturates_and_never_wraps),
         cmocka_unit_test(test_codec_round_trips_views_and_files),
         cmocka_unit_test(test_chunk_round_trips_and_order),
+        cmocka_unit_test(test_layer_capacity_past_its_bits_is_refused),
         cmocka_unit_test(test_old_encodings_still_decode),
         cmocka_unit_test(test_mixed_layouts_round_trip),
         cmocka_unit_test(test_split_probes_agree_across_isas),
