@@ -10,8 +10,13 @@
  * Keys left half-loaded by a LOADCHUNK stream cut off are checked like any other: the server keeps them until
  * the rest arrives or they are deleted, so they must save, load and copy as well.
  *
+ * Commands go through the windowed keys' router (redis/windowed.c) as the server's do, and WINDOW options make
+ * windowed keys; the program moves the clock their writes and lookups read (forward, by jumps past many
+ * epochs, and back) and sends CF.AT / BF.AT as a master would.
+ *
  * Input: byte 0 picks the module's limits; then records: an opcode byte and its operand bytes (missing bytes
- * read as 0). See run_op for the opcodes (the last one: a RESP3 switch, or with its operand's top bit a merge). */
+ * read as 0). See run_op for the opcodes (the last one: a RESP3 switch and a clock step, or with its operand's
+ * top bit a merge or a CF.AT / BF.AT). */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,6 +26,7 @@
 
 #include "commands.h"
 #include "keyspace_stubs.h"
+#include "windowed.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -65,7 +71,7 @@ static void call(RedisModuleCmdFunc fn, RedisModuleString *argv, int argc)
         ptrs[k] = &argv[k];
     reply.depth = reply.top = 0;
     reply.last_error = reply.ok = false;
-    fn(&ctx, ptrs, argc);
+    mod_window_route(fn, fn)(&ctx, ptrs, argc);
     if (reply.top != 1 || reply.depth != 0)
         stub_die("a command must leave exactly one complete reply");
     if (open_keys != 0)
@@ -204,6 +210,7 @@ static const long long bucket_sizes[] = {1, 2, 3, 4, 5, 8, 255};
 static const long long iterations[] = {1, 2, 20, 500, 65535};
 static const long long expansions[] = {0, 1, 2, 4, 32768};
 static const char *const rates[] = {"0.1", "0.01", "0.001", "0.000001", "0", "1", "0.5", "-0.1"};
+static const long long windows[] = {1, 2, 5, 40, 200, 1000, 60000, 1LL << 48};
 
 static void items(argv_builder *b, reader *r)
 {
@@ -266,6 +273,8 @@ static void run_op(reader *r)
             push_str(&b, "ERROR"), push_str(&b, rates[byte(r) % 8]);
         if (opts & 32)
             push_str(&b, "SEMISORT");
+        if (opts & 64)
+            push_str(&b, "WINDOW"), push_number(&b, r, windows, 8);
         fn = mod_cf_reserve;
         break;
     }
@@ -286,6 +295,8 @@ static void run_op(reader *r)
             push_str(&b, "CAPACITY"), push_number(&b, r, capacities, 14);
         if (opts & 2)
             push_str(&b, "NOCREATE");
+        if (opts & 8)
+            push_str(&b, "WINDOW"), push_number(&b, r, windows, 8);
         if (!(opts & 4))
             push_str(&b, "ITEMS");
         items(&b, r);
@@ -327,6 +338,8 @@ static void run_op(reader *r)
             push_str(&b, "EXPANSION"), push_number(&b, r, expansions, 5);
         if (opts & 2)
             push_str(&b, "NONSCALING");
+        if (opts & 4)
+            push_str(&b, "WINDOW"), push_number(&b, r, windows, 8);
         fn = mod_bf_reserve;
         break;
     }
@@ -357,6 +370,8 @@ static void run_op(reader *r)
             push_str(&b, "NOCREATE");
         if (opts & 16)
             push_str(&b, "NONSCALING");
+        if (opts & 32)
+            push_str(&b, "WINDOW"), push_number(&b, r, windows, 8);
         push_str(&b, "ITEMS");
         items(&b, r);
         fn = mod_bf_insert;
@@ -400,8 +415,30 @@ static void run_op(reader *r)
     }
     default: {
         unsigned v = byte(r);
-        if (!(v & 0x80)) { /* RESP3 on or off */
+        if (!(v & 0x80)) { /* RESP3 on or off, and the clock moved: on, far ahead, or back */
+            static const long long steps[] = {0, 1, 3, 17, 100, 999, 40000, 1LL << 40, -5, -1000};
             ctx.flags = v & 1 ? REDISMODULE_CTX_FLAGS_RESP3 : 0;
+            stub_clock_ms += steps[(v >> 1) % 10];
+            return;
+        }
+        if (v & 0x40) { /* CF.AT / BF.AT key ms (a write | SWEEP budget), as a master sends them */
+            bool bloom = v & 1;
+            push_str(&b, bloom ? "BF.AT" : "CF.AT");
+            push_key(&b, r);
+            push_num(&b, stub_clock_ms - (long long)(byte(r) % 3) * 500);
+            unsigned what = byte(r) % 4;
+            if (what == 0) {
+                push_str(&b, "SWEEP");
+                push_num(&b, byte(r) % 3 ? (long long)byte(r) : 1LL << 40);
+            } else {
+                push_str(&b, bloom ? (what == 1 ? "BF.ADD" : "BF.MADD") : (what == 1 ? "CF.ADD" : "CF.DEL"));
+                push_item(&b, r);
+            }
+            int flags = ctx.flags;
+            ctx.flags |= REDISMODULE_CTX_FLAGS_REPLICATED;
+            call(bloom ? mod_bf_at : mod_cf_at, b.a, b.n);
+            ctx.flags = flags;
+            release(&b);
             return;
         }
         /* CF.MERGE / BF.MERGE destkey numkeys sourcekey...: numkeys sometimes not the count given */

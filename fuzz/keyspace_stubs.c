@@ -215,6 +215,8 @@ static int s_replicate_command(RedisModuleCtx *c, const char *cmd, const char *f
     (void)c, (void)cmd, (void)fmt;
     return REDISMODULE_OK;
 }
+long long stub_clock_ms = 1700000000000ll;
+static long long s_milliseconds(void) { return stub_clock_ms; }
 /* Compaction's timer (redis/compaction.c) never fires here: the writes' steps are the ones exercised. */
 static RedisModuleTimerID s_create_timer(RedisModuleCtx *c, long long period, RedisModuleTimerProc cb, void *data)
 {
@@ -433,6 +435,7 @@ void stubs_install(void)
     RedisModule_ReplicateVerbatim = s_replicate;
     RedisModule_Replicate = s_replicate_command;
     RedisModule_CreateTimer = s_create_timer;
+    RedisModule_Milliseconds = s_milliseconds;
     RedisModule_SelectDb = s_select_db;
     RedisModule_GetSelectedDb = s_selected_db;
     RedisModule_StringPtrLen = s_ptr_len;

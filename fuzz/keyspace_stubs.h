@@ -46,6 +46,8 @@ typedef struct stub_slot {
 /* Keys "k0".."k4" (k4 is SCRATCH); opening any other name aborts. */
 extern stub_slot db[NKEYS + 1];
 extern int open_keys; /* opened and not yet closed */
+/* What RedisModule_Milliseconds returns: the clock of windowed keys' writes and lookups, moved by the program. */
+extern long long stub_clock_ms;
 
 /* The shape of the current command's reply, and what SCANDUMP's reply carried. */
 typedef struct stub_reply {

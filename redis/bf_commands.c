@@ -4,11 +4,14 @@
 
 #include "commands.h"
 #include "common.h"
+#include "windowed.h"
 
 typedef struct bf_options {
     double error;
     long long capacity, expansion;
     bool nonscaling, create;
+    long long window;        /* WINDOW ms: a windowed filter with a Bloom filter's adds (windowed.c); 0: none */
+    RedisModuleString *name; /* the key */
 } bf_options;
 
 static bf_options bf_defaults(void)
@@ -24,6 +27,11 @@ static void *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *opt
     if ((uint64_t)o->capacity > mod_cfg.max_capacity) {
         RedisModule_ReplyWithError(ctx, MOD_MSG_CAPACITY);
         return NULL;
+    }
+    if (o->window) {
+        nidus_window_params w = {.capacity = (uint64_t)o->capacity, .window = (uint64_t)o->window,
+                                 .error_rate = o->error};
+        return mod_window_create(ctx, key, o->name, mod_bw_type, &w);
     }
     nidus_bloom_params p = {.capacity = (uint64_t)o->capacity, .error_rate = o->error,
                             .expansion = o->nonscaling ? 0 : (unsigned)o->expansion,
@@ -81,10 +89,10 @@ static nidus_status add_to_bloom(void *filter, const char *s, size_t len, bool *
     return nidus_bloom_add(filter, s, len, added);
 }
 
-/* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] */
+/* BF.RESERVE key error_rate capacity [EXPANSION n] [NONSCALING] [WINDOW ms] */
 int mod_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    if (argc < 4 || argc > 7)
+    if (argc < 4 || argc > 9)
         return RedisModule_WrongArity(ctx);
     bf_options o = bf_defaults();
     if (RedisModule_StringToDouble(argv[2], &o.error) != REDISMODULE_OK)
@@ -106,6 +114,11 @@ int mod_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             if (RedisModule_StringToLongLong(argv[i], &o.expansion) != REDISMODULE_OK)
                 return RedisModule_ReplyWithError(ctx, "ERR bad expansion");
             expansion_given = true;
+        } else if (mod_arg_is(argv[i], "WINDOW")) {
+            if (++i == argc)
+                return RedisModule_ReplyWithError(ctx, "ERR no window");
+            if (!mod_window_option(ctx, argv[i], true, &o.window))
+                return REDISMODULE_OK;
         } else {
             return RedisModule_ReplyWithError(ctx, "ERR unknown argument received");
         }
@@ -115,22 +128,32 @@ int mod_bf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_ReplyWithError(ctx, "Nonscaling filters cannot expand");
     if (expansion_given && (o.expansion < 0 || o.expansion > NIDUS_BLOOM_MAX_EXPANSION))
         return RedisModule_ReplyWithError(ctx, "ERR expansion must be in the range [0, 32768]");
-    return mod_reserve(ctx, argv[1], mod_bf_type, bf_create, &o);
+    o.name = argv[1];
+    return mod_reserve(ctx, argv[1], mod_bf_type, mod_bw_type, bf_create, &o);
 }
 
-/* Adds items (BF.ADD, BF.MADD, BF.INSERT). A full non-scaling filter ends the reply with its error. */
-static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleString **items, int n,
-                            bool multi, const bf_options *o)
+/* Adds items (BF.ADD, BF.MADD, BF.INSERT: `argv`, the whole command); to a windowed key as windowed.c adds
+ * them. A full non-scaling filter ends the reply with its error. */
+static int bf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, RedisModuleString **items,
+                            int n, bool multi, bf_options *o)
 {
     RedisModuleKey *key;
     void *value;
-    key_state ks = mod_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, mod_bf_type, &key, &value);
+    key_state ks = mod_open(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, mod_bf_type, &key, &value);
     nidus_bloom *bf = value;
-    if (ks == KEY_WRONGTYPE || (ks == KEY_EMPTY && !o->create)) {
+    bool windowed = ks == KEY_WRONGTYPE && mod_window_holds(key, mod_bw_type);
+    if ((ks == KEY_WRONGTYPE && !windowed) || (ks == KEY_EMPTY && !o->create)) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
     }
+    o->name = argv[1];
     if (ks == KEY_EMPTY && !(bf = bf_create(ctx, key, o))) {
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
+    }
+    if (windowed || (ks == KEY_EMPTY && o->window)) {
+        mod_window_add(ctx, argv, argc, RedisModule_ModuleTypeGetValue(key), items, n, MOD_WINDOW_BLOOM, false,
+                       multi);
         RedisModule_CloseKey(key);
         return REDISMODULE_OK;
     }
@@ -144,7 +167,7 @@ int mod_bf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
     bf_options o = bf_defaults();
-    return bf_insert_common(ctx, argv[1], argv + 2, 1, false, &o);
+    return bf_insert_common(ctx, argv, argc, argv + 2, 1, false, &o);
 }
 
 int mod_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -152,10 +175,10 @@ int mod_bf_madd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc < 3)
         return RedisModule_WrongArity(ctx);
     bf_options o = bf_defaults();
-    return bf_insert_common(ctx, argv[1], argv + 2, argc - 2, true, &o);
+    return bf_insert_common(ctx, argv, argc, argv + 2, argc - 2, true, &o);
 }
 
-/* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item... */
+/* BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] [WINDOW ms] ITEMS item... */
 int mod_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
@@ -167,6 +190,14 @@ int mod_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             o.create = false;
         } else if (mod_arg_is(argv[i], "NONSCALING")) {
             o.nonscaling = true;
+        } else if (mod_arg_is(argv[i], "WINDOW")) {
+            if (++i == argc)
+                return RedisModule_WrongArity(ctx);
+            long long ms;
+            if (RedisModule_StringToLongLong(argv[i], &ms) != REDISMODULE_OK || ms < 1 ||
+                (uint64_t)ms > NIDUS_WINDOW_MAX_TICKS)
+                return RedisModule_ReplyWithError(ctx, "Bad window");
+            o.window = ms;
         } else if (mod_arg_is(argv[i], "CAPACITY") || mod_arg_is(argv[i], "ERROR") ||
                    mod_arg_is(argv[i], "EXPANSION")) {
             if (i + 1 == argc)
@@ -190,7 +221,7 @@ int mod_bf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     if (i + 1 >= argc)
         return RedisModule_WrongArity(ctx);
-    return bf_insert_common(ctx, argv[1], argv + i + 1, argc - i - 1, true, &o);
+    return bf_insert_common(ctx, argv, argc, argv + i + 1, argc - i - 1, true, &o);
 }
 
 static uint64_t bf_hash_any(const void *f, const void *key, size_t len) { return nidus_bloom_hash(f, key, len); }

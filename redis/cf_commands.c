@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "windowed.h"
 
 /* The parameters of a new cuckoo filter, as CF.RESERVE and the auto-creating commands give them. */
 typedef struct cf_options {
@@ -12,6 +13,8 @@ typedef struct cf_options {
     double error;         /* 0: from fingerprint_bits, or the module default */
     long long fingerprint_bits;
     bool semi_sort;
+    long long window;        /* WINDOW ms: a windowed filter (windowed.c); 0: none */
+    RedisModuleString *name; /* the key */
 } cf_options;
 
 static cf_options cf_defaults(long long capacity)
@@ -31,6 +34,17 @@ static void *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *opt
     if ((uint64_t)o->capacity > mod_cfg.max_capacity) {
         RedisModule_ReplyWithError(ctx, MOD_MSG_CAPACITY);
         return NULL;
+    }
+    if (o->window) {
+        nidus_window_params w = {
+            .capacity = (uint64_t)o->capacity,
+            .window = (uint64_t)o->window,
+            .error_rate = o->fingerprint_bits ? 0.0 : o->error ? o->error : mod_cfg.cf_error_rate,
+            .fingerprint_bits = (unsigned)o->fingerprint_bits,
+            .bucket_size = supported_bucket_size(o->bucket_size),
+            .max_kicks = (unsigned)o->max_iterations,
+        };
+        return mod_window_create(ctx, key, o->name, mod_cw_type, &w);
     }
     nidus_cuckoo_params p = {
         .capacity = (uint64_t)o->capacity,
@@ -85,7 +99,7 @@ void mod_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx,
 }
 
 /* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS n] [EXPANSION e] [ERROR rate | FINGERPRINT bits]
- * [SEMISORT] */
+ * [SEMISORT] [WINDOW ms] */
 int mod_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 3)
@@ -118,36 +132,57 @@ int mod_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         } else if (mod_arg_is(argv[i - 1], "FINGERPRINT")) {
             if (!mod_arg_range(v, 4, 32, &o.fingerprint_bits))
                 return RedisModule_ReplyWithError(ctx, "ERR FINGERPRINT must be an integer between 4 and 32");
+        } else if (mod_arg_is(argv[i - 1], "WINDOW")) {
+            if (!mod_window_option(ctx, v, false, &o.window))
+                return REDISMODULE_OK;
         } else {
             return RedisModule_ReplyWithError(ctx, "Unknown argument received");
         }
     }
     if (o.error && o.fingerprint_bits)
         return RedisModule_ReplyWithError(ctx, "ERR ERROR and FINGERPRINT cannot be used together");
+    if (o.window && o.semi_sort)
+        return RedisModule_ReplyWithError(ctx, "ERR SEMISORT and WINDOW cannot be used together");
+    if (o.window && o.fingerprint_bits > 32 - (long long)NIDUS_WINDOW_AGE_BITS)
+        return RedisModule_ReplyWithError(ctx, "ERR FINGERPRINT must be an integer between 4 and 29 with WINDOW");
     if (o.bucket_size * 2 > capacity || (uint64_t)capacity > mod_cfg.max_capacity)
         return mod_reply_errorf(ctx, "Capacity must be in the range [2 * BUCKETSIZE, %llu]",
                                   (unsigned long long)mod_cfg.max_capacity);
-    return mod_reserve(ctx, argv[1], mod_cf_type, cf_create, &o);
+    o.name = argv[1];
+    return mod_reserve(ctx, argv[1], mod_cf_type, mod_cw_type, cf_create, &o);
 }
 
-/* Adds `n` items (CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX). */
-static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleString **items, int n,
-                            bool nx, bool multi, bool create, long long capacity)
+/* Adds `n` items (CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX: `argv`, the whole command), to a windowed key as
+ * windowed.c adds them. A key made here is windowed when `window` is nonzero. */
+static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, RedisModuleString **items,
+                            int n, bool nx, bool multi, bool create, long long capacity, long long window)
 {
+    RedisModuleString *name = argv[1];
     RedisModuleKey *key;
     void *value;
     key_state ks = mod_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, mod_cf_type, &key, &value);
     nidus_cuckoo *cf = value;
-    if (ks == KEY_WRONGTYPE || (ks == KEY_EMPTY && !create)) {
+    bool windowed = ks == KEY_WRONGTYPE && mod_window_holds(key, mod_cw_type);
+    if ((ks == KEY_WRONGTYPE && !windowed) || (ks == KEY_EMPTY && !create)) {
         RedisModule_CloseKey(key);
         return RedisModule_ReplyWithError(ctx, ks == KEY_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE : "ERR not found");
     }
     if (ks == KEY_EMPTY) {
         cf_options o = cf_defaults(capacity);
-        if (!(cf = cf_create(ctx, key, &o))) {
+        o.window = window;
+        o.name = name;
+        if (!(value = cf_create(ctx, key, &o))) {
             RedisModule_CloseKey(key);
             return REDISMODULE_OK;
         }
+        cf = value;
+        windowed = window != 0;
+    }
+    if (windowed) {
+        mod_window_add(ctx, argv, argc, RedisModule_ModuleTypeGetValue(key), items, n,
+                       nx ? MOD_WINDOW_ADDNX : MOD_WINDOW_ADD, nx && multi, multi);
+        RedisModule_CloseKey(key);
+        return REDISMODULE_OK;
     }
     if (multi)
         RedisModule_ReplyWithArray(ctx, n);
@@ -179,16 +214,16 @@ int mod_cf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
-    return cf_insert_common(ctx, argv[1], argv + 2, 1, ends_with_nx(argv[0]), false, true,
-                            (long long)mod_cfg.cf_initial_size);
+    return cf_insert_common(ctx, argv, argc, argv + 2, 1, ends_with_nx(argv[0]), false, true,
+                            (long long)mod_cfg.cf_initial_size, 0);
 }
 
-/* CF.INSERT / CF.INSERTNX key [CAPACITY n] [NOCREATE] ITEMS item... */
+/* CF.INSERT / CF.INSERTNX key [CAPACITY n] [NOCREATE] [WINDOW ms] ITEMS item... */
 int mod_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
-    long long capacity = (long long)mod_cfg.cf_initial_size;
+    long long capacity = (long long)mod_cfg.cf_initial_size, window = 0;
     bool create = true;
     int i = 2;
     for (; i < argc && !mod_arg_is(argv[i], "ITEMS"); i++) {
@@ -202,13 +237,19 @@ int mod_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                                           (unsigned long long)mod_cfg.max_capacity);
         } else if (mod_arg_is(argv[i], "NOCREATE")) {
             create = false;
+        } else if (mod_arg_is(argv[i], "WINDOW")) {
+            if (++i == argc)
+                return RedisModule_WrongArity(ctx);
+            if (!mod_window_option(ctx, argv[i], false, &window))
+                return REDISMODULE_OK;
         } else {
             return RedisModule_ReplyWithError(ctx, "Unknown argument received");
         }
     }
     if (i + 1 >= argc)
         return RedisModule_WrongArity(ctx);
-    return cf_insert_common(ctx, argv[1], argv + i + 1, argc - i - 1, ends_with_nx(argv[0]), true, create, capacity);
+    return cf_insert_common(ctx, argv, argc, argv + i + 1, argc - i - 1, ends_with_nx(argv[0]), true, create,
+                            capacity, window);
 }
 
 static uint64_t cf_hash_any(const void *f, const void *key, size_t len) { return nidus_cuckoo_hash(f, key, len); }

@@ -46,6 +46,14 @@ static const doc_arg key_items[] = {KEY, ITEMS, END};
 static const doc_arg key_only[] = {KEY, END};
 static const doc_arg compactstep_args[] = {KEY, INTEGER("table"), INTEGER("bucket"), INTEGER("budget"), END};
 static const doc_arg key_iterator[] = {KEY, INTEGER("iterator"), END};
+/* CF.AT / BF.AT key ms command [arg ...]: a windowed write with the master's time (windowed.c) */
+static const doc_arg at_args[] = {
+    KEY,
+    INTEGER("milliseconds"),
+    {"command", REDISMODULE_ARG_TYPE_STRING, 0, NULL, NULL},
+    {"arg", REDISMODULE_ARG_TYPE_STRING, OPT | MANY, NULL, NULL},
+    END,
+};
 static const doc_arg key_iterator_data[] = {
     KEY, INTEGER("iterator"), {"data", REDISMODULE_ARG_TYPE_STRING, 0, NULL, NULL}, END};
 
@@ -63,6 +71,7 @@ static const doc_arg cf_insert[] = {
     {"capacity", REDISMODULE_ARG_TYPE_BLOCK, OPT, NULL,
      (const doc_arg[]){TOKEN("capacity", "CAPACITY"), INTEGER("capacity"), END}},
     FLAG("nocreate", "NOCREATE"),
+    OPTION("window", "WINDOW", REDISMODULE_ARG_TYPE_INTEGER),
     TOKEN("items", "ITEMS"),
     ITEMS,
     END,
@@ -74,6 +83,7 @@ static const doc_arg cf_reserve[] = {
     OPTION("bucketsize", "BUCKETSIZE", REDISMODULE_ARG_TYPE_INTEGER),
     OPTION("maxiterations", "MAXITERATIONS", REDISMODULE_ARG_TYPE_INTEGER),
     OPTION("expansion", "EXPANSION", REDISMODULE_ARG_TYPE_INTEGER),
+    OPTION("window", "WINDOW", REDISMODULE_ARG_TYPE_INTEGER),
     END,
 };
 
@@ -83,6 +93,7 @@ static const doc_arg bf_reserve[] = {
     INTEGER("capacity"),
     OPTION("expansion", "EXPANSION", REDISMODULE_ARG_TYPE_INTEGER),
     FLAG("nonscaling", "NONSCALING"),
+    OPTION("window", "WINDOW", REDISMODULE_ARG_TYPE_INTEGER),
     END,
 };
 
@@ -93,6 +104,7 @@ static const doc_arg bf_insert[] = {
     OPTION("expansion", "EXPANSION", REDISMODULE_ARG_TYPE_INTEGER),
     FLAG("nocreate", "NOCREATE"),
     FLAG("nonscaling", "NONSCALING"),
+    OPTION("window", "WINDOW", REDISMODULE_ARG_TYPE_INTEGER),
     TOKEN("items", "ITEMS"),
     ITEMS,
     END,
@@ -103,7 +115,7 @@ static const doc_arg bf_info[] = {
     KEY,
     {"single_value", REDISMODULE_ARG_TYPE_ONEOF, OPT, NULL,
      (const doc_arg[]){TOKEN("capacity", "CAPACITY"), TOKEN("size", "SIZE"), TOKEN("filters", "FILTERS"),
-                       TOKEN("items", "ITEMS"), TOKEN("expansion", "EXPANSION"), END}},
+                       TOKEN("items", "ITEMS"), TOKEN("expansion", "EXPANSION"), TOKEN("window", "WINDOW"), END}},
     END,
 };
 
@@ -126,6 +138,9 @@ static const doc_arg bf_info[] = {
  * the steps of a compaction (compaction.c); not deny-oom, as CF.COMPACT, since it only frees memory. */
 static const command_doc docs[] = {
     {"cf.reserve", WRITE, "write fast", -3, "Creates a new Cuckoo Filter", "O(1)", "1.0.0", NULL, cf_reserve},
+    {"cf.at", "write", "write", -5,
+     "Replays a write to a windowed Cuckoo Filter at the time its master ran it (sent by masters and the AOF only)",
+     CF_INSERT_COST, "1.0.0", NULL, at_args},
     {"cf.add", WRITE, "write", 3, "Adds an item to a Cuckoo Filter", CF_ADD_COST, "1.0.0", NULL, key_item},
     {"cf.addnx", WRITE, "write", 3, "Adds an item to a Cuckoo Filter if the item did not exist previously.",
      CF_ADD_COST, "1.0.0", NULL, key_item},
@@ -159,6 +174,9 @@ static const command_doc docs[] = {
     {"cf.debug", READ, "read", 2, "Returns internal debug information about a Cuckoo Filter", "O(1)", "1.0.0",
      "dont_cache", key_only},
     {"bf.reserve", WRITE, "write fast", -4, "Creates a new Bloom Filter", "O(1)", "1.0.0", NULL, bf_reserve},
+    {"bf.at", "write", "write", -5,
+     "Replays a write to a windowed Bloom Filter at the time its master ran it (sent by masters and the AOF only)",
+     BF_MANY_COST, "1.0.0", NULL, at_args},
     {"bf.add", WRITE, "write", 3, "Adds an item to a Bloom Filter", BF_ONE_COST, "1.0.0", NULL, key_item},
     {"bf.madd", WRITE, "write", -3, BF_INSERT_SUMMARY, BF_MANY_COST, "1.0.0", NULL, key_items},
     {"bf.insert", WRITE, "write", -4, BF_INSERT_SUMMARY, BF_MANY_COST, "1.0.0", NULL, bf_insert},

@@ -72,7 +72,8 @@ int mod_bf_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
  * every call on a value goes (mod_filter), and the type's own replies. */
 typedef struct mod_filter_ops {
     RedisModuleType **type;
-    nidus_kind kind;         /* of the values: NIDUS_KIND_CUCKOO (a nidus_cuckoo) or NIDUS_KIND_BLOOM (a nidus_bloom) */
+    nidus_kind kind;         /* of the values: NIDUS_KIND_CUCKOO (a nidus_cuckoo), NIDUS_KIND_BLOOM (a nidus_bloom) or
+                              * NIDUS_KIND_WINDOW (a nidus_window, windowed.h) */
     bool dump_empty;         /* SCANDUMP of an empty filter gives its chunks (BF), or [0, nil] (CF) */
     bool bloom_replies;      /* RedisBloom's Bloom replies (BF): SCANDUMP opens the key before it reads the
                               * iterator and ends with [0, ""]; LOADCHUNK takes iterator 0 as a data chunk's and

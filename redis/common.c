@@ -93,15 +93,16 @@ bool mod_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode, R
     return false;
 }
 
-int mod_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, mod_create_fn create,
-                  const void *options)
+int mod_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, RedisModuleType *windowed,
+                mod_create_fn create, const void *options)
 {
     RedisModuleKey *key;
     void *value;
     key_state ks = mod_open(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE, type, &key, &value);
     int rc = REDISMODULE_OK;
     if (ks != KEY_EMPTY) {
-        rc = RedisModule_ReplyWithError(ctx, ks == KEY_OK ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE);
+        bool same_family = ks == KEY_OK || RedisModule_ModuleTypeGetType(key) == windowed;
+        rc = RedisModule_ReplyWithError(ctx, same_family ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE);
     } else if (create(ctx, key, options)) {
         RedisModule_ReplicateVerbatim(ctx);
         rc = RedisModule_ReplyWithSimpleString(ctx, "OK");

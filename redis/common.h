@@ -74,10 +74,10 @@ bool mod_open_existing(RedisModuleCtx *ctx, RedisModuleString *name, int mode, R
 /* Creates a filter into an open, empty key with the given options, or replies the error and returns NULL. */
 typedef void *(*mod_create_fn)(RedisModuleCtx *ctx, RedisModuleKey *key, const void *options);
 
-/* The end of CF.RESERVE and BF.RESERVE: refuses an existing key ("ERR item exists") or one of another type,
- * else creates the filter, replicates, replies OK. */
-int mod_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, mod_create_fn create,
-                  const void *options);
+/* The end of CF.RESERVE and BF.RESERVE: refuses an existing key ("ERR item exists" for `type` and its
+ * `windowed` type) or one of another type, else creates the filter, replicates, replies OK. */
+int mod_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type, RedisModuleType *windowed,
+                mod_create_fn create, const void *options);
 
 /* EXISTS key item and MEXISTS key item... for either type: 1 / 0 (booleans in RESP3), 0 for a missing key.
  * The items are hashed first, then looked up in one batched call that prefetches. */

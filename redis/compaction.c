@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "windowed.h"
 
 /* Units of work (nidus_cuckoo_compact_step) of a write's step: 30 to 150 microseconds on a large filter (bucket
  * size 2 to 8; a unit is about one cache miss), whatever its size. The timer's steps are larger (fewer
@@ -28,8 +29,6 @@
 #define TIMER_STEP_UNITS 4096u
 #define TICK_BUDGET_NS 1000000ll /* the timer's steps, all keys together, stop past 1 ms */
 #define TRACKED_MAX 1024u        /* keys the timer steps; past that, their writes step them */
-
-#define REDISMODULE_CTX_FLAGS_SLAVE (1 << 3)
 
 typedef struct tracked {
     int db;
@@ -76,11 +75,13 @@ static void on_timer(RedisModuleCtx *ctx, void *data);
 
 static void arm_timer(RedisModuleCtx *ctx)
 {
-    if (!timer_set && nkeys && mod_cfg.cf_compact_interval) {
+    if (!timer_set && (nkeys || mod_window_tracking()) && mod_cfg.cf_compact_interval) {
         RedisModule_CreateTimer(ctx, mod_cfg.cf_compact_interval, on_timer, NULL);
         timer_set = true;
     }
 }
+
+void mod_timer_arm(RedisModuleCtx *ctx) { arm_timer(ctx); }
 
 static void track(RedisModuleCtx *ctx, RedisModuleString *name)
 {
@@ -118,9 +119,11 @@ static void on_timer(RedisModuleCtx *ctx, void *data)
 {
     (void)data;
     timer_set = false;
+    mod_window_tick(ctx, may_step(ctx), TICK_BUDGET_NS); /* windowed keys' sweeps (windowed.c) */
     if (!may_step(ctx)) {
         while (nkeys)
             untrack(nkeys - 1);
+        arm_timer(ctx); /* a replica keeps its windowed keys, for the day it is promoted */
         return;
     }
     long long start = now_ns();

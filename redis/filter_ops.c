@@ -4,6 +4,7 @@
  * reply strings. */
 #include "commands.h"
 #include "common.h"
+#include "windowed.h"
 
 const mod_filter_ops mod_cf_ops = {
     &mod_cf_type, NIDUS_KIND_CUCKOO, false, false, NIDUS_CF_LOADCHUNK, "Couldn't load chunk!", "Invalid position",
@@ -45,6 +46,8 @@ bool mod_filter_loading(const mod_filter_ops *t, const void *value)
 
 void mod_filter_free(const mod_filter_ops *t, void *value)
 {
+    if (value && t->kind == NIDUS_KIND_WINDOW)
+        mod_window_values--;
     nidus_filter_ref ref;
     nidus_filter_free(mod_filter(&ref, t, value));
 }
@@ -62,6 +65,8 @@ nidus_status mod_filter_load_chunk(const mod_filter_ops *t, void **value, const 
     nidus_filter_ref ref;
     nidus_filter *f = mod_filter(&ref, t, *value);
     nidus_status st = nidus_filter_load_chunk(&f, t->kind, chunk, len, max_bytes, &mod_allocator);
+    if (!*value && nidus_filter_typed(f) && t->kind == NIDUS_KIND_WINDOW)
+        mod_window_values++; /* a header chunk made one */
     *value = nidus_filter_typed(f);
     return st;
 }

@@ -14,18 +14,23 @@
 #include "rb/rb_merge.h"
 #include "rb/rb_types.h"
 #include "types.h"
+#include "windowed.h"
 
 /* What differs between the two commands: the nidus type (its values merge through nidus_filter_merge), the
  * RedisBloom-named one, and the add errors. */
 typedef struct merge_kind {
     const mod_filter_ops *ops;
-    RedisModuleType **rb_type;
+    RedisModuleType **rb_type; /* NULL for windowed filters */
     const rb_kind *rb;
     const char *(*error)(nidus_status st); /* the type's add errors: LIMIT_TABLES and READ_ONLY as adds say them */
+    RedisModuleType **other;   /* the family's filters that do not merge with these: windowed or plain */
 } merge_kind;
 
-static const merge_kind cf_kind = {&mod_cf_ops, &rb_cf_type, &rb_cf_kind, mod_cf_add_error};
-static const merge_kind bf_kind = {&mod_bf_ops, &rb_bf_type, &rb_bf_kind, mod_bf_add_error};
+static const merge_kind cf_kind = {&mod_cf_ops, &rb_cf_type, &rb_cf_kind, mod_cf_add_error, &mod_cw_type};
+static const merge_kind bf_kind = {&mod_bf_ops, &rb_bf_type, &rb_bf_kind, mod_bf_add_error, &mod_bw_type};
+/* windowed filters (windowed.c) of the same window, shape and seed: nidus_window_merge keeps each live copy's age */
+static const merge_kind cw_kind = {&mod_cw_ops, NULL, NULL, mod_cf_add_error, &mod_cf_type};
+static const merge_kind bw_kind = {&mod_bw_ops, NULL, NULL, mod_bf_add_error, &mod_bf_type};
 
 /* What keeps nidus value `src` from merging into `dst`, in the library's words (as `nidus merge` says it). */
 static bool nidus_difference(const merge_kind *m, const void *dst, const void *src, char *buf, size_t cap)
@@ -41,7 +46,9 @@ typedef struct merge_input {
     int position;
 } merge_input;
 
-typedef enum { INPUT_MISSING, INPUT_OK, INPUT_WRONGTYPE, INPUT_LOADING } input_state;
+typedef enum { INPUT_MISSING, INPUT_OK, INPUT_WRONGTYPE, INPUT_LOADING, INPUT_OTHER } input_state;
+
+#define MSG_WINDOWED_AND_PLAIN "ERR a windowed filter and one without a window do not merge"
 
 /* Classifies an open key for the command's filter type. */
 static input_state classify(RedisModuleKey *key, const merge_kind *m, merge_input *in)
@@ -50,10 +57,13 @@ static input_state classify(RedisModuleKey *key, const merge_kind *m, merge_inpu
     if (kt == REDISMODULE_KEYTYPE_EMPTY)
         return INPUT_MISSING;
     RedisModuleType *type = kt == REDISMODULE_KEYTYPE_MODULE ? RedisModule_ModuleTypeGetType(key) : NULL;
-    if (!type || (type != *m->ops->type && type != *m->rb_type))
+    if (type && type == *m->other)
+        return INPUT_OTHER;
+    bool rb = type && m->rb_type && type == *m->rb_type;
+    if (!type || (type != *m->ops->type && !rb))
         return INPUT_WRONGTYPE;
     in->value = RedisModule_ModuleTypeGetValue(key);
-    in->rb = type == *m->rb_type;
+    in->rb = rb;
     const void *nidus_part = in->rb ? ((rb_value *)in->value)->grown : in->value;
     return nidus_part && mod_filter_loading(m->ops, nidus_part) ? INPUT_LOADING : INPUT_OK;
 }
@@ -96,6 +106,8 @@ static int reply_merge_error(RedisModuleCtx *ctx, const merge_kind *m, nidus_sta
         return mod_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in->position,
                                   known ? why : "sub-filters of other shapes");
     }
+    if (st == NIDUS_ERR_FULL && m->ops->kind == NIDUS_KIND_WINDOW)
+        return RedisModule_ReplyWithError(ctx, m->error(st));
     if (st == NIDUS_ERR_FULL && m->ops->kind == NIDUS_KIND_CUCKOO)
         return mod_reply_errorf(ctx,
                                   "ERR filter is full: a sub-filter of destkey has no room for the items of sourcekey "
@@ -172,7 +184,22 @@ static int merge_inputs(RedisModuleCtx *ctx, const merge_kind *m, RedisModuleKey
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
 
-static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const merge_kind *m)
+/* True when destkey, or the first sourcekey when destkey does not exist, holds a value of `type`. */
+static bool first_holds(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModuleType *type)
+{
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    bool empty = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY, yes = mod_window_holds(key, type);
+    RedisModule_CloseKey(key);
+    if (!empty)
+        return yes;
+    key = RedisModule_OpenKey(ctx, argv[3], REDISMODULE_READ);
+    yes = mod_window_holds(key, type);
+    RedisModule_CloseKey(key);
+    return yes;
+}
+
+static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const merge_kind *m,
+                         const merge_kind *windowed)
 {
     /* "getkeys-api": Redis Cluster (Redis 7.0-7.4, Valkey 8) routes a module command by the keys the command
      * reports, or by its first-last-step range, not by its key specs (which serve COMMAND GETKEYS and ACLs):
@@ -191,6 +218,8 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     if (numkeys != argc - 3)
         return mod_reply_errorf(ctx, "ERR numkeys (%lld) does not match the number of sourcekeys (%d)", numkeys,
                                   argc - 3);
+    if (mod_window_values && first_holds(ctx, argv, *windowed->ops->type))
+        m = windowed;
     RedisModuleKey *dest = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     merge_input *in = RedisModule_Calloc((size_t)argc, sizeof *in);
     int n = 0, rc = REDISMODULE_OK;
@@ -198,6 +227,7 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     bool dest_exists = ds != INPUT_MISSING;
     const char *error = ds == INPUT_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
                         : ds == INPUT_LOADING ? m->ops->still_loading
+                        : ds == INPUT_OTHER   ? MSG_WINDOWED_AND_PLAIN
                                               : NULL;
     if (dest_exists)
         n = 1;
@@ -211,6 +241,7 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         error = s == INPUT_MISSING ? "ERR not found"
                 : s == INPUT_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
                 : s == INPUT_LOADING   ? m->ops->still_loading
+                : s == INPUT_OTHER     ? MSG_WINDOWED_AND_PLAIN
                                        : NULL;
         n++;
     }
@@ -230,6 +261,8 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
         }
         rc = largest > limit ? RedisModule_ReplyWithError(ctx, MOD_MSG_TOO_BIG)
                              : merge_inputs(ctx, m, dest, dest_exists, in, n, limit, total);
+        if (m == windowed && mod_window_holds(dest, *m->ops->type))
+            mod_window_track(ctx, argv[1]); /* a destkey made here: the timer's sweep steps reach it */
     }
     RedisModule_Free(in);
     RedisModule_CloseKey(dest);
@@ -239,11 +272,11 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
 /* CF.MERGE destkey numkeys sourcekey [sourcekey ...] */
 int mod_cf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return merge_command(ctx, argv, argc, &cf_kind);
+    return merge_command(ctx, argv, argc, &cf_kind, &cw_kind);
 }
 
 /* BF.MERGE destkey numkeys sourcekey [sourcekey ...] */
 int mod_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return merge_command(ctx, argv, argc, &bf_kind);
+    return merge_command(ctx, argv, argc, &bf_kind, &bw_kind);
 }

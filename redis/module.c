@@ -10,6 +10,7 @@
 #include "config.h"
 #include "rb/rb_types.h"
 #include "types.h"
+#include "windowed.h"
 
 #define MODULE_VERSION 100 /* 0.1.0 */
 
@@ -29,8 +30,11 @@ static const mod_command commands[] = {
     {"bf.mexists", mod_bf_mexists},     {"bf.info", mod_bf_info},       {"bf.card", mod_bf_card},
     {"bf.scandump", mod_bf_scandump},   {"bf.loadchunk", mod_bf_loadchunk}, {"cf.debug", mod_cf_debug},
     {"bf.debug", mod_bf_debug},         {"cf.merge", mod_cf_merge},     {"bf.merge", mod_bf_merge},
-    {"cf.compactstep", mod_cf_compactstep},
+    {"cf.compactstep", mod_cf_compactstep}, {"cf.at", mod_cf_at},     {"bf.at", mod_bf_at},
 };
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
                                                              int argc);
@@ -47,9 +51,13 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     RedisModule_SetModuleOptions(ctx, (int)mod_server.module_options);
     if (mod_register_types(ctx) != REDISMODULE_OK)
         return bail(ctx, "could not create the data types");
-    /* every command through its router, which serves keys loaded from RedisBloom (rb/rb_commands.c) */
-    mod_command routed[sizeof commands / sizeof commands[0]];
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        routed[i] = (mod_command){commands[i].name, mod_rb_route(commands[i].fn)};
-    return mod_register_commands(ctx, routed, sizeof routed / sizeof routed[0]);
+    if (mod_window_init(ctx) != REDISMODULE_OK)
+        return bail(ctx, "could not subscribe to keyspace events");
+    /* every command through its routers: windowed keys (windowed.c), then keys loaded from RedisBloom
+     * (rb/rb_commands.c), then the nidus handler */
+    mod_command routed[NCOMMANDS];
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        routed[i] = (mod_command){commands[i].name,
+                                  mod_window_route(commands[i].fn, mod_rb_route(commands[i].fn))};
+    return mod_register_commands(ctx, routed, NCOMMANDS);
 }

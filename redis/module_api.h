@@ -24,6 +24,7 @@
 #define REDISMODULE_POSTPONED_LEN (-1L)
 
 /* RedisModule_GetContextFlags */
+#define REDISMODULE_CTX_FLAGS_SLAVE (1 << 3)       /* this server is a replica */
 #define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* the command came from the master (or a slot migration) */
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13) /* the server is loading its RDB or AOF, or a full sync */
 #define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
@@ -47,6 +48,14 @@ typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
 typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 
 typedef struct RedisModuleCommand RedisModuleCommand;
+typedef struct RedisModuleDict RedisModuleDict;
+typedef struct RedisModuleDictIter RedisModuleDictIter;
+
+/* Keyspace events a module may subscribe to (RedisModule_SubscribeToKeyspaceEvents). */
+#define REDISMODULE_NOTIFY_GENERIC (1 << 2) /* DEL, RENAME, MOVE, COPY, RESTORE, ... */
+#define REDISMODULE_NOTIFY_LOADED (1 << 12) /* a key loaded from an RDB (or a full sync) */
+typedef int (*RedisModuleNotificationFunc)(RedisModuleCtx *ctx, int type, const char *event,
+                                           RedisModuleString *key);
 
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 typedef void (*RedisModuleTimerProc)(RedisModuleCtx *ctx, void *data);
@@ -228,7 +237,17 @@ typedef struct RedisModuleTypeMethods {
     X(void, Log, (RedisModuleCtx *, const char *, const char *, ...))                                         \
     X(void, LogIOError, (RedisModuleIO *, const char *, const char *, ...))                                   \
     X(RedisModuleString *, CreateString, (RedisModuleCtx *, const char *, size_t))                            \
-    X(void, FreeString, (RedisModuleCtx *, RedisModuleString *))
+    X(void, FreeString, (RedisModuleCtx *, RedisModuleString *))                                             \
+    X(long long, Milliseconds, (void))                                                                        \
+    X(RedisModuleDict *, CreateDict, (RedisModuleCtx *))                                                      \
+    X(int, DictReplaceC, (RedisModuleDict *, void *, size_t, void *))                                         \
+    X(void *, DictGetC, (RedisModuleDict *, void *, size_t, int *))                                           \
+    X(int, DictDelC, (RedisModuleDict *, void *, size_t, void *))                                             \
+    X(uint64_t, DictSize, (RedisModuleDict *))                                                                \
+    X(RedisModuleDictIter *, DictIteratorStartC, (RedisModuleDict *, const char *, void *, size_t))          \
+    X(void *, DictNextC, (RedisModuleDictIter *, size_t *, void **))                                          \
+    X(void, DictIteratorStop, (RedisModuleDictIter *))                                                        \
+    X(int, SubscribeToKeyspaceEvents, (RedisModuleCtx *, int, RedisModuleNotificationFunc))
 
 /* Functions a server may lack: fetched when present, NULL otherwise; each use checks. */
 #define MOD_REDIS_API_OPTIONAL(X)                                                                           \

@@ -14,6 +14,7 @@
 #include "common.h"
 #include "rb/rb_types.h"
 #include "types.h"
+#include "windowed.h"
 
 /* Encoding versions of our RDB payload. */
 #define MOD_RDB_VERSION 1
@@ -229,10 +230,15 @@ static bool nidus_relocate(const void *t, void **v, const nidus_mover *mover, ui
     {loadchunk, &(ops), nidus_rdb_load, nidus_rdb_save, nidus_each_chunk, nidus_memory, nidus_free,      \
      nidus_copy, nidus_relocate}
 static const mod_value_class cf_class = NIDUS_CLASS(mod_cf_ops, NIDUS_CF_LOADCHUNK),
-                             bf_class = NIDUS_CLASS(mod_bf_ops, NIDUS_BF_LOADCHUNK);
+                             bf_class = NIDUS_CLASS(mod_bf_ops, NIDUS_BF_LOADCHUNK),
+                             /* windowed filters (windowed.c): the library's windowed encoding in the chunks */
+                             cw_class = NIDUS_CLASS(mod_cw_ops, NIDUS_CF_LOADCHUNK),
+                             bw_class = NIDUS_CLASS(mod_bw_ops, NIDUS_BF_LOADCHUNK);
 
 MOD_TYPE_METHODS(cf, cf_class)
 MOD_TYPE_METHODS(bf, bf_class)
+MOD_TYPE_METHODS(cw, cw_class)
+MOD_TYPE_METHODS(bw, bw_class)
 MOD_TYPE_METHODS(rbcf, rb_cf_class)
 MOD_TYPE_METHODS(rbbf, rb_bf_class)
 
@@ -241,8 +247,11 @@ int mod_register_types(RedisModuleCtx *ctx)
     /* Type names are exactly nine characters; ours differ from RedisBloom's, whose RDB encoding differs. */
     mod_cf_type = RedisModule_CreateDataType(ctx, "nidus--CF", MOD_RDB_VERSION, &cf_methods);
     mod_bf_type = RedisModule_CreateDataType(ctx, "nidus--BF", MOD_RDB_VERSION, &bf_methods);
+    mod_cw_type = RedisModule_CreateDataType(ctx, "nidus--CW", MOD_RDB_VERSION, &cw_methods);
+    mod_bw_type = RedisModule_CreateDataType(ctx, "nidus--BW", MOD_RDB_VERSION, &bw_methods);
     /* RedisBloom's type names: Redis finds a module value's type by the name its RDB carries. */
     rb_cf_type = RedisModule_CreateDataType(ctx, "MBbloomCF", RB_NIDUS_ENCVER, &rbcf_methods);
     rb_bf_type = RedisModule_CreateDataType(ctx, "MBbloom--", RB_NIDUS_ENCVER, &rbbf_methods);
-    return mod_cf_type && mod_bf_type && rb_cf_type && rb_bf_type ? REDISMODULE_OK : REDISMODULE_ERR;
+    return mod_cf_type && mod_bf_type && mod_cw_type && mod_bw_type && rb_cf_type && rb_bf_type ? REDISMODULE_OK
+                                                                                                 : REDISMODULE_ERR;
 }

@@ -32,11 +32,16 @@ BF_MANY = "O(k * n), where k is the number of hash functions and n is the number
 BF_INSERT = "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist"
 CF_INSERT_ARGS = [KEY, arg("capacity", "block", flags=["optional"],
                            sub=[arg("capacity", "pure-token", "CAPACITY"), arg("capacity", "integer")]),
-                  arg("nocreate", "pure-token", "NOCREATE", ["optional"]), arg("items", "pure-token", "ITEMS"), ITEMS]
+                  arg("nocreate", "pure-token", "NOCREATE", ["optional"]), option("window", "WINDOW", "integer"),
+                  arg("items", "pure-token", "ITEMS"), ITEMS]
 SCANDUMP = ("Begins an incremental save of the bloom filter", "O(n), where n is the capacity", "1.0.0", 3,
             ["dont_cache"], READ, "RO", [KEY, arg("iterator", "integer")])
 LOADCHUNK = ("Restores a filter previously saved using SCANDUMP", "O(n), where n is the capacity", "1.0.0", 4, [],
              WRITE, "RW", [KEY, arg("iterator", "integer"), arg("data", "string")])
+
+# nidus's own: a windowed write with its master's time, as masters replicate and log them
+AT_ARGS = [KEY, arg("milliseconds", "integer"), arg("command", "string"),
+           arg("arg", "string", flags=["optional", "multiple"])]
 
 MERGE_ARGS = [arg("destkey", "key"), arg("numkeys", "integer"), arg("sourcekey", "key", flags=["multiple"])]
 MERGE_COST = "O(n), where n is the total size of the filters"
@@ -46,7 +51,9 @@ EXPECTED = {
     "cf.reserve": ("Creates a new Cuckoo Filter", "O(1)", "1.0.0", -3, [], WRITE, "RW",
                    [KEY, arg("capacity", "integer"), option("bucketsize", "BUCKETSIZE", "integer"),
                     option("maxiterations", "MAXITERATIONS", "integer"),
-                    option("expansion", "EXPANSION", "integer")]),
+                    option("expansion", "EXPANSION", "integer"), option("window", "WINDOW", "integer")]),
+    "cf.at": ("Replays a write to a windowed Cuckoo Filter at the time its master ran it (sent by masters and the "
+              "AOF only)", INSERT_COST, "1.0.0", -5, [], {"write", "module"}, "RW", AT_ARGS),
     "cf.add": ("Adds an item to a Cuckoo Filter", ADD_COST, "1.0.0", 3, [], WRITE, "RW", [KEY, ITEM]),
     "cf.addnx": ("Adds an item to a Cuckoo Filter if the item did not exist previously.", ADD_COST, "1.0.0", 3, [],
                  WRITE, "RW", [KEY, ITEM]),
@@ -83,7 +90,10 @@ EXPECTED = {
     "bf.reserve": ("Creates a new Bloom Filter", "O(1)", "1.0.0", -4, [], WRITE, "RW",
                    [KEY, arg("error_rate", "double"), arg("capacity", "integer"),
                     option("expansion", "EXPANSION", "integer"),
-                    arg("nonscaling", "pure-token", "NONSCALING", ["optional"])]),
+                    arg("nonscaling", "pure-token", "NONSCALING", ["optional"]),
+                    option("window", "WINDOW", "integer")]),
+    "bf.at": ("Replays a write to a windowed Bloom Filter at the time its master ran it (sent by masters and the "
+              "AOF only)", BF_MANY, "1.0.0", -5, [], {"write", "module"}, "RW", AT_ARGS),
     "bf.add": ("Adds an item to a Bloom Filter", BF_ONE, "1.0.0", 3, [], WRITE, "RW", [KEY, ITEM]),
     "bf.madd": (BF_INSERT, BF_MANY, "1.0.0", -3, [], WRITE, "RW", [KEY, ITEMS]),
     "bf.insert": (BF_INSERT, BF_MANY, "1.0.0", -4, [], WRITE, "RW",
@@ -91,7 +101,7 @@ EXPECTED = {
                    option("expansion", "EXPANSION", "integer"),
                    arg("nocreate", "pure-token", "NOCREATE", ["optional"]),
                    arg("nonscaling", "pure-token", "NONSCALING", ["optional"]),
-                   arg("items", "pure-token", "ITEMS"), ITEMS]),
+                   option("window", "WINDOW", "integer"), arg("items", "pure-token", "ITEMS"), ITEMS]),
     "bf.exists": ("Checks whether an item exists in a Bloom Filter", BF_ONE, "1.0.0", 3, [], READ, "RO",
                   [KEY, ITEM]),
     "bf.mexists": ("Checks whether one or more items exist in a Bloom Filter", BF_MANY, "1.0.0", -3, [], READ,
@@ -99,7 +109,7 @@ EXPECTED = {
     "bf.info": ("Returns information about a Bloom Filter", "O(1)", "1.0.0", -2, ["dont_cache"], READ, "RO",
                 [KEY, arg("single_value", "oneof", flags=["optional"],
                           sub=[arg(n.lower(), "pure-token", n)
-                               for n in ("CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION")])]),
+                               for n in ("CAPACITY", "SIZE", "FILTERS", "ITEMS", "EXPANSION", "WINDOW")])]),
     "bf.card": ("Returns the cardinality of a Bloom filter", "O(1)", "2.4.4", 2, [], READ, "RO", [KEY]),
     "bf.merge": ("Merges Bloom Filters into the destination, which is created like the first source if it does "
                  "not exist", MERGE_COST, "1.0.0", -4, [], WRITE | {"movablekeys"}, "RW", MERGE_ARGS),

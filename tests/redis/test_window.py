@@ -1,0 +1,364 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Windowed keys (CF.RESERVE / BF.RESERVE ... WINDOW ms, and WINDOW on the INSERTs): the grammar and its
+errors, expiry at the master's clock, live copies only for CF.COUNT / CF.DEL / CF.ADDNX, Bloom renewals, and the
+write's time carried through replication, the AOF (without an RDB preamble), RDB, DEBUG RELOAD, DUMP/RESTORE and
+SCANDUMP/LOADCHUNK."""
+import time
+
+from conftest import wait_for
+from resp import Error, Raw, scandump
+
+MAX_TICKS = 1 << 48
+# Keys whose DEBUG DIGEST-VALUE two copies compare take the longest window: the timer's sweep step at an epoch
+# turn (every W / 5 on the absolute grid) would change one copy's bytes before the other's.
+STILL = MAX_TICKS
+KEYS = ["k%d" % i for i in range(200)]
+
+
+def info(c, kind, key):
+    reply = c(kind + ".INFO", key)
+    return {reply[i]: reply[i + 1] for i in range(0, len(reply), 2)}
+
+
+def test_grammar_and_errors(server):
+    c = Raw(server.port)
+    assert c("CF.RESERVE", "cw", 1000, "BUCKETSIZE", 4, "MAXITERATIONS", 50, "EXPANSION", 1, "WINDOW", 60000) == "OK"
+    assert c("BF.RESERVE", "bw", "0.001", 1000, "WINDOW", 60000) == "OK"
+    assert c("BF.RESERVE", "bw2", "0.01", 1000, "NONSCALING", "WINDOW", 1) == "OK"
+    assert c("BF.RESERVE", "bw3", "0.01", 1000, "EXPANSION", 2, "WINDOW", MAX_TICKS) == "OK"
+    assert c("TYPE", "cw") == "nidus--CW" and c("TYPE", "bw") == "nidus--BW"
+    cf_range = Error("WINDOW: value must be in the range [1, %d] (milliseconds)" % MAX_TICKS)
+    bf_range = Error("ERR window must be in the range [1, %d] (milliseconds)" % MAX_TICKS)
+    arity = Error("ERR wrong number of arguments for 'cf.reserve' command")
+    for bad, cf_error, bf_error, insert_error in [
+            ("0", cf_range, bf_range, "Bad window"), ("-5", cf_range, bf_range, "Bad window"),
+            (str(MAX_TICKS + 1), cf_range, bf_range, "Bad window"),
+            ("abc", Error("Couldn't parse WINDOW"), Error("ERR bad window"), "Bad window"),
+            ("1.5", Error("Couldn't parse WINDOW"), Error("ERR bad window"), "Bad window")]:
+        assert c("CF.RESERVE", "x", 1000, "WINDOW", bad) == cf_error, bad
+        assert c("CF.INSERT", "x", "WINDOW", bad, "ITEMS", "a") == cf_error, bad
+        assert c("CF.INSERTNX", "x", "WINDOW", bad, "ITEMS", "a") == cf_error, bad
+        assert c("BF.RESERVE", "x", "0.01", 1000, "WINDOW", bad) == bf_error, bad
+        assert c("BF.INSERT", "x", "WINDOW", bad, "ITEMS", "a") == Error(insert_error), bad
+    assert c("CF.RESERVE", "x", 1000, "WINDOW") == arity
+    assert c("BF.RESERVE", "x", "0.01", 1000, "WINDOW") == Error("ERR no window")
+    assert c("CF.INSERT", "x", "WINDOW") == Error("ERR wrong number of arguments for 'cf.insert' command")
+    assert c("CF.RESERVE", "x", 1000, "SEMISORT", "BUCKETSIZE", 4, "WINDOW", 100) == \
+        Error("ERR SEMISORT and WINDOW cannot be used together")
+    assert c("CF.RESERVE", "x", 1000, "FINGERPRINT", 30, "WINDOW", 100) == \
+        Error("ERR FINGERPRINT must be an integer between 4 and 29 with WINDOW")
+    assert c("CF.RESERVE", "x", 1 << 31, "WINDOW", 100) == \
+        Error("Capacity must be in the range [2 * BUCKETSIZE, 1073741824]")
+    assert c("EXISTS", "x") == 0  # no bad value created anything
+    # the existing key's kind and family decide
+    assert c("CF.RESERVE", "cw", 10, "WINDOW", 5) == Error("ERR item exists")
+    assert c("BF.RESERVE", "bw", "0.01", 10, "WINDOW", 5) == Error("ERR item exists")
+    wrongtype = Error("WRONGTYPE Operation against a key holding the wrong kind of value")
+    assert c("CF.RESERVE", "bw", 10, "WINDOW", 5) == wrongtype
+    for cmd in (("BF.ADD", "cw", "a"), ("BF.EXISTS", "cw", "a"), ("BF.INFO", "cw"), ("CF.ADD", "bw", "a"),
+                ("CF.EXISTS", "bw", "a"), ("CF.COUNT", "bw", "a"), ("CF.DEL", "bw", "a"), ("CF.INFO", "bw"),
+                ("BF.CARD", "cw")):
+        assert c(*cmd) == wrongtype, cmd
+    assert c("CF.INSERT", "missing", "NOCREATE", "WINDOW", 100, "ITEMS", "a") == Error("ERR not found")
+    assert c("BF.INSERT", "missing", "NOCREATE", "WINDOW", 100, "ITEMS", "a") == Error("ERR not found")
+    # WINDOW applies to the filter an INSERT creates; an existing key keeps its own
+    assert c("CF.INSERT", "cw", "WINDOW", 5, "ITEMS", "a") == [1]
+    assert info(c, "CF", "cw")["Window"] == 60000
+    assert c("CF.INSERT", "ci", "CAPACITY", 500, "WINDOW", 1000, "ITEMS", "a", "b") == [1, 1]
+    assert c("CF.INSERTNX", "cn", "WINDOW", 1000, "ITEMS", "a", "a") == [1, 0]
+    assert c("BF.INSERT", "bi", "CAPACITY", 500, "ERROR", "0.001", "WINDOW", 1000, "ITEMS", "a", "a") == [1, 0]
+    assert c("TYPE", "ci") == "nidus--CW" and c("TYPE", "cn") == "nidus--CW" and c("TYPE", "bi") == "nidus--BW"
+    # only a master's stream and the AOF send the time-carrying forms
+    assert c("CF.AT", "cw", 0, "CF.ADD", "a") == \
+        Error("ERR CF.AT is sent by a master to its replicas and the AOF, not by clients")
+    assert c("BF.AT", "bw", 0, "SWEEP", 10) == \
+        Error("ERR BF.AT is sent by a master to its replicas and the AOF, not by clients")
+
+
+def test_every_command_answers(server):
+    c = Raw(server.port)
+    assert c("CF.RESERVE", "cw", 1000, "WINDOW", 60000) == "OK"
+    assert c("CF.ADD", "cw", "a") == 1 and c("CF.ADD", "cw", "a") == 1
+    assert c("CF.ADDNX", "cw", "a") == 0 and c("CF.ADDNX", "cw", "b") == 1
+    assert c("CF.EXISTS", "cw", "a") == 1 and c("CF.EXISTS", "cw", "zz") == 0
+    assert c("CF.MEXISTS", "cw", "a", "b", "zz") == [1, 1, 0]
+    assert c("CF.COUNT", "cw", "a") == 2 and c("CF.COUNT", "cw", "zz") == 0
+    assert c("CF.DEL", "cw", "a") == 1 and c("CF.COUNT", "cw", "a") == 1
+    assert c("CF.DEL", "cw", "zz") == 0
+    assert c("CF.COMPACT", "cw") == "OK"
+    i = info(c, "CF", "cw")
+    plain = Raw(server.port)
+    plain("CF.RESERVE", "plain", 1000)
+    # RedisBloom's fields and ours in the same order as any cuckoo filter's, then the window's
+    assert list(i)[:14] == list(info(plain, "CF", "plain"))
+    assert list(i)[14:] == ["Window", "Epoch", "Entries"]
+    assert i["Number of items inserted"] == 2 and i["Window"] == 60000 and i["Epoch"] == 12000
+    assert i["Capacity"] == 1000 and i["Number of filters"] == 1
+    assert c("CF.DEBUG", "cw").startswith(b"bktsize:2 ")
+    assert c("BF.RESERVE", "bw", "0.01", 1000, "WINDOW", 60000) == "OK"
+    assert c("BF.ADD", "bw", "x") == 1 and c("BF.ADD", "bw", "x") == 0
+    assert c("BF.MADD", "bw", "x", "y", "z") == [0, 1, 1]
+    assert c("BF.INSERT", "bw", "ITEMS", "y", "w") == [0, 1]
+    assert c("BF.EXISTS", "bw", "x") == 1 and c("BF.EXISTS", "bw", "nope") == 0
+    assert c("BF.MEXISTS", "bw", "x", "w", "nope") == [1, 1, 0]
+    assert c("BF.CARD", "bw") == 4
+    b = info(c, "BF", "bw")
+    assert list(b) == ["Capacity", "Size", "Number of filters", "Number of items inserted", "Expansion rate",
+                       "Window"]
+    assert b["Capacity"] == 1000 and b["Number of items inserted"] == 4 and b["Expansion rate"] is None
+    assert b["Window"] == 60000
+    assert c("BF.INFO", "bw", "ITEMS") == [4] and c("BF.INFO", "bw", "WINDOW") == [60000]
+    assert c("BF.INFO", "bw", "NOPE") == Error("Invalid information value")
+    assert len(c("BF.DEBUG", "bw")) == 2
+    r3 = Raw(server.port, resp3=True)
+    assert r3("BF.INFO", "bw")["Window"] == 60000 and r3("CF.INFO", "cw")["Window"] == 60000
+    assert r3("CF.EXISTS", "cw", "a") is True and r3("BF.ADD", "bw", "v") is True
+    assert r3("BF.INFO", "bw", "WINDOW") == {"Window": 60000}
+
+
+def added_at(c, *cmd):
+    """Runs a write; the server ran it between the two times returned (milliseconds of this machine's clock, the
+    server's clock too)."""
+    t0 = time.time() * 1000
+    reply = c(*cmd)
+    return reply, t0, time.time() * 1000
+
+
+def test_expiry_precision(server):
+    """At W = 200 ms: present through [t, t + W] at every lookup, absent from t + 1.25 W on."""
+    c = Raw(server.port)
+    window = 200
+    c("CF.RESERVE", "cw", 1000, "WINDOW", window)
+    c("BF.RESERVE", "bw", "0.01", 1000, "WINDOW", window)
+    firsts = []
+    for _ in range(5):
+        c("CF.INSERT", "cw", "ITEMS", *KEYS)  # older items keep the table busy: they expire meanwhile
+        reply, t0, t1 = added_at(c, "CF.INSERT", "cw", "ITEMS", "fresh")
+        assert reply == [1]
+        _, b0, b1 = added_at(c, "BF.ADD", "bw", "fresh")
+        first_absent = None
+        while True:
+            s0 = time.time() * 1000
+            cf, bf = c("CF.EXISTS", "cw", "fresh"), c("BF.EXISTS", "bw", "fresh")
+            s1 = time.time() * 1000
+            if s1 <= t0 + window:
+                assert cf == 1, "absent %.1f ms after its add, inside the window" % (s1 - t0)
+            if s1 <= b0 + window:
+                assert bf == 1, "absent %.1f ms after its add, inside the window" % (s1 - b0)
+            if s0 >= t1 + 1.25 * window:
+                assert cf == 0 and bf == 0, "present %.1f ms after its add" % (s0 - t1)
+                break
+            if cf == 0 and first_absent is None:
+                first_absent = s0 - t0
+            time.sleep(0.002)
+        assert first_absent is not None
+        firsts.append(first_absent)
+        assert c("CF.COUNT", "cw", "fresh") == 0 and c("CF.DEL", "cw", "fresh") == 0
+        assert c("CF.ADDNX", "cw", "fresh") == 1  # an expired copy is no obstacle
+        assert c("CF.DEL", "cw", "fresh") == 1
+    print("W = %d ms: first absent %s ms after the add (bound: %d to %d)" %
+          (window, ", ".join("%.0f" % f for f in firsts), window, 1.25 * window))
+
+
+def test_live_copies_and_renewals(server):
+    """W = 1 s: copies counted, deleted and blocking ADDNX while live only; a Bloom add renews a live item. Each
+    check is asserted for the times it is certain at (a busy machine may run it later than planned)."""
+    c = Raw(server.port)
+    window = 1000
+    c("CF.RESERVE", "cw", 1000, "WINDOW", window)
+    c("BF.RESERVE", "bw", "0.01", 1000, "WINDOW", window)
+    _, t0, _ = added_at(c, "CF.ADD", "cw", "a")
+    c("CF.ADD", "cw", "a")
+    _, b0, _ = added_at(c, "BF.ADD", "bw", "x")
+    assert c("CF.COUNT", "cw", "a") == 2 and c("CF.ADDNX", "cw", "a") == 0
+    time.sleep(max(0, (b0 + 600) / 1000 - time.time()))
+    renewed, r0, r1 = added_at(c, "BF.ADD", "bw", "x")
+    if r1 <= b0 + window:
+        assert renewed == 0  # live: renewed, not added
+    _, n0, _ = added_at(c, "CF.ADD", "cw", "b")
+    time.sleep(max(0, (t0 + 1300) / 1000 - time.time()))
+    # past 1.25 W after the first adds: those copies are gone; the renewed Bloom item and b are younger than W
+    s0 = time.time() * 1000
+    assert c("CF.COUNT", "cw", "a") == 0 and c("CF.DEL", "cw", "a") == 0
+    both = c("CF.EXISTS", "cw", "b"), c("BF.EXISTS", "bw", "x"), c("BF.CARD", "bw")
+    if time.time() * 1000 <= min(n0, r0) + window:
+        assert both == (1, 1, 1)
+    assert s0 >= t0 + 1250
+    assert c("CF.ADDNX", "cw", "a") == 1 and c("CF.COUNT", "cw", "a") == 1
+    assert wait_for(lambda: c("BF.EXISTS", "bw", "x") == 0, 3)
+    assert c("BF.CARD", "bw") == 0 and c("BF.ADD", "bw", "x") == 1
+
+
+def digests(c, keys):
+    return [c("DEBUG", "DIGEST-VALUE", k) for k in keys]
+
+
+def test_replica_answers_as_its_master(make_server):
+    master = make_server("master", extra=("--repl-diskless-sync-delay", "0"))
+    m = Raw(master.port)
+    m("CF.RESERVE", "long", 1000, "WINDOW", 600000)
+    m("CF.INSERT", "long", "ITEMS", *KEYS[:100])
+    m("BF.RESERVE", "blong", "0.01", 1000, "WINDOW", 600000)
+    m("BF.MADD", "blong", *KEYS[:100])
+    replica = make_server("replica")
+    r = Raw(replica.port)
+    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
+    replica.wait_replica_link()
+    m("CF.INSERT", "long", "ITEMS", *KEYS[100:])
+    m("CF.DEL", "long", "k1")
+    m("CF.ADDNX", "long", "k2")
+    m("BF.INSERT", "blong", "ITEMS", *KEYS)
+    m("CF.INSERT", "made", "WINDOW", 600000, "ITEMS", "p", "q")
+    m("CF.RESERVE", "short", 1000, "WINDOW", 300)
+    m("CF.INSERT", "short", "ITEMS", *KEYS)
+    m("BF.RESERVE", "bshort", "0.01", 1000, "WINDOW", 300)
+    m("BF.MADD", "bshort", *KEYS)
+    for it, data in scandump(m, "CF", "long"):
+        assert m("CF.LOADCHUNK", "loaded", it, data) == "OK"
+    assert m("CF.MERGE", "merged", 2, "long", "loaded") == "OK"
+    assert m("WAIT", 1, 5000) == 1
+    for kind, key in (("CF", "long"), ("CF", "made"), ("CF", "loaded"), ("CF", "merged"), ("BF", "blong")):
+        assert r(kind + ".MEXISTS", key, *KEYS) == m(kind + ".MEXISTS", key, *KEYS), key
+        assert r(kind + ".INFO", key) == m(kind + ".INFO", key), key
+    assert r("CF.COUNT", "long", "k2") == m("CF.COUNT", "long", "k2") == 1
+    # the short windows expire on the master by its clock, on the replica by the master's sweep steps
+    assert wait_for(lambda: m("CF.MEXISTS", "short", *KEYS) == [0] * len(KEYS), 3)
+    assert wait_for(lambda: r("CF.MEXISTS", "short", *KEYS) == [0] * len(KEYS), 3)
+    assert wait_for(lambda: r("BF.MEXISTS", "bshort", *KEYS) == [0] * len(KEYS), 3)
+    assert r("BF.CARD", "bshort") == m("BF.CARD", "bshort") == 0
+    # byte for byte: every sweep the master took reached the replica
+    keys = ("long", "made", "loaded", "merged", "blong", "short", "bshort")
+    assert wait_for(lambda: m("WAIT", 1, 1000) == 1 and digests(r, keys) == digests(m, keys), 5)
+    assert r("DEBUG", "DIGEST") == m("DEBUG", "DIGEST")
+
+
+def test_debug_reload_rdb_restart_dump_restore(server):
+    c = Raw(server.port)
+    c("CF.RESERVE", "cw", 1000, "WINDOW", STILL)
+    c("CF.INSERT", "cw", "ITEMS", *KEYS)
+    c("CF.ADD", "cw", "dup")
+    c("CF.ADD", "cw", "dup")
+    c("BF.RESERVE", "bw", "0.01", 1000, "WINDOW", STILL)
+    c("BF.MADD", "bw", *KEYS)
+    c("CF.RESERVE", "big", 3000000, "WINDOW", STILL)  # an encoding of more than 4 MiB
+    c("CF.INSERT", "big", "ITEMS", *KEYS)
+
+    def snapshot():
+        return (c("CF.MEXISTS", "cw", *KEYS), c("BF.MEXISTS", "bw", *KEYS), c("CF.COUNT", "cw", "dup"),
+                c("CF.INFO", "cw"), c("BF.INFO", "bw"), digests(c, ("cw", "bw", "big")),
+                c("CF.MEXISTS", "big", *KEYS))
+
+    before = snapshot()
+    assert before[0] == [1] * len(KEYS) and before[2] == 2 and before[6] == [1] * len(KEYS)
+    assert info(c, "CF", "big")["Size"] > 4 << 20
+    assert c("DEBUG", "RELOAD") == "OK"
+    assert snapshot() == before
+    assert c("SAVE") == "OK"
+    server.stop(nosave=True)
+    server.start()
+    c = Raw(server.port)
+    assert snapshot() == before
+    for key in ("cw", "bw"):
+        payload = c("DUMP", key)
+        assert c("RESTORE", key + "2", 0, payload) == "OK"
+        assert c("DEBUG", "DIGEST-VALUE", key + "2") == c("DEBUG", "DIGEST-VALUE", key)
+        assert c("TYPE", key + "2") == c("TYPE", key)
+        # corrupt payloads are refused, whichever byte is hit
+        body = bytearray(payload)
+        for pos in (3, len(body) // 2, len(body) - 12):
+            bad = bytearray(body)
+            bad[pos] ^= 0x20
+            assert isinstance(c("RESTORE", key + "bad", 0, bytes(bad)), Error), pos
+        assert c("EXISTS", key + "bad") == 0
+    assert c("CF.MEXISTS", "cw2", *KEYS) == before[0]
+    assert c("BF.MEXISTS", "bw2", *KEYS) == before[1]
+    assert c("COPY", "cw", "cw3") == 1 and c("CF.MEXISTS", "cw3", *KEYS) == before[0]
+
+
+def test_scandump_loadchunk_round_trip(server):
+    c = Raw(server.port)
+    c("CF.RESERVE", "cw", 1000, "WINDOW", STILL)
+    c("CF.INSERT", "cw", "ITEMS", *KEYS)
+    c("BF.RESERVE", "bw", "0.01", 1000, "WINDOW", STILL)
+    c("BF.MADD", "bw", *KEYS)
+    c("CF.RESERVE", "big", 3000000, "WINDOW", STILL)
+    c("CF.INSERT", "big", "ITEMS", *KEYS)
+    for kind, key in (("CF", "cw"), ("BF", "bw"), ("CF", "big")):
+        chunks = scandump(c, kind, key)
+        assert chunks
+        for it, data in chunks:
+            assert c(kind + ".LOADCHUNK", key + "-copy", it, data) == "OK"
+        assert c("TYPE", key + "-copy") == c("TYPE", key)
+        assert c(kind + ".MEXISTS", key + "-copy", *KEYS) == [1] * len(KEYS)
+        assert c(kind + ".INFO", key + "-copy") == c(kind + ".INFO", key)
+        assert c("DEBUG", "DIGEST-VALUE", key + "-copy") == c("DEBUG", "DIGEST-VALUE", key)
+        # a header for a key that exists, or a damaged one, creates nothing
+        it, data = chunks[0]
+        assert isinstance(c(kind + ".LOADCHUNK", key + "-copy", it, data), Error)
+        bad = bytearray(data)
+        bad[len(bad) // 2] ^= 1
+        assert isinstance(c(kind + ".LOADCHUNK", key + "-bad", it, bytes(bad)), Error)
+        assert c("EXISTS", key + "-bad") == 0
+
+
+def test_aof_without_preamble_brings_no_expired_item_back(make_server):
+    s = make_server("aof", extra=("--appendonly", "yes", "--aof-use-rdb-preamble", "no"))
+    c = Raw(s.port)
+    c("CF.RESERVE", "cw", 1000, "WINDOW", 300)
+    c("CF.INSERT", "cw", "ITEMS", *KEYS)
+    c("BF.RESERVE", "bw", "0.01", 1000, "WINDOW", 300)
+    c("BF.MADD", "bw", *KEYS)
+    c("CF.INSERT", "kept", "WINDOW", STILL, "ITEMS", *KEYS)
+    c("BF.INSERT", "bkept", "CAPACITY", 1000, "WINDOW", STILL, "ITEMS", *KEYS)
+    c("CF.DEL", "kept", "k0")
+    # stopped at once: the AOF holds the adds with their time, not a sweep
+    s.stop(nosave=True)
+    time.sleep(0.5)  # the short window's items expire while the server is down
+    s.start()
+    c = Raw(s.port)
+    assert c("CF.MEXISTS", "cw", *KEYS) == [0] * len(KEYS)
+    assert c("BF.MEXISTS", "bw", *KEYS) == [0] * len(KEYS)
+    assert c("BF.CARD", "bw") == 0 and info(c, "CF", "cw")["Number of items inserted"] == 0
+    assert c("CF.MEXISTS", "kept", *KEYS) == [0] + [1] * (len(KEYS) - 1)
+    assert c("BF.MEXISTS", "bkept", *KEYS) == [1] * len(KEYS)
+    # and after a rewrite (LOADCHUNK commands of the filters as they are) too
+    c("CF.INSERT", "cw", "ITEMS", "late")
+    assert c("BGREWRITEAOF").startswith("Background")
+    s.wait_aof_rewrite()
+    before = digests(c, ("kept", "bkept"))
+    s.stop(nosave=True)
+    time.sleep(0.5)
+    s.start()
+    c = Raw(s.port)
+    assert c("CF.EXISTS", "cw", "late") == 0
+    assert c("CF.MEXISTS", "kept", *KEYS) == [0] + [1] * (len(KEYS) - 1)
+    assert digests(c, ("kept", "bkept")) == before
+
+
+def test_merge_of_like_windows(server):
+    c = Raw(server.port)
+    for key, items in (("a", KEYS[:100]), ("b", KEYS[100:])):
+        c("CF.RESERVE", key, 1000, "WINDOW", 60000)
+        c("CF.INSERT", key, "ITEMS", *items)
+        c("BF.RESERVE", "b" + key, "0.01", 1000, "WINDOW", 60000)
+        c("BF.MADD", "b" + key, *items)
+    c("CF.ADD", "b", "k5")
+    assert c("CF.MERGE", "a", 1, "b") == "OK"
+    assert c("CF.MEXISTS", "a", *KEYS) == [1] * len(KEYS)
+    assert c("CF.COUNT", "a", "k5") == 2  # copies add, each with its own age
+    assert c("CF.MERGE", "new", 2, "a", "b") == "OK"  # created like the first source
+    assert c("TYPE", "new") == "nidus--CW" and info(c, "CF", "new")["Window"] == 60000
+    assert c("CF.MEXISTS", "new", *KEYS) == [1] * len(KEYS)
+    assert c("BF.MERGE", "bnew", 2, "ba", "bb") == "OK"
+    assert c("BF.MEXISTS", "bnew", *KEYS) == [1] * len(KEYS) and c("TYPE", "bnew") == "nidus--BW"
+    # unlike windows, and a windowed filter with a plain one, are refused; nothing changes
+    c("CF.RESERVE", "short", 1000, "WINDOW", 1000)
+    c("CF.RESERVE", "plain", 1000)
+    before = c("DEBUG", "DIGEST-VALUE", "a")
+    reply = c("CF.MERGE", "a", 1, "short")
+    assert isinstance(reply, Error) and reply.startswith("ERR incompatible sourcekey 1: "), reply
+    both = Error("ERR a windowed filter and one without a window do not merge")
+    assert c("CF.MERGE", "a", 1, "plain") == both and c("CF.MERGE", "plain", 1, "a") == both
+    assert c("CF.MERGE", "x", 2, "a", "plain") == both and c("BF.MERGE", "ba", 1, "a") == \
+        Error("WRONGTYPE Operation against a key holding the wrong kind of value")
+    assert c("DEBUG", "DIGEST-VALUE", "a") == before and c("EXISTS", "x") == 0
