@@ -130,6 +130,8 @@ int create_file(const char *cmd, const char *path, const options *o, nidus_filte
     if (rc)
         return rc;
     nidus_status st = cli_filter_create(&o->create, f);
+    if (!st)
+        nidus_filter_set_time(*f, options_now(o)); /* build's adds to a windowed filter are made at it */
     if (st) {
         fprintf(stderr, "nidus %s: %s: cannot create the filter: %s\n", cmd, path,
                 st == NIDUS_ERR_INVALID_ARGUMENT ? "parameters out of range (a semi-sorted filter needs "
@@ -165,7 +167,10 @@ int open_command(const char *cmd, int *argc, char **argv, int min, int max, cli_
     if (mode == CLI_OPEN_IN_PLACE && is_fuse_file(argv[0]))
         return static_error(argv[0], false);
     nidus_status st = cli_filter_open(argv[0], mode, f);
-    return st ? open_error(argv[0], st) : 0;
+    if (st)
+        return open_error(argv[0], st);
+    nidus_filter_set_time(*f, options_now(o)); /* a windowed filter's calls are made at it */
+    return 0;
 }
 
 int load_whole(const char *path, nidus_filter **f)

@@ -10,7 +10,7 @@ _nidus()
         cword=$COMP_CWORD
     }
     local commands="create add check del count info verify build merge push pull copy help"
-    local create_opts="--type --capacity --error --fingerprint-bits --bucket-size --semi-sort --expansion --max-kicks --force --help"
+    local create_opts="--type --capacity --error --fingerprint-bits --bucket-size --semi-sort --expansion --max-kicks --window --force --help"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands -V --version -h --help" -- "$cur"))
         return
@@ -19,14 +19,15 @@ _nidus()
         --type) COMPREPLY=($(compgen -W "cuckoo bloom counting-bloom fuse" -- "$cur")); return ;;
         --bucket-size) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
         --from) [[ ${words[1]} == copy ]] && return; COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --capacity|--error|--fingerprint-bits|--expansion|--max-kicks|--url|--to|--match) return ;;
+        --capacity|--error|--fingerprint-bits|--expansion|--max-kicks|--window|--now|--url|--to|--match) return ;;
     esac
     local opts
     case ${words[1]} in
         create) opts=$create_opts ;;
-        build) opts="--from --keep-going $create_opts" ;;
-        add|del) opts="--keep-going --help" ;;
-        info) opts="--json --help" ;;
+        build) opts="--from --keep-going --now $create_opts" ;;
+        add|del) opts="--keep-going --now --help" ;;
+        check|count) opts="--now --help" ;;
+        info) opts="--json --now --help" ;;
         push|pull) opts="--url --force --help" ;;
         copy) opts="--from --to --match --replace --help"
               [[ $cur == -* ]] || return ;;

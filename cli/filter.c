@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The CLI's side of a filter file: creating and opening one as a nidus_filter, and the `info` summary, which
  * prints each kind's own parameters from its typed handle. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "filter.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "lazy_verify.h"
 
@@ -21,7 +23,19 @@ nidus_status cli_filter_create(const cli_create_options *o, nidus_filter **out)
                              .expansion = o->expansion < 0 ? CLI_CUCKOO_EXPANSION : (unsigned)o->expansion};
     if (o->kind == NIDUS_KIND_CUCKOO)
         p.kind_params = &c;
+    nidus_window_params w = {.capacity = o->capacity, .window = o->window, .error_rate = o->error,
+                             .fingerprint_bits = o->fingerprint_bits, .bucket_size = o->bucket_size,
+                             .max_kicks = o->max_kicks};
+    if (o->kind == NIDUS_KIND_WINDOW)
+        p.kind_params = &w;
     return nidus_filter_new(&p, out);
+}
+
+uint64_t cli_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 nidus_status cli_filter_open(const char *path, cli_open_mode mode, nidus_filter **out)
@@ -169,6 +183,48 @@ static void info_counting(const nidus_counting_bloom *f, const nidus_filter_stat
         fprintf(out, "]");
 }
 
+/* W in the largest unit that divides it: "90s", "15m", "1500ms". */
+static void window_text(char buf[32], uint64_t ms)
+{
+    static const struct { uint64_t ms; const char *unit; } units[] = {
+        {86400000, "d"}, {3600000, "h"}, {60000, "m"}, {1000, "s"}, {1, "ms"}};
+    for (unsigned k = 0; k < sizeof units / sizeof units[0]; k++)
+        if (ms % units[k].ms == 0) {
+            snprintf(buf, 32, "%llu%s", (unsigned long long)(ms / units[k].ms), units[k].unit);
+            return;
+        }
+}
+
+/* A windowed filter: items are the copies live at the handle's time (--now, or the clock), capacity the items of
+ * one window it is sized for. */
+static void info_window(const nidus_window *f, uint64_t now, const nidus_filter_stats *sum, bool json, FILE *out)
+{
+    nidus_window_stats s;
+    nidus_window_get_stats(f, now, &s);
+    print_summary(out, json, sum, " (live items / capacity a window)");
+    char w[32];
+    window_text(w, s.window);
+    if (json)
+        fprintf(out,
+                "\"parameters\": {\"window_ms\": %llu, \"bucket_size\": %u, \"fingerprint_bits\": %u}, "
+                "\"details\": {\"now_ms\": %llu, \"entries\": %llu, \"epoch_ms\": %llu, "
+                "\"latest_write_epoch_ms\": %llu}, \"sub_filters\": [",
+                (unsigned long long)s.window, s.bucket_size, s.fingerprint_bits, (unsigned long long)now,
+                (unsigned long long)s.entries, (unsigned long long)s.epoch_ticks,
+                (unsigned long long)s.latest_write);
+    else
+        fprintf(out,
+                "window:         %s (%llu ms; items expire 1 to 1.2 windows after their add)\n"
+                "parameters:     bucket size %u, %u-bit fingerprints + 3 bits of age\n"
+                "time:           %llu ms since the epoch; %llu entries stored, %llu of them live\n",
+                w, (unsigned long long)s.window, s.bucket_size, s.fingerprint_bits, (unsigned long long)now,
+                (unsigned long long)s.entries, (unsigned long long)s.live);
+    sub_filter sf = {s.capacity, s.live, s.memory_bytes, s.error_bound};
+    print_sub(out, json, 0, &sf, "", "");
+    if (json)
+        fprintf(out, "]");
+}
+
 /* A static filter has one shape: every key it was built from is in, nothing grows or is removed. */
 static void info_fuse(const nidus_fuse *f, bool json, FILE *out)
 {
@@ -234,6 +290,8 @@ void cli_filter_info(nidus_filter *f, const char *path, bool json, FILE *out)
         info_counting(nidus_filter_counting_bloom(f), &sum, json, out);
     else if (nidus_filter_fuse(f))
         info_fuse(nidus_filter_fuse(f), json, out);
+    else if (nidus_filter_window(f))
+        info_window(nidus_filter_window(f), nidus_filter_time(f), &sum, json, out);
     if (json)
         fprintf(out, "}\n");
 }

@@ -5,6 +5,7 @@
 #define NIDUS_CLI_FILTER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <nidus/nidus.h>
@@ -26,6 +27,7 @@ typedef struct cli_create_options {
     bool semi_sort;
     long long expansion;          /* -1: not given (CLI_CUCKOO_EXPANSION, CLI_BLOOM_EXPANSION) */
     unsigned max_kicks;           /* 0: not given */
+    uint64_t window;              /* --window in milliseconds (a windowed cuckoo filter); 0: not given */
 } cli_create_options;
 
 /* Creates an empty filter (`*out`); on failure returns the status. */
@@ -39,6 +41,10 @@ typedef enum cli_open_mode {
 
 /* Opens FILE in one of the modes above, its blocks checked by the lazy verification's guard. */
 nidus_status cli_filter_open(const char *path, cli_open_mode mode, nidus_filter **out);
+
+/* Milliseconds since the epoch (CLOCK_REALTIME): the time windowed filters are read and written at without
+ * --now. */
+uint64_t cli_now_ms(void);
 
 /* Writes the summary: readable, or one JSON object. */
 void cli_filter_info(nidus_filter *f, const char *path, bool json, FILE *out);

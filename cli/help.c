@@ -30,7 +30,14 @@
     "                        table: it never grows (only 0 is accepted), and adds past its capacity succeed\n" \
     "                        at a rising false-positive rate\n"                                             \
     "  --max-kicks K         cuckoo: relocations tried per add before it fails, 1..65535 (default 500)\n"    \
+    "  --window W            a windowed cuckoo filter: each key expires W after its add (500ms, 30s, 15m,\n" \
+    "                        24h, 7d: a whole number and ms, s, m, h or d; at most 2^48 ms). --capacity is\n" \
+    "                        then the keys added within any one window; it takes --error or\n"                \
+    "                        --fingerprint-bits (4..29), --bucket-size and --max-kicks; it never grows\n"      \
     "  --force               replace FILE if it exists (only a regular file: never a device or directory)\n"
+
+#define NOW_TEXT                                                                                               \
+    "  --now MS              a windowed filter's time, milliseconds since the epoch (default: the clock)\n"
 
 #define URL_TEXT                                                                                               \
     "  --url URL             redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix://PATH[?db=N] (default:\n"      \
@@ -38,41 +45,45 @@
 
 static const help_entry entries[] = {
     {"create", "nidus create FILE --capacity N [--type T] [--error P | --fingerprint-bits F] [--bucket-size B]\n"
-               "             [--semi-sort] [--expansion E] [--max-kicks K] [--force]",
+               "             [--semi-sort] [--expansion E] [--max-kicks K] [--window W] [--force]",
      "Creates an empty filter in FILE. Refuses to replace an existing FILE without --force.\n" CREATE_OPTIONS
      "A new FILE gets mode 0666 less the umask; through a symbolic link, the file it points to is written.\n"},
-    {"add", "nidus add FILE [--keep-going] [KEY ...]",
+    {"add", "nidus add FILE [--keep-going] [--now MS] [KEY ...]",
      "Adds the keys, all or nothing: if one cannot be added (the filter is full, or cannot grow further), exit 1\n"
      "with FILE left byte for byte as it was, and two lines on stderr: how many keys failed and the first.\n"
      "A fuse filter is static: add and del refuse it (exit 2, FILE untouched); build it anew with its keys.\n"
-     KEEP_GOING_TEXT("save the keys that fit")
+     KEEP_GOING_TEXT("save the keys that fit") NOW_TEXT
+     "A windowed filter's keys are added at the current time (--now), each expiring a window after it.\n"
      "FILE is replaced atomically; its mode, owner and group are kept.\n" KEYS_TEXT},
-    {"check", "nidus check FILE [KEY ...]",
-     "Prints 1 (maybe present) or 0 (certainly absent) for each key, one a line, in order.\n" KEYS_TEXT},
-    {"del", "nidus del FILE [--keep-going] [KEY ...]",
+    {"check", "nidus check FILE [--now MS] [KEY ...]",
+     "Prints 1 (maybe present) or 0 (certainly absent) for each key, one a line, in order. A windowed filter\n"
+     "answers at the current time (--now): a key expired by then is absent.\n" NOW_TEXT KEYS_TEXT},
+    {"del", "nidus del FILE [--keep-going] [--now MS] [KEY ...]",
      "Removes one copy of each key (cuckoo and counting-bloom filters; bloom and fuse filters cannot), all or\n"
      "nothing: if a key is not there, exit 1 with FILE left as it was, and two lines on stderr as for add.\n"
-     KEEP_GOING_TEXT("remove the keys that are there")
+     KEEP_GOING_TEXT("remove the keys that are there") NOW_TEXT
      "Delete only keys that were added: deleting a key never added may remove another key's fingerprint.\n"
      KEYS_TEXT},
-    {"count", "nidus count FILE KEY",
+    {"count", "nidus count FILE [--now MS] KEY",
      "Prints how many copies of KEY the filter holds (never fewer than were added and not deleted; a fingerprint\n"
-     "collision can add to it). A bloom or fuse filter prints 1 or 0.\n"},
-    {"info", "nidus info FILE [--json]",
-     "Describes the filter: kind, capacity, parameters, items, memory, load, error bound, sub-filters.\n"
+     "collision can add to it). A bloom or fuse filter prints 1 or 0; a windowed filter the copies live at the\n"
+     "current time.\n" NOW_TEXT},
+    {"info", "nidus info FILE [--json] [--now MS]",
+     "Describes the filter: kind, capacity, parameters, items, memory, load, error bound, sub-filters; a\n"
+     "windowed filter its window too, and as items its keys live at the current time (--now).\n"
      "  --json   one JSON object; every kind has the same top-level fields (file, kind, capacity, items,\n"
      "           memory_bytes, bits_per_item, load, error_bound, parameters, sub_filters) and sub_filters is an\n"
-     "           array of objects with capacity, items, load and error_bound.\n"},
+     "           array of objects with capacity, items, load and error_bound.\n" NOW_TEXT},
     {"verify", "nidus verify FILE",
      "Reads the whole file and checks every checksum and every field; prints 'FILE: ok'. Exit 2 if damaged,\n"
      "with one line naming the check that failed and where: the block and its bytes (and how many blocks are\n"
      "damaged), or the header or footer field. (check, count and info verify only what they read.)\n"},
-    {"build", "nidus build FILE --from KEYS [--capacity N] [--keep-going] [create options]\n"
+    {"build", "nidus build FILE --from KEYS [--capacity N] [--keep-going] [--now MS] [create options]\n"
               "nidus build FILE --from KEYS --type fuse [--error P | --fingerprint-bits 8|16] [--force]",
      "Creates FILE and adds every line of the file KEYS (- for stdin), with a progress line on a terminal.\n"
      "All or nothing, as add: if a key cannot be added, exit 1 and FILE is not written.\n"
      "  --from KEYS           where the keys come from, one a line as described below\n"
-     KEEP_GOING_TEXT("write the filter with the keys that fit")
+     KEEP_GOING_TEXT("write the filter with the keys that fit") NOW_TEXT
      "Without --capacity, build counts the lines of KEYS first and sizes the filter for them (KEYS must then be\n"
      "a file: stdin cannot be read twice). Other options as for create:\n" CREATE_OPTIONS
      "A fuse filter (--type fuse) is static: built once from the keys, then only read (check, count, info,\n"
@@ -82,7 +93,8 @@ static const help_entry entries[] = {
      "No other option applies to it (exit 2), nor add, del, merge or push.\n" KEYS_TEXT},
     {"push", "nidus push FILE KEY [--url URL] [--force]",
      "Puts the filter in FILE into KEY on a Redis or Valkey server running the nidus module: a cuckoo filter as\n"
-     "a CF key, a Bloom filter as a BF key (no key type there for counting Bloom or fuse: exit 2). Readers of\n"
+     "a CF key, a Bloom filter as a BF key (no key type there for counting Bloom, fuse or windowed filters:\n"
+     "exit 2). Readers of\n"
      "KEY see the old filter or the whole new one: the file's chunks load into a temporary key in KEY's hash\n"
      "slot, which is then renamed over KEY (and deleted if anything fails). KEY answers every item as FILE does.\n"
      "In a cluster, MOVED and ASK replies are followed (at most 5 a command); a push while KEY's slot migrates\n"
@@ -117,7 +129,8 @@ static const help_entry entries[] = {
      "fingerprint bits, bucket size, semi-sorting, expansion), however far each grew. A cuckoo filter's items\n"
      "stay in the sub-filter of their index: a SRC whose sub-filter has more items than DEST's can take fails.\n"
      "All or nothing: on any error, exit 2 with one line naming the SRC and what differs, DEST left as it was.\n"
-     "A fuse filter, static, is refused as DEST or SRC: build one from all the keys instead.\n"
+     "A fuse filter, static, is refused as DEST or SRC: build one from all the keys instead. Windowed filters\n"
+     "merge when their window, shape and seed agree: each key keeps its age, so it expires as it would have.\n"
      "DEST is replaced atomically; its mode, owner and group are kept. DEST listed as a SRC too counts once.\n"},
     {"help", "nidus help [COMMAND]", "Prints the usage of every command, or the help of one.\n"},
 };

@@ -39,6 +39,54 @@ static bool parse_number(const char *s, unsigned long long min, unsigned long lo
     return true;
 }
 
+/* A window: a positive integer and a unit, ms, s, m, h or d ("500ms", "30s", "15m", "24h", "7d"), at most
+ * NIDUS_WINDOW_MAX_TICKS milliseconds. */
+static int parse_window(const char *cmd, const char *v, uint64_t *ms)
+{
+    static const struct { const char *unit; uint64_t ms; } units[] = {
+        {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
+    const char *u = v;
+    while (*u >= '0' && *u <= '9')
+        u++;
+    unsigned long long n;
+    char digits[32];
+    size_t len = (size_t)(u - v);
+    if (*v == '-' || (len && !*u && strspn(v, "0") == len))
+        return usage_error(cmd, "--window must be positive", v);
+    if (!len || len >= sizeof digits)
+        return usage_error(cmd, "--window must be a whole number and a unit: ms, s, m, h or d (500ms, 30s, 15m, "
+                                "24h, 7d)", v);
+    memcpy(digits, v, len);
+    digits[len] = '\0';
+    for (unsigned k = 0; k < sizeof units / sizeof units[0]; k++) {
+        if (strcmp(u, units[k].unit))
+            continue;
+        if (!parse_number(digits, 0, UINT64_MAX, &n) || n > NIDUS_WINDOW_MAX_TICKS / units[k].ms) {
+            fprintf(stderr, "nidus %s: --window %s is longer than the longest window, %llu ms (about 8,900 "
+                            "years)\n", cmd, v, (unsigned long long)NIDUS_WINDOW_MAX_TICKS);
+            return EXIT_ERROR;
+        }
+        if (!n)
+            return usage_error(cmd, "--window must be positive", v);
+        *ms = n * units[k].ms;
+        return 0;
+    }
+    return usage_error(cmd, "--window must be a whole number and a unit: ms, s, m, h or d (500ms, 30s, 15m, 24h, 7d)",
+                       v);
+}
+
+/* Whether `cmd` reads or writes keys of a file, so that a windowed filter's time (--now) applies. */
+static bool takes_now(const char *cmd)
+{
+    static const char *const cmds[] = {"add", "del", "check", "count", "info", "build"};
+    for (unsigned k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
+        if (!strcmp(cmd, cmds[k]))
+            return true;
+    return false;
+}
+
+uint64_t options_now(const options *o) { return o->has_now ? o->now : cli_now_ms(); }
+
 /* The options of a fuse filter (built once from its keys: nothing sizes it, grows it or shapes its buckets, no
  * key can fail to go in): --fingerprint-bits 8 or 16, --error down to 2^-16, both only when the width meets
  * the error. create is refused: there is no empty fuse filter to fill. */
@@ -98,6 +146,10 @@ int parse_options(const char *cmd, int *argc, char **argv, options *o, bool crea
         }
         if (!strcmp(argv[i], "--json") && !strcmp(cmd, "info")) {
             o->json = true;
+        } else if (takes_now(cmd) && take_value(*argc, argv, &i, "--now", &v)) {
+            if (!parse_number(v, 0, UINT64_MAX, &o->now))
+                return usage_error(cmd, "--now must be milliseconds since the epoch (a whole number)", v);
+            o->has_now = true;
         } else if (!strcmp(argv[i], "--keep-going") &&
                    (!strcmp(cmd, "add") || !strcmp(cmd, "del") || !strcmp(cmd, "build"))) {
             o->keep_going = true;
@@ -142,6 +194,10 @@ int parse_options(const char *cmd, int *argc, char **argv, options *o, bool crea
             if (!parse_number(v, 1, 65535, &n))
                 return usage_error(cmd, "--max-kicks must be an integer from 1 to 65535", v);
             o->create.max_kicks = (unsigned)n;
+        } else if (take_value(*argc, argv, &i, "--window", &v)) {
+            int rc = parse_window(cmd, v, &o->create.window);
+            if (rc)
+                return rc;
         } else if (take_value(*argc, argv, &i, "--from", &v) && !strcmp(cmd, "build")) {
             o->from = v;
         } else {
@@ -152,9 +208,22 @@ int parse_options(const char *cmd, int *argc, char **argv, options *o, bool crea
     if (!creating)
         return 0;
     cli_create_options *c = &o->create;
+    if (c->window) { /* a windowed cuckoo filter */
+        if (c->kind != NIDUS_KIND_CUCKOO)
+            return usage_error(cmd, "--window makes a windowed cuckoo filter: --type must be cuckoo or left out",
+                               NULL);
+        if (c->semi_sort)
+            return usage_error(cmd, "a windowed filter's buckets are not semi-sorted: leave out --semi-sort", NULL);
+        if (c->expansion > 0)
+            return usage_error(cmd, "a windowed filter does not grow: --expansion must be 0 or left out", NULL);
+        c->kind = NIDUS_KIND_WINDOW;
+    }
     if (c->kind == NIDUS_KIND_FUSE)
         return check_fuse_options(cmd, o);
     if (o->fingerprint_bits) {
+        if (c->kind == NIDUS_KIND_WINDOW && !parse_number(o->fingerprint_bits, 4, 29, &n))
+            return usage_error(cmd, "--fingerprint-bits must be an integer from 4 to 29 for a windowed filter (3 "
+                                    "more bits hold the age)", o->fingerprint_bits);
         if (!parse_number(o->fingerprint_bits, 4, 32, &n))
             return usage_error(cmd, "--fingerprint-bits must be an integer from 4 to 32", o->fingerprint_bits);
         c->fingerprint_bits = (unsigned)n;
@@ -165,7 +234,8 @@ int parse_options(const char *cmd, int *argc, char **argv, options *o, bool crea
                            NULL);
     if (c->error && c->fingerprint_bits)
         return usage_error(cmd, "--error and --fingerprint-bits exclude each other", NULL);
-    if (c->kind != NIDUS_KIND_CUCKOO && (c->fingerprint_bits || c->bucket_size || c->semi_sort || c->max_kicks))
+    if (c->kind != NIDUS_KIND_CUCKOO && c->kind != NIDUS_KIND_WINDOW &&
+        (c->fingerprint_bits || c->bucket_size || c->semi_sort || c->max_kicks))
         return usage_error(cmd, "--fingerprint-bits, --bucket-size, --semi-sort and --max-kicks are for cuckoo filters",
                            NULL);
     if (c->kind == NIDUS_KIND_COUNTING_BLOOM && c->expansion > 0)

@@ -10,10 +10,14 @@
 
 typedef struct options {
     cli_create_options create;
-    bool force, json, has_type, has_capacity, keep_going;
+    bool force, json, has_type, has_capacity, keep_going, has_now;
+    unsigned long long now; /* --now: milliseconds since the epoch, the time of a windowed filter's calls */
     const char *from;
     const char *fingerprint_bits; /* as given: its range depends on the kind, checked once all are read */
 } options;
+
+/* The time windowed filters are read and written at: --now, or the clock (cli_now_ms). */
+uint64_t options_now(const options *o);
 
 /* Parses the options of `cmd` out of argv (in place: what is left are the positional arguments); `creating`:
  * the command takes a new filter's parameters (create, build). 0, or EXIT_ERROR after a usage line. */
