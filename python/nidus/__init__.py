@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""nidus: cuckoo, Bloom, counting Bloom and binary fuse filters in C, with files shared with the nidus CLI,
-the C library and the Redis/Valkey module.
+"""nidus: cuckoo, Bloom, counting Bloom, binary fuse and windowed cuckoo filters in C, with files shared with the
+nidus CLI, the C library and the Redis/Valkey module.
 
     import nidus
     f = nidus.CuckooFilter(1_000_000, error_rate=0.001)
@@ -27,6 +27,7 @@ from ._nidus import (
     ReadOnlyError,
     UnsupportedError,
     VersionError,
+    WindowedCuckooFilter,
     __version__,
     from_bytes,
     hash,
@@ -46,6 +47,7 @@ __all__ = [
     "ReadOnlyError",
     "UnsupportedError",
     "VersionError",
+    "WindowedCuckooFilter",
     "from_bytes",
     "hash",
     "open",

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nidus/nidus.h>
@@ -41,7 +42,7 @@ typedef struct {
     PyObject *weakrefs;
 } FilterObject;
 
-static PyTypeObject FilterType, CuckooType, BloomType, CountingType, FuseType;
+static PyTypeObject FilterType, CuckooType, BloomType, CountingType, FuseType, WindowType;
 static PyObject *Error, *FilterFull, *CorruptFile, *VersionError, *ReadOnlyError, *UnsupportedError,
     *IncompatibleError;
 
@@ -266,7 +267,7 @@ static PyTypeObject *type_of_kind(nidus_kind kind)
     case NIDUS_KIND_BLOOM: return &BloomType;
     case NIDUS_KIND_COUNTING_BLOOM: return &CountingType;
     case NIDUS_KIND_FUSE: return &FuseType;
-    case NIDUS_KIND_WINDOW: break; /* the generic type: calls at the handle's time (nidus_filter_set_time) */
+    case NIDUS_KIND_WINDOW: return &WindowType;
     }
     return &FilterType;
 }
@@ -419,6 +420,42 @@ static int get_params(const param *ps, size_t n)
 #define SEED_PARAM(value, out) UINT_PARAM(value, "seed", 0, UINT64_MAX, 0, out)
 #define ERROR_RATE_PARAM(value, out) {value, "error_rate", 0, 0, 0, NULL, 0.01, out}
 
+/* ---- time (windowed filters) ---- */
+
+/* The current time in milliseconds since the Unix epoch: a windowed filter's default `now`. */
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The time a call is made at: `now` (an int of milliseconds, or None or absent: the current time) for a windowed
+ * filter; 0 (unused) for the other kinds. */
+static int time_of(FilterObject *self, PyObject *now, uint64_t *t)
+{
+    *t = 0;
+    if (self->kind != NIDUS_KIND_WINDOW)
+        return 0;
+    if (!now || now == Py_None) {
+        *t = now_ms();
+        return 0;
+    }
+    unsigned long long v;
+    if (get_uint(now, "now", 0, UINT64_MAX, 0, &v))
+        return -1;
+    *t = v;
+    return 0;
+}
+
+/* Sets a windowed filter's handle to time t; nothing for the other kinds. Called once the object is idle (after
+ * ready() or take()), right before the library call, so that no other call can move the handle's time between. */
+static inline void at_time(FilterObject *self, uint64_t t)
+{
+    if (self->kind == NIDUS_KIND_WINDOW)
+        nidus_filter_set_time(self->f, t);
+}
+
 static PyObject *new_filter(PyTypeObject *type, nidus_filter_params *p)
 {
     FilterObject *self = alloc_object(type);
@@ -511,6 +548,37 @@ static PyObject *counting_new(PyTypeObject *type, PyObject *args, PyObject *kwds
     nidus_counting_bloom_params c = {.capacity = capacity, .error_rate = rate, .seed = s};
     nidus_filter_params p = {.kind = NIDUS_KIND_COUNTING_BLOOM, .capacity = capacity, .error_rate = rate,
                              .kind_params = &c};
+    return new_filter(type, &p);
+}
+
+static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"capacity", "window", "error_rate", "bucket_size", "fingerprint_bits", "seed", "max_kicks",
+                         NULL};
+    PyObject *cap = NULL, *win = NULL, *err = NULL, *b = NULL, *fp = NULL, *seed = NULL, *kicks = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|OOOO$O:WindowedCuckooFilter", kw, &cap, &win, &err, &b, &fp,
+                                     &seed, &kicks))
+        return NULL;
+    unsigned long long capacity, window, bucket, bits, s, max_kicks;
+    double rate;
+    if (GET_PARAMS(CAPACITY_PARAM(cap, &capacity), UINT_PARAM(win, "window", 1, NIDUS_WINDOW_MAX_TICKS, 1, &window),
+                   ERROR_RATE_PARAM(err, &rate), UINT_PARAM(b, "bucket_size", 0, 8, 0, &bucket),
+                   UINT_PARAM(fp, "fingerprint_bits", 0, 29, 0, &bits), SEED_PARAM(seed, &s),
+                   UINT_PARAM(kicks, "max_kicks", 0, 65535, 0, &max_kicks)))
+        return NULL;
+    if (bucket != 0 && bucket != 1 && bucket != 2 && bucket != 4 && bucket != 8) {
+        PyErr_SetString(PyExc_ValueError, "bucket_size must be 1, 2, 4 or 8 (or 0: chosen for the error rate)");
+        return NULL;
+    }
+    if (bits != 0 && bits < 4) {
+        PyErr_SetString(PyExc_ValueError, "fingerprint_bits must be in [4, 29] (or 0: chosen for the error rate)");
+        return NULL;
+    }
+    nidus_window_params w = {.capacity = capacity, .window = window, .error_rate = rate,
+                             .fingerprint_bits = (unsigned)bits, .bucket_size = (unsigned)bucket,
+                             .max_kicks = (unsigned)max_kicks, .seed = s};
+    nidus_filter_params p = {.kind = NIDUS_KIND_WINDOW, .capacity = capacity, .error_rate = rate, .window = window,
+                             .kind_params = &w};
     return new_filter(type, &p);
 }
 
@@ -676,12 +744,14 @@ static int filter_contains(FilterObject *self, PyObject *key)
     return key_end(self, &kb) ? -1 : in;
 }
 
-/* Removes one copy of the key: 0 when removed, 1 when it was not there, -1 with an exception set. */
-static int remove_key(FilterObject *self, PyObject *key)
+/* Removes one copy of the key (at time t: time_of): 0 when removed, 1 when it was not there, -1 with an exception
+ * set. */
+static int remove_key(FilterObject *self, PyObject *key, uint64_t t)
 {
     key_bytes kb;
     if (key_begin(self, key, &kb))
         return -1;
+    at_time(self, t);
     nidus_status st = nidus_filter_remove(self->f, kb.p, (size_t)kb.n);
     if (key_end(self, &kb))
         return -1;
@@ -694,9 +764,9 @@ static int remove_key(FilterObject *self, PyObject *key)
     return 0;
 }
 
-static PyObject *filter_remove(FilterObject *self, PyObject *key)
+static PyObject *remove_at(FilterObject *self, PyObject *key, uint64_t t)
 {
-    int rc = remove_key(self, key);
+    int rc = remove_key(self, key, t);
     if (rc < 0)
         return NULL;
     if (rc > 0) {
@@ -706,21 +776,102 @@ static PyObject *filter_remove(FilterObject *self, PyObject *key)
     Py_RETURN_NONE;
 }
 
-static PyObject *filter_discard(FilterObject *self, PyObject *key)
+static PyObject *discard_at(FilterObject *self, PyObject *key, uint64_t t)
 {
-    int rc = remove_key(self, key);
+    int rc = remove_key(self, key, t);
     return rc < 0 ? NULL : PyBool_FromLong(rc == 0);
 }
 
-static PyObject *filter_count(FilterObject *self, PyObject *key)
+static PyObject *count_at(FilterObject *self, PyObject *key, uint64_t t)
 {
     key_bytes kb;
     if (key_begin(self, key, &kb))
         return NULL;
+    at_time(self, t);
     uint64_t n = nidus_filter_count(self->f, kb.p, (size_t)kb.n);
     if (key_end(self, &kb))
         return NULL;
     return PyLong_FromUnsignedLongLong(n);
+}
+
+/* The kinds without a time: the generic calls. */
+static PyObject *filter_remove(FilterObject *self, PyObject *key) { return remove_at(self, key, 0); }
+static PyObject *filter_discard(FilterObject *self, PyObject *key) { return discard_at(self, key, 0); }
+
+static PyObject *filter_count(FilterObject *self, PyObject *key)
+{
+    uint64_t t;
+    return time_of(self, NULL, &t) ? NULL : count_at(self, key, t);
+}
+
+/* A windowed filter's calls of one key and an optional time: (key, now=None), unpacked here for all of them. */
+static int key_and_time(FilterObject *self, PyObject *args, PyObject *kwds, const char *format, PyObject **key,
+                        uint64_t *t)
+{
+    static char *kw[] = {"key", "now", NULL};
+    PyObject *now = NULL;
+    *key = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, format, kw, key, &now))
+        return -1;
+    return time_of(self, now, t);
+}
+
+static PyObject *window_add(FilterObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *key;
+    uint64_t t;
+    key_bytes kb;
+    if (key_and_time(self, args, kwds, "O|O:add", &key, &t) || key_begin(self, key, &kb))
+        return NULL;
+    at_time(self, t);
+    nidus_status st = nidus_filter_add(self->f, kb.p, (size_t)kb.n);
+    return added_value(self, &kb, st, Py_None);
+}
+
+static PyObject *window_contains(FilterObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *key;
+    uint64_t t;
+    key_bytes kb;
+    if (key_and_time(self, args, kwds, "O|O:contains", &key, &t) || key_begin(self, key, &kb))
+        return NULL;
+    at_time(self, t);
+    bool in = nidus_filter_contains(self->f, kb.p, (size_t)kb.n);
+    if (key_end(self, &kb))
+        return NULL;
+    return PyBool_FromLong(in);
+}
+
+/* `key in f`: at the current time. */
+static int window_in(FilterObject *self, PyObject *key)
+{
+    key_bytes kb;
+    if (key_begin(self, key, &kb))
+        return -1;
+    at_time(self, now_ms());
+    bool in = nidus_filter_contains(self->f, kb.p, (size_t)kb.n);
+    return key_end(self, &kb) ? -1 : in;
+}
+
+static PyObject *window_count(FilterObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *key;
+    uint64_t t;
+    return key_and_time(self, args, kwds, "O|O:count", &key, &t) ? NULL : count_at(self, key, t);
+}
+
+static PyObject *window_remove(FilterObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *key;
+    uint64_t t;
+    return key_and_time(self, args, kwds, "O|O:remove", &key, &t) ? NULL : remove_at(self, key, t);
+}
+
+static PyObject *window_discard(FilterObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *key;
+    uint64_t t;
+    return key_and_time(self, args, kwds, "O|O:discard", &key, &t) ? NULL : discard_at(self, key, t);
 }
 
 static PyObject *filter_hash(FilterObject *self, PyObject *key)
@@ -733,8 +884,10 @@ static PyObject *filter_hash(FilterObject *self, PyObject *key)
 
 static Py_ssize_t filter_len(FilterObject *self)
 {
-    if (ready(self))
+    uint64_t t;
+    if (ready(self) || time_of(self, NULL, &t))
         return -1;
+    at_time(self, t);
     nidus_filter_stats s;
     nidus_filter_get_stats(self->f, &s);
     if (check_corrupt(self))
@@ -762,7 +915,9 @@ static nidus_status add_many(FilterObject *self, const uint64_t *h, size_t n, si
     }
 }
 
-static PyObject *filter_update(FilterObject *self, PyObject *iterable)
+/* update and contains_many at time t (time_of): set again in every GIL-free stretch, since the iterable's own
+ * code runs between them and may call the filter at another time. */
+static PyObject *update_at(FilterObject *self, PyObject *iterable, uint64_t t)
 {
     if (ready(self))
         return NULL;
@@ -785,6 +940,7 @@ static PyObject *filter_update(FilterObject *self, PyObject *iterable)
             break;
         size_t done = 0;
         take(self);
+        at_time(self, t);
         Py_BEGIN_ALLOW_THREADS
         st = add_many(self, h, (size_t)n, &done);
         Py_END_ALLOW_THREADS
@@ -801,7 +957,7 @@ static PyObject *filter_update(FilterObject *self, PyObject *iterable)
     Py_RETURN_NONE;
 }
 
-static PyObject *filter_contains_many(FilterObject *self, PyObject *iterable)
+static PyObject *contains_many_at(FilterObject *self, PyObject *iterable, uint64_t t)
 {
     if (ready(self))
         return NULL;
@@ -822,6 +978,7 @@ static PyObject *filter_contains_many(FilterObject *self, PyObject *iterable)
     int failed = 0;
     while ((n = walk_fill(self, &w, h, &failed)) > 0 && !failed) {
         take(self);
+        at_time(self, t);
         Py_BEGIN_ALLOW_THREADS
         nidus_filter_contains_many_hash(self->f, h, (size_t)n, in);
         Py_END_ALLOW_THREADS
@@ -861,6 +1018,35 @@ static PyObject *filter_contains_many(FilterObject *self, PyObject *iterable)
         return NULL;
     }
     return result;
+}
+
+static PyObject *filter_update(FilterObject *self, PyObject *iterable) { return update_at(self, iterable, 0); }
+
+static PyObject *filter_contains_many(FilterObject *self, PyObject *iterable)
+{
+    uint64_t t;
+    return time_of(self, NULL, &t) ? NULL : contains_many_at(self, iterable, t);
+}
+
+/* A windowed filter's batched calls: (keys, now=None). */
+static PyObject *window_update(FilterObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"keys", "now", NULL};
+    PyObject *keys, *now = NULL;
+    uint64_t t;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:update", kw, &keys, &now) || time_of(self, now, &t))
+        return NULL;
+    return update_at(self, keys, t);
+}
+
+static PyObject *window_contains_many(FilterObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"keys", "now", NULL};
+    PyObject *keys, *now = NULL;
+    uint64_t t;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:contains_many", kw, &keys, &now) || time_of(self, now, &t))
+        return NULL;
+    return contains_many_at(self, keys, t);
 }
 
 /* ---- whole filter ---- */
@@ -994,11 +1180,11 @@ static int put(PyObject *d, const char *k, PyObject *v)
 #define PUT_F(d, k, v) put(d, k, PyFloat_FromDouble(v))
 #define PUT_B(d, k, v) put(d, k, PyBool_FromLong(v))
 
-static PyObject *filter_stats(FilterObject *self, PyObject *unused)
+static PyObject *stats_at(FilterObject *self, uint64_t t)
 {
-    (void)unused;
     if (ready(self))
         return NULL;
+    at_time(self, t);
     nidus_filter_stats s;
     nidus_filter_get_stats(self->f, &s);
     PyObject *d = PyDict_New();
@@ -1035,6 +1221,15 @@ static PyObject *filter_stats(FilterObject *self, PyObject *unused)
              PUT_U(d, "saturated", c.saturated);
         break;
     }
+    case NIDUS_KIND_WINDOW: {
+        nidus_window_stats w;
+        nidus_window_get_stats(self->typed, t, &w);
+        rc = rc || PUT_U(d, "window", w.window) || PUT_U(d, "epoch_ticks", w.epoch_ticks) ||
+             PUT_U(d, "entries", w.entries) || PUT_U(d, "live", w.live) || PUT_U(d, "buckets", w.buckets) ||
+             PUT_U(d, "bucket_size", w.bucket_size) || PUT_U(d, "fingerprint_bits", w.fingerprint_bits) ||
+             PUT_U(d, "now", t);
+        break;
+    }
     case NIDUS_KIND_FUSE: {
         nidus_fuse_stats f;
         nidus_fuse_get_stats(self->typed, &f);
@@ -1042,7 +1237,6 @@ static PyObject *filter_stats(FilterObject *self, PyObject *unused)
              PUT_U(d, "seed", f.seed);
         break;
     }
-    case NIDUS_KIND_WINDOW: rc = rc || PUT_U(d, "window", s.window); break;
     }
     if (self->guard)
         rc = rc || PUT_U(d, "blocks_checked", py_guard_checked_blocks(self->guard));
@@ -1051,6 +1245,23 @@ static PyObject *filter_stats(FilterObject *self, PyObject *unused)
         return NULL;
     }
     return d;
+}
+
+static PyObject *filter_stats(FilterObject *self, PyObject *unused)
+{
+    (void)unused;
+    uint64_t t;
+    return time_of(self, NULL, &t) ? NULL : stats_at(self, t);
+}
+
+static PyObject *window_stats(FilterObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kw[] = {"now", NULL};
+    PyObject *now = NULL;
+    uint64_t t;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:stats", kw, &now) || time_of(self, now, &t))
+        return NULL;
+    return stats_at(self, t);
 }
 
 static PyObject *filter_get_read_only(FilterObject *self, void *closure)
@@ -1297,6 +1508,38 @@ static PyMethodDef counting_methods[] = {
     DISCARD_DOC,
     {NULL, NULL, 0, NULL}};
 
+#define WINDOW_METHOD(name, fn, doc)                                                                                   \
+    {name, (PyCFunction)(void (*)(void))fn, METH_VARARGS | METH_KEYWORDS, doc}
+#define DOC_NOW "`now`: the time in milliseconds (or the filter's own tick); None: the current time."
+
+static PyMethodDef window_methods[] = {
+    WINDOW_METHOD("add", window_add,
+                  "add($self, /, key, now=None)\n--\n\nAdds one copy of the key at `now`: it answers present until "
+                  "at least now + window. Raises nidus.FilterFull when no room is found among live entries. "
+                  DOC_NOW " " DOC_KEY),
+    WINDOW_METHOD("update", window_update,
+                  "update($self, /, keys, now=None)\n--\n\nAdds every key of the iterable at `now`, batched, with the "
+                  "GIL released for the filter's work. " DOC_NOW),
+    WINDOW_METHOD("contains", window_contains,
+                  "contains($self, /, key, now=None)\n--\n\nWhether a live copy of the key exists at `now` (`key in "
+                  "f` asks at the current time). " DOC_NOW),
+    WINDOW_METHOD("contains_many", window_contains_many,
+                  "contains_many($self, /, keys, now=None)\n--\n\nOne answer per key of the iterable, as contains(key, "
+                  "now), batched with the GIL released. " DOC_NOW),
+    WINDOW_METHOD("count", window_count,
+                  "count($self, /, key, now=None)\n--\n\nLive copies of the key at `now` (collisions may add to it). "
+                  DOC_NOW),
+    WINDOW_METHOD("remove", window_remove,
+                  "remove($self, /, key, now=None)\n--\n\nRemoves the oldest live copy of the key; KeyError when none "
+                  "is live at `now`. " DOC_NOW),
+    WINDOW_METHOD("discard", window_discard,
+                  "discard($self, /, key, now=None)\n--\n\nAs remove, returning False instead of raising. " DOC_NOW),
+    WINDOW_METHOD("stats", window_stats,
+                  "stats($self, /, now=None)\n--\n\nThe common figures (items: live entries at `now`) plus window, "
+                  "epoch_ticks, entries (expired ones not yet swept included), live, buckets, bucket_size, "
+                  "fingerprint_bits and now. " DOC_NOW),
+    {NULL, NULL, 0, NULL}};
+
 static PyMethodDef fuse_methods[] = {
     {"build", (PyCFunction)(void (*)(void))fuse_build, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "build($type, /, keys, fingerprint_bits=8, seed=0)\n--\n\nBuilds a binary fuse filter of the keys of "
@@ -1307,7 +1550,7 @@ static PyMethodDef fuse_methods[] = {
 static PyGetSetDef filter_getset[] = {
     {"read_only", (getter)filter_get_read_only, NULL, "True for a filter that cannot change: a file mapped "
                                                       "read-only, a view of bytes, a fuse filter.", NULL},
-    {"kind", (getter)filter_get_kind, NULL, "'cuckoo', 'bloom', 'counting-bloom' or 'fuse'.", NULL},
+    {"kind", (getter)filter_get_kind, NULL, "'cuckoo', 'bloom', 'counting-bloom', 'fuse' or 'window'.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PySequenceMethods filter_as_sequence = {
@@ -1317,6 +1560,10 @@ static PySequenceMethods filter_as_sequence = {
 static PySequenceMethods cuckoo_as_sequence = {
     .sq_length = (lenfunc)filter_len,
     .sq_contains = (objobjproc)cuckoo_contains,
+};
+static PySequenceMethods window_as_sequence = {
+    .sq_length = (lenfunc)filter_len,
+    .sq_contains = (objobjproc)window_in,
 };
 static PySequenceMethods bloom_as_sequence = {
     .sq_length = (lenfunc)filter_len,
@@ -1372,6 +1619,15 @@ KIND_TYPE(CountingType, "CountingBloomFilter", counting_methods, &filter_as_sequ
           "CountingBloomFilter(capacity, error_rate=0.01, seed=0)\n--\n\n"
           "A counting Bloom filter (4-bit counters): add, remove and count keys. It never grows; past capacity its "
           "error rises. " DOC_KEY);
+KIND_TYPE(WindowType, "WindowedCuckooFilter", window_methods, &window_as_sequence, window_new,
+          "WindowedCuckooFilter(capacity, window, error_rate=0.01, bucket_size=0, fingerprint_bits=0, seed=0, *, "
+          "max_kicks=0)\n--\n\n"
+          "A windowed cuckoo filter: keys expire. A key added at time t answers present at every time in "
+          "[t, t + window] and, from about t + 1.2 * window on, as an absent key does (present only at the error "
+          "rate). capacity: the most keys added within any one window. Every call takes the time as `now` "
+          "(milliseconds, or any tick that never goes back; None: the current time in milliseconds since the epoch); "
+          "`key in f` and len(f) (live entries) are at the current time. The filter never grows: when full, add "
+          "raises nidus.FilterFull. " DOC_KEY);
 KIND_TYPE(FuseType, "FuseFilter", fuse_methods, &filter_as_sequence, fuse_new,
           "A binary fuse filter: built once from a set of keys by FuseFilter.build(keys), then only read. " DOC_KEY);
 
@@ -1420,8 +1676,9 @@ PyMODINIT_FUNC PyInit__nidus(void)
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;
-    PyTypeObject *types[] = {&FilterType, &CuckooType, &BloomType, &CountingType, &FuseType};
-    const char *names[] = {"Filter", "CuckooFilter", "BloomFilter", "CountingBloomFilter", "FuseFilter"};
+    PyTypeObject *types[] = {&FilterType, &CuckooType, &BloomType, &CountingType, &FuseType, &WindowType};
+    const char *names[] = {"Filter",     "CuckooFilter", "BloomFilter", "CountingBloomFilter", "FuseFilter",
+                           "WindowedCuckooFilter"};
     for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
         if (PyType_Ready(types[i]) != 0)
             goto fail;

@@ -424,7 +424,8 @@ def test_signatures_and_docstrings():
     assert str(inspect.signature(nidus.CuckooFilter)).startswith("(capacity, error_rate=0.01")
     assert str(inspect.signature(nidus.open)) == "(path, writable=False, *, lazy=True)"
     assert str(inspect.signature(nidus.CuckooFilter(10).add)) == "(key, /)"
-    for cls in (nidus.CuckooFilter, nidus.BloomFilter, nidus.CountingBloomFilter, nidus.FuseFilter):
+    for cls in (nidus.CuckooFilter, nidus.BloomFilter, nidus.CountingBloomFilter, nidus.FuseFilter,
+                nidus.WindowedCuckooFilter):
         for name in dir(cls):
             attr = getattr(cls, name)
             if not name.startswith("_") and callable(attr):
