@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* `nidus copy`: filter keys from one server to another (nodes.c holds the connections to each side's masters).
  * Which keys: the KEYs given, else SCAN (MATCH PATTERN) on the source, or on each of its masters, with a
- * pipelined TYPE of every key found; the filter types are nidus's (nidus--CF, nidus--BF) and RedisBloom's
- * (MBbloomCF, MBbloom--), any other type is skipped and counted. Each key: its target key checked first (an
+ * pipelined TYPE of every key found; the filter types are nidus's (nidus--CF, nidus--BF, and the windowed
+ * nidus--CW, nidus--BW, whose chunks carry their items' ages) and RedisBloom's (MBbloomCF, MBbloom--), any other type is skipped and counted. Each key: its target key checked first (an
  * existing one is left alone unless --replace), then WATCH on the source, CF.INFO / BF.INFO, SCANDUMP chunk by
  * chunk, each sent on at once as LOADCHUNK into a temporary key in the key's slot on the target (move.c's loader,
  * pipelined), then an empty MULTI / EXEC on the source: a write to the key anywhere in between (or its deletion,
@@ -41,9 +41,9 @@ typedef enum { NOT_A_FILTER, CUCKOO, BLOOM } kind;
 
 static kind kind_of(const char *type)
 {
-    if (!strcmp(type, "nidus--CF") || !strcmp(type, "MBbloomCF"))
+    if (!strcmp(type, "nidus--CF") || !strcmp(type, "MBbloomCF") || !strcmp(type, "nidus--CW"))
         return CUCKOO;
-    if (!strcmp(type, "nidus--BF") || !strcmp(type, "MBbloom--"))
+    if (!strcmp(type, "nidus--BF") || !strcmp(type, "MBbloom--") || !strcmp(type, "nidus--BW"))
         return BLOOM;
     return NOT_A_FILTER;
 }

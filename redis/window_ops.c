@@ -13,8 +13,10 @@ bool mod_window_holds(RedisModuleKey *key, RedisModuleType *type)
     return RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE && RedisModule_ModuleTypeGetType(key) == type;
 }
 
+/* SCANDUMP gives a windowed filter's chunks even with no live item (its window and ages travel with them; a
+ * plain empty cuckoo filter answers [0, nil] as RedisBloom's does). */
 const mod_filter_ops mod_cw_ops = {
-    &mod_cw_type, NIDUS_KIND_WINDOW, false, false, NIDUS_CF_LOADCHUNK, "Couldn't load chunk!", "Invalid position",
+    &mod_cw_type, NIDUS_KIND_WINDOW, true, false, NIDUS_CF_LOADCHUNK, "Couldn't load chunk!", "Invalid position",
     "Invalid position", "Couldn't create filter!", "Invalid header", MOD_MSG_CF_LOADING,
 };
 

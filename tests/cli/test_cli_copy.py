@@ -462,3 +462,24 @@ def test_progress_on_a_terminal_then_one_line(source, target):
     assert re.search(rb"\rcopying \[#*\s*\] +\d+\.\d%  \d+ items", seen), seen[-300:]
     assert seen.endswith(b"\r" + b" " * 100 + b"\r")
     assert target.client().dbsize() == 3000
+
+
+def test_windowed_keys_keep_their_window_and_ages(source, target):
+    """Windowed keys (CF.RESERVE / BF.RESERVE ... WINDOW) travel as their chunks: the same type, window, answers
+    and bytes on the target (ages are epochs of the absolute millisecond grid), an empty one too."""
+    s = source.client()
+    window = 1 << 48  # no epoch turns during the test: the sweep would change the source's bytes
+    s.execute_command("CF.RESERVE", "cw", 1000, "WINDOW", window)
+    s.execute_command("CF.INSERT", "cw", "ITEMS", *["a%d" % i for i in range(300)])
+    s.execute_command("BF.RESERVE", "bw", "0.01", 1000, "WINDOW", window)
+    s.execute_command("BF.MADD", "bw", *["b%d" % i for i in range(300)])
+    s.execute_command("CF.RESERVE", "empty", 100, "WINDOW", 60000)
+    copy(source, target)
+    t = target.client()
+    for key in ("cw", "bw", "empty"):
+        assert t.type(key) == s.type(key), key
+        assert t.execute_command("DEBUG", "DIGEST-VALUE", key) == s.execute_command("DEBUG", "DIGEST-VALUE", key)
+    assert t.execute_command("CF.MEXISTS", "cw", *["a%d" % i for i in range(300)]) == [1] * 300
+    assert t.execute_command("BF.MEXISTS", "bw", *["b%d" % i for i in range(300)]) == [1] * 300
+    info = t.execute_command("CF.INFO", "empty")
+    assert info[info.index(b"Window") + 1] == 60000
