@@ -93,19 +93,21 @@ static const help_entry entries[] = {
      "No other option applies to it (exit 2), nor add, del, merge or push.\n" KEYS_TEXT},
     {"push", "nidus push FILE KEY [--url URL] [--force]",
      "Puts the filter in FILE into KEY on a Redis or Valkey server running the nidus module: a cuckoo filter as\n"
-     "a CF key, a Bloom filter as a BF key (no key type there for counting Bloom, fuse or windowed filters:\n"
-     "exit 2). Readers of\n"
+     "a CF key, a Bloom filter as a BF key, a windowed filter as a windowed CF key, its items keeping their ages\n"
+     "(no key type there for counting Bloom or fuse: exit 2). Readers of\n"
      "KEY see the old filter or the whole new one: the file's chunks load into a temporary key in KEY's hash\n"
      "slot, which is then renamed over KEY (and deleted if anything fails). KEY answers every item as FILE does.\n"
      "In a cluster, MOVED and ASK replies are followed (at most 5 a command); a push while KEY's slot migrates\n"
      "and KEY has not reached the target node is refused.\n"
      URL_TEXT "  --force               replace KEY if it exists (whatever it holds)\n"},
     {"pull", "nidus pull KEY FILE [--url URL] [--force]",
-     "Writes the CF or BF key KEY into FILE, atomically, as a filter file that answers every item as KEY does.\n"
+     "Writes the CF or BF key KEY (windowed ones too) into FILE, atomically, as a filter file that answers every\n"
+     "item as KEY does.\n"
      "A key loaded from RedisBloom's data is refused (exit 2): no nidus file holds RedisBloom's hashing.\n"
      URL_TEXT "  --force               replace FILE if it exists (only a regular file)\n"},
     {"copy", "nidus copy --from URL --to URL [--match PATTERN] [--replace] [KEY ...]",
-     "Copies cuckoo and Bloom filter keys from one server to another through SCANDUMP and LOADCHUNK: from Redis\n"
+     "Copies cuckoo and Bloom filter keys (windowed ones too) from one server to another through SCANDUMP and\n"
+     "LOADCHUNK: from Redis\n"
      "or Valkey with nidus or RedisBloom (its keys keep RedisBloom's format and answers), to a server with nidus,\n"
      "standalone or cluster on either side (a cluster: every master is scanned, every key goes to its slot's).\n"
      "Without KEY, every key whose type is a filter (SCAN, MATCH PATTERN with --match); keys of other types are\n"

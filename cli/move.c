@@ -270,7 +270,8 @@ static int push_exists(const remote *r, const char *key)
 static int send_chunks(remote *r, nidus_filter *f, const char *path, const char *tmp, size_t tmp_len)
 {
     nidus_kind kind = nidus_filter_kind(f);
-    const char *command = kind == NIDUS_KIND_CUCKOO ? NIDUS_CF_LOADCHUNK : NIDUS_BF_LOADCHUNK;
+    /* a windowed file goes through CF.LOADCHUNK: the module makes a windowed CF key of its header chunk */
+    const char *command = kind == NIDUS_KIND_BLOOM ? NIDUS_BF_LOADCHUNK : NIDUS_CF_LOADCHUNK;
     uint8_t *buf = malloc(CHUNK_CAP);
     if (!buf) {
         fprintf(stderr, "nidus push: %s: out of memory\n", path);
@@ -372,9 +373,9 @@ int cmd_push(int argc, char **argv)
     if (st)
         return move_file_error(path, st);
     nidus_kind kind = nidus_filter_kind(f);
-    if (kind == NIDUS_KIND_COUNTING_BLOOM || kind == NIDUS_KIND_FUSE || kind == NIDUS_KIND_WINDOW) {
+    if (kind == NIDUS_KIND_COUNTING_BLOOM || kind == NIDUS_KIND_FUSE) {
         fprintf(stderr, "nidus push: %s: a %s filter: the module holds cuckoo (CF) and Bloom (BF) filters only\n",
-                path, kind == NIDUS_KIND_FUSE ? "fuse" : kind == NIDUS_KIND_WINDOW ? "windowed" : "counting Bloom");
+                path, kind == NIDUS_KIND_FUSE ? "fuse" : "counting Bloom");
         nidus_filter_free(f);
         return EXIT_ERROR;
     }
@@ -415,6 +416,7 @@ int cmd_push(int argc, char **argv)
 
 typedef struct pulled {
     nidus_kind kind;
+    bool bf;         /* a BF key (BF.SCANDUMP): nidus--BF, or nidus--BW windowed */
     nidus_filter *f; /* made by the first chunk */
 } pulled;
 
@@ -428,7 +430,7 @@ static void pulled_free(pulled *p)
  * the pass: try again); 2 after a line. */
 static int scan_key(remote *r, const char *key, pulled *out, progress *p)
 {
-    const char *command = out->kind == NIDUS_KIND_CUCKOO ? NIDUS_CF_SCANDUMP : NIDUS_BF_SCANDUMP;
+    const char *command = out->bf ? NIDUS_BF_SCANDUMP : NIDUS_CF_SCANDUMP;
     unsigned long long cursor = 0;
     uint64_t got = 0, total = 0;
     for (;;) {
@@ -496,7 +498,9 @@ int cmd_pull(int argc, char **argv)
     if (!strcmp(type, "nidus--CF")) {
         out.kind = NIDUS_KIND_CUCKOO;
     } else if (!strcmp(type, "nidus--BF")) {
-        out.kind = NIDUS_KIND_BLOOM;
+        out.kind = NIDUS_KIND_BLOOM, out.bf = true;
+    } else if (!strcmp(type, "nidus--CW") || !strcmp(type, "nidus--BW")) { /* windowed: the same chunks */
+        out.kind = NIDUS_KIND_WINDOW, out.bf = type[7] == 'B';
     } else {
         rc = EXIT_ERROR;
         if (!strcmp(type, "none"))
@@ -507,7 +511,8 @@ int cmd_pull(int argc, char **argv)
                             "(RedisBloom's hashing); build the file from the items instead\n", r.shown, key,
                     type[7] == 'C' ? "cuckoo filter" : "Bloom filter");
         else
-            fprintf(stderr, "nidus pull: %s: %s: holds a %s, not a cuckoo or Bloom filter\n", r.shown, key, type);
+            fprintf(stderr, "nidus pull: %s: %s: holds a %s, not a cuckoo, Bloom or windowed filter\n", r.shown, key,
+                    type);
         goto done;
     }
     progress p;

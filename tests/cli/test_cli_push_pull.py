@@ -2,7 +2,8 @@
 """nidus push and nidus pull against real servers with the module (tests/redis/conftest.py's Server; the
 server binary is NIDUS_SERVER's, else redis-server): round trips that answer every item as the source does,
 refusals, the unix socket, passwords, servers that cannot be reached or lack the module, no temporary key left
-behind, and temporary keys in KEY's hash slot (a cluster-mode server refuses a RENAME across slots)."""
+behind, temporary keys in KEY's hash slot (a cluster-mode server refuses a RENAME across slots), and windowed
+files and keys both ways."""
 import json
 import os
 import random
@@ -99,7 +100,7 @@ def test_pull_refuses_missing_and_other_keys(server, tmp_path):
     assert p.stderr == ("nidus pull: %s: nope: no such key\n" % url(server)).encode()
     c.set("s", "x")
     p = run("pull", "s", out, "--url", url(server), check_rc=2)
-    assert p.stderr == ("nidus pull: %s: s: holds a string, not a cuckoo or Bloom filter\n" % url(server)).encode()
+    assert p.stderr == ("nidus pull: %s: s: holds a string, not a cuckoo, Bloom or windowed filter\n" % url(server)).encode()
     assert not os.path.exists(out)
 
 
@@ -268,3 +269,39 @@ def test_keys_made_by_the_module_pull_and_push_back(server, tmp_path, kind, rese
     run("push", out, "copy", "--url", url(server), check_rc=0)
     assert answers_key(c, kind, "copy", probes) == want
     assert sorted(c.keys("*")) == [b"copy", b"src"]
+
+
+def test_windowed_file_round_trip(server, tmp_path):
+    """A windowed file (added at the clock) pushes into a windowed CF key that answers every item as the file, and
+    pulls back into a file that answers the same; a windowed key made by the module (CF or BF) pulls too, and its
+    file pushes back as a windowed CF key."""
+    added = keys(5000)
+    probes = added + keys(5000, "absent")
+    path = build(tmp_path, "w.nf", added, "--window", "1h", "--capacity", "10000")
+    want = answers_file(path, probes)
+    assert all(want[:len(added)])
+    run("push", path, "w", "--url", url(server), check_rc=0)
+    c = server.client()
+    assert c.type("w") == b"nidus--CW"
+    assert answers_key(c, "cuckoo", "w", probes) == want
+    assert c.dbsize() == 1
+    out = str(tmp_path / "back.nf")
+    run("pull", "w", out, "--url", url(server), check_rc=0)
+    run("verify", out, check_rc=0)
+    assert json.loads(run("info", out, "--json", check_rc=0).stdout)["parameters"]["window_ms"] == 3600000
+    assert answers_file(out, probes) == want
+    for kind, reserve in (("cuckoo", ["CF.RESERVE", "cw", 10000, "WINDOW", 3600000]),
+                          ("bloom", ["BF.RESERVE", "bw", 0.01, 10000, "WINDOW", 3600000])):
+        key = reserve[1]
+        c.execute_command(*reserve)
+        pipe = c.pipeline(transaction=False)
+        for item in added:
+            pipe.execute_command("CF.ADD" if kind == "cuckoo" else "BF.ADD", key, item)
+        pipe.execute()
+        want = answers_key(c, kind, key, probes)
+        out = str(tmp_path / (key + ".nf"))
+        run("pull", key, out, "--url", url(server), check_rc=0)
+        assert answers_file(out, probes) == want
+        run("push", out, key + "-copy", "--url", url(server), check_rc=0)
+        assert c.type(key + "-copy") == b"nidus--CW"
+        assert answers_key(c, "cuckoo", key + "-copy", probes) == want

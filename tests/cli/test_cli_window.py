@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """nidus create/build --window: windowed cuckoo filter files. add, check, count, del and info at --now (or the
 clock); keys present through their window and absent from 1.2 windows on; bad windows refused with one line and
-exit 2, nothing created; verify, merge of like windows (unlike ones refused, DEST untouched), push refused."""
+exit 2, nothing created; verify, merge of like windows (unlike ones refused, DEST untouched). push, pull and copy
+of windowed files and keys: test_cli_push_pull.py, test_cli_copy.py."""
 import json
 import os
 import time
@@ -130,13 +131,6 @@ def test_merge_like_windows_and_refuse_others(tmp_path):
     run("create", cuckoo, "--capacity", 1000, check_rc=0)
     run("merge", c, cuckoo, check_rc=2)
     assert open(c, "rb").read() == before
-
-
-def test_push_refuses_a_windowed_file(tmp_path):
-    f = str(tmp_path / "w.nidus")
-    run("create", f, "--window", "1m", "--capacity", 10, check_rc=0)
-    p = run("push", f, "key", "--url", "redis://127.0.0.1:1", check_rc=2)
-    assert b"windowed filter" in p.stderr and p.stderr.count(b"\n") == 1
 
 
 def test_now_is_checked(tmp_path):
