@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The data types: persistence (RDB, AOF), DUMP/RESTORE, COPY, MEMORY USAGE, DEBUG DIGEST, free and defrag of all
- * four, each type's callbacks made by one macro from its mod_value_class; the nidus types' values here.
+/* The data types: persistence (RDB, AOF), DUMP/RESTORE, COPY, MEMORY USAGE, DEBUG DIGEST, free and defrag of
+ * every one, each type's callbacks made by one macro from its mod_value_class; the nidus types' values here.
  *
  * RDB of the nidus types: the filter's chunks (the same ones SCANDUMP gives), each one string, then an empty string. Loading
  * feeds them to the chunk loader, which checks every chunk, the whole checksum and the contents: a hostile

@@ -12,10 +12,10 @@ int mod_register_types(RedisModuleCtx *ctx);
 /* Called for each chunk of a value's stream (the one SCANDUMP gives), with the iterator LOADCHUNK takes it at. */
 typedef void (*mod_chunk_visit)(void *arg, uint64_t pos, const uint8_t *chunk, size_t len);
 
-/* A data type's values as its methods reach them: the nidus types' (types.c) and RedisBloom's (rb/rb_types.c,
- * rb_cf_class and rb_bf_class). types.c makes every type's server callbacks from one of these, so RDB, AOF,
- * MEMORY USAGE, DEBUG DIGEST, free, free_effort, COPY and defrag are written once for all four. Each function
- * is handed `of`. */
+/* A data type's values as its methods reach them: the nidus types' (types.c, the windowed ones included) and
+ * RedisBloom's (rb/rb_types.c, rb_cf_class and rb_bf_class). types.c makes every type's server callbacks from one
+ * of these, so RDB, AOF, MEMORY USAGE, DEBUG DIGEST, free, free_effort, COPY and defrag are written once for all.
+ * Each function is handed `of`. */
 typedef struct mod_value_class {
     const char *loadchunk; /* the command AOF rewrite emits for each chunk */
     const void *of;        /* the type's own description: its mod_filter_ops, or its rb_kind */
