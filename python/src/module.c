@@ -471,6 +471,22 @@ static PyObject *new_filter(PyTypeObject *type, nidus_filter_params *p)
     return (PyObject *)self;
 }
 
+/* A cuckoo shape's bucket size (1, 2, 4, 8) and fingerprint bits ([4, max_bits]), 0 for either meaning "chosen
+ * for the error rate" (get_params checked the upper bounds): -1 with ValueError otherwise. */
+static int check_shape(unsigned long long bucket, unsigned long long bits, unsigned max_bits)
+{
+    if (bucket != 0 && bucket != 1 && bucket != 2 && bucket != 4 && bucket != 8) {
+        PyErr_SetString(PyExc_ValueError, "bucket_size must be 1, 2, 4 or 8 (or 0: chosen for the error rate)");
+        return -1;
+    }
+    if (bits != 0 && bits < 4) {
+        PyErr_Format(PyExc_ValueError, "fingerprint_bits must be in [4, %u] (or 0: chosen for the error rate)",
+                     max_bits);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *cuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kw[] = {"capacity", "error_rate", "bucket_size", "fingerprint_bits", "expansion", "seed",
@@ -487,14 +503,8 @@ static PyObject *cuckoo_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
                    UINT_PARAM(exp, "expansion", 0, UINT_MAX, 1, &expansion), SEED_PARAM(seed, &s),
                    UINT_PARAM(kicks, "max_kicks", 0, 65535, 0, &max_kicks)))
         return NULL;
-    if (bucket != 0 && bucket != 1 && bucket != 2 && bucket != 4 && bucket != 8) {
-        PyErr_SetString(PyExc_ValueError, "bucket_size must be 1, 2, 4 or 8 (or 0: chosen for the error rate)");
+    if (check_shape(bucket, bits, 32))
         return NULL;
-    }
-    if (bits != 0 && bits < 4) {
-        PyErr_SetString(PyExc_ValueError, "fingerprint_bits must be in [4, 32] (or 0: chosen for the error rate)");
-        return NULL;
-    }
     if (semi && bucket != 4) {
         PyErr_SetString(PyExc_ValueError, "semi_sort needs bucket_size=4");
         return NULL;
@@ -566,14 +576,8 @@ static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
                    UINT_PARAM(fp, "fingerprint_bits", 0, 29, 0, &bits), SEED_PARAM(seed, &s),
                    UINT_PARAM(kicks, "max_kicks", 0, 65535, 0, &max_kicks)))
         return NULL;
-    if (bucket != 0 && bucket != 1 && bucket != 2 && bucket != 4 && bucket != 8) {
-        PyErr_SetString(PyExc_ValueError, "bucket_size must be 1, 2, 4 or 8 (or 0: chosen for the error rate)");
+    if (check_shape(bucket, bits, 29))
         return NULL;
-    }
-    if (bits != 0 && bits < 4) {
-        PyErr_SetString(PyExc_ValueError, "fingerprint_bits must be in [4, 29] (or 0: chosen for the error rate)");
-        return NULL;
-    }
     nidus_window_params w = {.capacity = capacity, .window = window, .error_rate = rate,
                              .fingerprint_bits = (unsigned)bits, .bucket_size = (unsigned)bucket,
                              .max_kicks = (unsigned)max_kicks, .seed = s};
@@ -688,60 +692,60 @@ static inline PyObject *added_value(FilterObject *self, key_bytes *kb, nidus_sta
     return value;
 }
 
-/* Each kind's add and `in` call its own function: no test of the kind on the way. */
-static PyObject *cuckoo_add(FilterObject *self, PyObject *key)
-{
-    key_bytes kb;
-    if (key_begin(self, key, &kb))
-        return NULL;
-    nidus_status st = nidus_cuckoo_add(self->typed, kb.p, (size_t)kb.n);
-    return added_value(self, &kb, st, Py_None);
-}
-
-static PyObject *bloom_add(FilterObject *self, PyObject *key)
+/* An add and a lookup of one key: by the kind's own call for a cuckoo or a Bloom filter, else through the generic
+ * handle at time t (time_of). `kind` is a constant at every call, so that each kind's add and `in` below compile
+ * without a test of the kind on the way. */
+static inline __attribute__((always_inline)) PyObject *add_at(FilterObject *self, PyObject *key, nidus_kind kind,
+                                                              uint64_t t)
 {
     key_bytes kb;
     if (key_begin(self, key, &kb))
         return NULL;
     bool added = false;
-    nidus_status st = nidus_bloom_add(self->typed, kb.p, (size_t)kb.n, &added);
-    return added_value(self, &kb, st, added ? Py_True : Py_False);
+    nidus_status st;
+    if (kind == NIDUS_KIND_CUCKOO)
+        st = nidus_cuckoo_add(self->typed, kb.p, (size_t)kb.n);
+    else if (kind == NIDUS_KIND_BLOOM)
+        st = nidus_bloom_add(self->typed, kb.p, (size_t)kb.n, &added);
+    else {
+        at_time(self, t);
+        st = nidus_filter_add(self->f, kb.p, (size_t)kb.n);
+    }
+    return added_value(self, &kb, st, kind != NIDUS_KIND_BLOOM ? Py_None : added ? Py_True : Py_False);
 }
 
+static inline __attribute__((always_inline)) int contains_at(FilterObject *self, PyObject *key, nidus_kind kind,
+                                                             uint64_t t)
+{
+    key_bytes kb;
+    if (key_begin(self, key, &kb))
+        return -1;
+    bool in;
+    if (kind == NIDUS_KIND_CUCKOO)
+        in = nidus_cuckoo_contains(self->typed, kb.p, (size_t)kb.n);
+    else if (kind == NIDUS_KIND_BLOOM)
+        in = nidus_bloom_contains(self->typed, kb.p, (size_t)kb.n);
+    else {
+        at_time(self, t);
+        in = nidus_filter_contains(self->f, kb.p, (size_t)kb.n);
+    }
+    return key_end(self, &kb) ? -1 : in;
+}
+
+static PyObject *cuckoo_add(FilterObject *self, PyObject *key) { return add_at(self, key, NIDUS_KIND_CUCKOO, 0); }
+static PyObject *bloom_add(FilterObject *self, PyObject *key) { return add_at(self, key, NIDUS_KIND_BLOOM, 0); }
+static int cuckoo_contains(FilterObject *self, PyObject *key) { return contains_at(self, key, NIDUS_KIND_CUCKOO, 0); }
+static int bloom_contains(FilterObject *self, PyObject *key) { return contains_at(self, key, NIDUS_KIND_BLOOM, 0); }
+
+/* The other kinds (the counting Bloom filter's add; `in` of a counting Bloom or fuse filter). */
 static PyObject *filter_add(FilterObject *self, PyObject *key)
 {
-    key_bytes kb;
-    if (key_begin(self, key, &kb))
-        return NULL;
-    nidus_status st = nidus_filter_add(self->f, kb.p, (size_t)kb.n);
-    return added_value(self, &kb, st, Py_None);
-}
-
-static int cuckoo_contains(FilterObject *self, PyObject *key)
-{
-    key_bytes kb;
-    if (key_begin(self, key, &kb))
-        return -1;
-    bool in = nidus_cuckoo_contains(self->typed, kb.p, (size_t)kb.n);
-    return key_end(self, &kb) ? -1 : in;
-}
-
-static int bloom_contains(FilterObject *self, PyObject *key)
-{
-    key_bytes kb;
-    if (key_begin(self, key, &kb))
-        return -1;
-    bool in = nidus_bloom_contains(self->typed, kb.p, (size_t)kb.n);
-    return key_end(self, &kb) ? -1 : in;
+    return add_at(self, key, NIDUS_KIND_COUNTING_BLOOM, 0);
 }
 
 static int filter_contains(FilterObject *self, PyObject *key)
 {
-    key_bytes kb;
-    if (key_begin(self, key, &kb))
-        return -1;
-    bool in = nidus_filter_contains(self->f, kb.p, (size_t)kb.n);
-    return key_end(self, &kb) ? -1 : in;
+    return contains_at(self, key, NIDUS_KIND_COUNTING_BLOOM, 0);
 }
 
 /* Removes one copy of the key (at time t: time_of): 0 when removed, 1 when it was not there, -1 with an exception
@@ -804,14 +808,16 @@ static PyObject *filter_count(FilterObject *self, PyObject *key)
     return time_of(self, NULL, &t) ? NULL : count_at(self, key, t);
 }
 
-/* A windowed filter's calls of one key and an optional time: (key, now=None), unpacked here for all of them. */
-static int key_and_time(FilterObject *self, PyObject *args, PyObject *kwds, const char *format, PyObject **key,
-                        uint64_t *t)
+/* A windowed filter's calls of a key (or keys) and an optional time: (key, now=None), unpacked here for all of them;
+ * `kw` names the two. */
+static char *key_kw[] = {"key", "now", NULL}, *keys_kw[] = {"keys", "now", NULL};
+
+static int arg_and_time(FilterObject *self, PyObject *args, PyObject *kwds, const char *format, char **kw,
+                        PyObject **arg, uint64_t *t)
 {
-    static char *kw[] = {"key", "now", NULL};
     PyObject *now = NULL;
-    *key = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, format, kw, key, &now))
+    *arg = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, format, kw, arg, &now))
         return -1;
     return time_of(self, now, t);
 }
@@ -820,58 +826,41 @@ static PyObject *window_add(FilterObject *self, PyObject *args, PyObject *kwds)
 {
     PyObject *key;
     uint64_t t;
-    key_bytes kb;
-    if (key_and_time(self, args, kwds, "O|O:add", &key, &t) || key_begin(self, key, &kb))
-        return NULL;
-    at_time(self, t);
-    nidus_status st = nidus_filter_add(self->f, kb.p, (size_t)kb.n);
-    return added_value(self, &kb, st, Py_None);
+    return arg_and_time(self, args, kwds, "O|O:add", key_kw, &key, &t) ? NULL : add_at(self, key, NIDUS_KIND_WINDOW, t);
 }
 
 static PyObject *window_contains(FilterObject *self, PyObject *args, PyObject *kwds)
 {
     PyObject *key;
     uint64_t t;
-    key_bytes kb;
-    if (key_and_time(self, args, kwds, "O|O:contains", &key, &t) || key_begin(self, key, &kb))
+    if (arg_and_time(self, args, kwds, "O|O:contains", key_kw, &key, &t))
         return NULL;
-    at_time(self, t);
-    bool in = nidus_filter_contains(self->f, kb.p, (size_t)kb.n);
-    if (key_end(self, &kb))
-        return NULL;
-    return PyBool_FromLong(in);
+    int in = contains_at(self, key, NIDUS_KIND_WINDOW, t);
+    return in < 0 ? NULL : PyBool_FromLong(in);
 }
 
 /* `key in f`: at the current time. */
-static int window_in(FilterObject *self, PyObject *key)
-{
-    key_bytes kb;
-    if (key_begin(self, key, &kb))
-        return -1;
-    at_time(self, now_ms());
-    bool in = nidus_filter_contains(self->f, kb.p, (size_t)kb.n);
-    return key_end(self, &kb) ? -1 : in;
-}
+static int window_in(FilterObject *self, PyObject *key) { return contains_at(self, key, NIDUS_KIND_WINDOW, now_ms()); }
 
 static PyObject *window_count(FilterObject *self, PyObject *args, PyObject *kwds)
 {
     PyObject *key;
     uint64_t t;
-    return key_and_time(self, args, kwds, "O|O:count", &key, &t) ? NULL : count_at(self, key, t);
+    return arg_and_time(self, args, kwds, "O|O:count", key_kw, &key, &t) ? NULL : count_at(self, key, t);
 }
 
 static PyObject *window_remove(FilterObject *self, PyObject *args, PyObject *kwds)
 {
     PyObject *key;
     uint64_t t;
-    return key_and_time(self, args, kwds, "O|O:remove", &key, &t) ? NULL : remove_at(self, key, t);
+    return arg_and_time(self, args, kwds, "O|O:remove", key_kw, &key, &t) ? NULL : remove_at(self, key, t);
 }
 
 static PyObject *window_discard(FilterObject *self, PyObject *args, PyObject *kwds)
 {
     PyObject *key;
     uint64_t t;
-    return key_and_time(self, args, kwds, "O|O:discard", &key, &t) ? NULL : discard_at(self, key, t);
+    return arg_and_time(self, args, kwds, "O|O:discard", key_kw, &key, &t) ? NULL : discard_at(self, key, t);
 }
 
 static PyObject *filter_hash(FilterObject *self, PyObject *key)
@@ -1031,22 +1020,17 @@ static PyObject *filter_contains_many(FilterObject *self, PyObject *iterable)
 /* A windowed filter's batched calls: (keys, now=None). */
 static PyObject *window_update(FilterObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kw[] = {"keys", "now", NULL};
-    PyObject *keys, *now = NULL;
+    PyObject *keys;
     uint64_t t;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:update", kw, &keys, &now) || time_of(self, now, &t))
-        return NULL;
-    return update_at(self, keys, t);
+    return arg_and_time(self, args, kwds, "O|O:update", keys_kw, &keys, &t) ? NULL : update_at(self, keys, t);
 }
 
 static PyObject *window_contains_many(FilterObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kw[] = {"keys", "now", NULL};
-    PyObject *keys, *now = NULL;
+    PyObject *keys;
     uint64_t t;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:contains_many", kw, &keys, &now) || time_of(self, now, &t))
-        return NULL;
-    return contains_many_at(self, keys, t);
+    return arg_and_time(self, args, kwds, "O|O:contains_many", keys_kw, &keys, &t) ? NULL
+                                                                                    : contains_many_at(self, keys, t);
 }
 
 /* ---- whole filter ---- */
