@@ -15,6 +15,7 @@
 
 #include "test_util.h"
 #include "scratch_dir.h"
+#include "filter_chunks_util.h"
 
 enum { W = 60000 }; /* a minute of milliseconds: epochs of 12 s */
 static const uint64_t T0 = UINT64_C(1700000000000);
@@ -55,64 +56,11 @@ static void assert_keys(nidus_filter *f, const char *ns, uint64_t from, uint64_t
         assert_true(seen <= (to - from) / 100 + 2); /* at 0.1 %: collisions only */
 }
 
-static uint8_t *encoding_of(const nidus_filter *f, size_t *n)
-{
-    *n = (size_t)nidus_filter_encoded_size(f);
-    uint8_t *buf = malloc(*n);
-    size_t written = 0;
-    assert_int_equal(nidus_filter_encode(f, buf, *n, &written), NIDUS_OK);
-    assert_int_equal(written, *n);
-    return buf;
-}
-
-static void assert_same_encoding(const nidus_filter *a, const nidus_filter *b)
-{
-    size_t na, nb;
-    uint8_t *ea = encoding_of(a, &na), *eb = encoding_of(b, &nb);
-    assert_int_equal(na, nb);
-    assert_memory_equal(ea, eb, na);
-    free(ea);
-    free(eb);
-}
-
 static bool same_file(const char *a, const char *b)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", a, b);
     return system(cmd) == 0;
-}
-
-#define MAX_CHUNKS 16
-typedef struct chunk_list {
-    uint8_t *data[MAX_CHUNKS];
-    size_t len[MAX_CHUNKS];
-    unsigned n;
-} chunk_list;
-
-static void dump_all(const nidus_filter *f, chunk_list *c)
-{
-    const size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD;
-    uint64_t cursor = 0, next = 0;
-    c->n = 0;
-    for (;;) {
-        assert_true(c->n < MAX_CHUNKS);
-        c->data[c->n] = malloc(cap);
-        assert_int_equal(nidus_filter_dump_chunk(f, cursor, c->data[c->n], cap, &c->len[c->n], &next), NIDUS_OK);
-        if (!c->len[c->n]) {
-            assert_int_equal(next, 0);
-            free(c->data[c->n]);
-            return;
-        }
-        c->n++;
-        cursor = next;
-    }
-}
-
-static void free_chunks(chunk_list *c)
-{
-    for (unsigned k = 0; k < c->n; k++)
-        free(c->data[k]);
-    c->n = 0;
 }
 
 static void assert_half_loaded(nidus_filter *f)
