@@ -57,6 +57,19 @@ typedef struct RedisModuleDictIter RedisModuleDictIter;
 typedef int (*RedisModuleNotificationFunc)(RedisModuleCtx *ctx, int type, const char *event,
                                            RedisModuleString *key);
 
+/* Server events (RedisModule_SubscribeToServerEvent): SWAPDB, with the two databases it swapped. */
+typedef struct RedisModuleEvent {
+    uint64_t id;
+    uint64_t dataver;
+} RedisModuleEvent;
+#define REDISMODULE_EVENT_SWAPDB 11
+typedef struct RedisModuleSwapDbInfo {
+    uint64_t version; /* 1 */
+    int32_t dbnum_first;
+    int32_t dbnum_second;
+} RedisModuleSwapDbInfo;
+typedef void (*RedisModuleEventCallback)(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data);
+
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 typedef void (*RedisModuleTimerProc)(RedisModuleCtx *ctx, void *data);
 typedef uint64_t RedisModuleTimerID;
@@ -247,7 +260,8 @@ typedef struct RedisModuleTypeMethods {
     X(RedisModuleDictIter *, DictIteratorStartC, (RedisModuleDict *, const char *, void *, size_t))          \
     X(void *, DictNextC, (RedisModuleDictIter *, size_t *, void **))                                          \
     X(void, DictIteratorStop, (RedisModuleDictIter *))                                                        \
-    X(int, SubscribeToKeyspaceEvents, (RedisModuleCtx *, int, RedisModuleNotificationFunc))
+    X(int, SubscribeToKeyspaceEvents, (RedisModuleCtx *, int, RedisModuleNotificationFunc))                    \
+    X(int, SubscribeToServerEvent, (RedisModuleCtx *, RedisModuleEvent, RedisModuleEventCallback))
 
 /* Functions a server may lack: fetched when present, NULL otherwise; each use checks. */
 #define MOD_REDIS_API_OPTIONAL(X)                                                                           \

@@ -88,6 +88,12 @@ static size_t entry_name(int db, const char *s, size_t len, char *buf)
 
 void mod_window_track(RedisModuleCtx *ctx, RedisModuleString *name) { track(ctx, name); }
 
+static int entry_db(const char *k)
+{
+    return (int)(((unsigned)(unsigned char)k[0] << 24) | ((unsigned)(unsigned char)k[1] << 16) |
+                 ((unsigned)(unsigned char)k[2] << 8) | (unsigned)(unsigned char)k[3]);
+}
+
 static void track(RedisModuleCtx *ctx, RedisModuleString *name)
 {
     if (!tracked)
@@ -167,8 +173,7 @@ void mod_window_tick(RedisModuleCtx *ctx, bool master, long long budget_ns)
         resume = RedisModule_Alloc(len);
         memcpy(resume, k, len);
         resume_len = len;
-        int db = (int)(((unsigned)(unsigned char)k[0] << 24) | ((unsigned)(unsigned char)k[1] << 16) |
-                       ((unsigned)(unsigned char)k[2] << 8) | (unsigned)(unsigned char)k[3]);
+        int db = entry_db(k);
         bool keep = false;
         if (RedisModule_SelectDb(ctx, db) == REDISMODULE_OK) {
             RedisModuleString *name = RedisModule_CreateString(ctx, k + 4, len - 4);
@@ -221,10 +226,59 @@ static int on_key_event(RedisModuleCtx *ctx, int type, const char *event, RedisM
     return REDISMODULE_OK;
 }
 
+/* SWAPDB moves every key of two databases at once, without a keyspace event: the entries of both swap their
+ * database numbers. */
+static void on_swapdb(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data)
+{
+    (void)ctx, (void)subevent;
+    const RedisModuleSwapDbInfo *info = data;
+    if (eid.id != REDISMODULE_EVENT_SWAPDB || !info || !tracked)
+        return;
+    int a = info->dbnum_first, b = info->dbnum_second;
+    size_t n = 0, cap = 16;
+    char **names = RedisModule_Alloc(cap * sizeof *names);
+    size_t *lens = RedisModule_Alloc(cap * sizeof *lens);
+    void **values = RedisModule_Alloc(cap * sizeof *values);
+    RedisModuleDictIter *it = RedisModule_DictIteratorStartC(tracked, "^", NULL, 0);
+    size_t len;
+    void *value;
+    for (char *k; (k = RedisModule_DictNextC(it, &len, &value));) {
+        int db = entry_db(k);
+        if (db != a && db != b)
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            names = RedisModule_Realloc(names, cap * sizeof *names);
+            lens = RedisModule_Realloc(lens, cap * sizeof *lens);
+            values = RedisModule_Realloc(values, cap * sizeof *values);
+        }
+        names[n] = RedisModule_Alloc(len);
+        memcpy(names[n], k, len);
+        lens[n] = len;
+        values[n++] = value;
+    }
+    RedisModule_DictIteratorStop(it);
+    for (size_t i = 0; i < n; i++)
+        RedisModule_DictDelC(tracked, names[i], lens[i], NULL);
+    for (size_t i = 0; i < n; i++) {
+        char buf[4];
+        entry_name(entry_db(names[i]) == a ? b : a, "", 0, buf);
+        memcpy(names[i], buf, 4);
+        RedisModule_DictReplaceC(tracked, names[i], lens[i], values[i]);
+        RedisModule_Free(names[i]);
+    }
+    RedisModule_Free(names);
+    RedisModule_Free(lens);
+    RedisModule_Free(values);
+}
+
 int mod_window_init(RedisModuleCtx *ctx)
 {
     tracked = RedisModule_CreateDict(NULL);
     if (!tracked)
+        return REDISMODULE_ERR;
+    if (RedisModule_SubscribeToServerEvent(ctx, (RedisModuleEvent){REDISMODULE_EVENT_SWAPDB, 1}, on_swapdb) !=
+        REDISMODULE_OK)
         return REDISMODULE_ERR;
     return RedisModule_SubscribeToKeyspaceEvents(ctx, REDISMODULE_NOTIFY_GENERIC | REDISMODULE_NOTIFY_LOADED,
                                                  on_key_event);

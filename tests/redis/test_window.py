@@ -216,6 +216,13 @@ def test_replica_answers_as_its_master(make_server):
     for it, data in scandump(m, "CF", "long"):
         assert m("CF.LOADCHUNK", "loaded", it, data) == "OK"
     assert m("CF.MERGE", "merged", 2, "long", "loaded") == "OK"
+    # a key SWAPDB moves to another database is swept there
+    m2 = Raw(master.port)
+    m2("SELECT", 2)
+    m2("CF.INSERT", "swapped", "WINDOW", 300, "ITEMS", *KEYS)
+    assert m("SWAPDB", 2, 3) == "OK"
+    r3 = Raw(replica.port)
+    r3("SELECT", 3)
     assert m("WAIT", 1, 5000) == 1
     for kind, key in (("CF", "long"), ("CF", "made"), ("CF", "loaded"), ("CF", "merged"), ("BF", "blong")):
         assert r(kind + ".MEXISTS", key, *KEYS) == m(kind + ".MEXISTS", key, *KEYS), key
@@ -226,6 +233,7 @@ def test_replica_answers_as_its_master(make_server):
     assert wait_for(lambda: r("CF.MEXISTS", "short", *KEYS) == [0] * len(KEYS), 3)
     assert wait_for(lambda: r("BF.MEXISTS", "bshort", *KEYS) == [0] * len(KEYS), 3)
     assert r("BF.CARD", "bshort") == m("BF.CARD", "bshort") == 0
+    assert wait_for(lambda: r3("CF.MEXISTS", "swapped", *KEYS) == [0] * len(KEYS), 3)
     # byte for byte: every sweep the master took reached the replica
     keys = ("long", "made", "loaded", "merged", "blong", "short", "bshort")
     assert wait_for(lambda: m("WAIT", 1, 1000) == 1 and digests(r, keys) == digests(m, keys), 5)
