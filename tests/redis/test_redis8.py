@@ -102,14 +102,15 @@ def test_config_set_applies_to_new_filters(c):
     assert (info["Bucket size"], info["Max iterations"], info["Expansion rate"]) == (4, 30, 2)
 
 
-BLOOM = ["bf.add", "bf.card", "bf.debug", "bf.exists", "bf.info", "bf.insert", "bf.loadchunk", "bf.madd",
+BLOOM = ["bf.add", "bf.at", "bf.card", "bf.debug", "bf.exists", "bf.info", "bf.insert", "bf.loadchunk", "bf.madd",
          "bf.merge", "bf.mexists", "bf.reserve", "bf.scandump"]
-CUCKOO = ["cf.add", "cf.addnx", "cf.compact", "cf.compactstep", "cf.count", "cf.debug", "cf.del", "cf.exists",
+CUCKOO = ["cf.add", "cf.addnx", "cf.at", "cf.compact", "cf.compactstep", "cf.count", "cf.debug", "cf.del", "cf.exists",
           "cf.info", "cf.insert", "cf.insertnx", "cf.loadchunk", "cf.merge", "cf.mexists", "cf.reserve",
           "cf.scandump"]
 
 # RedisBloom's categories of each command beside @bloom / @cuckoo. CF.COMPACT: RedisBloom says @read, ours
-# rewrites the filter (@write); CF.MERGE / BF.MERGE and CF.COMPACTSTEP (a bounded compaction step) are ours.
+# rewrites the filter (@write); CF.MERGE / BF.MERGE, CF.COMPACTSTEP (a bounded compaction step) and CF.AT / BF.AT
+# (a windowed write at its master's time) are ours.
 CATEGORIES = {
     "bf.reserve": ["write", "fast"], "bf.add": ["write"], "bf.madd": ["write"], "bf.insert": ["write"],
     "bf.exists": ["read"], "bf.mexists": ["read"], "bf.info": ["read", "fast"], "bf.card": ["read", "fast"],
@@ -118,6 +119,7 @@ CATEGORIES = {
     "cf.insertnx": ["write"], "cf.exists": ["read"], "cf.mexists": ["read"], "cf.count": ["read"],
     "cf.del": ["write"], "cf.compact": ["write"], "cf.scandump": ["read"], "cf.loadchunk": ["write"],
     "cf.info": ["read", "fast"], "cf.debug": ["read"], "cf.merge": ["write"], "cf.compactstep": ["write"],
+    "cf.at": ["write"], "bf.at": ["write"],
 }
 
 
