@@ -402,9 +402,11 @@ static inline void add_prefetch(const nidus_cuckoo *cf, uint64_t hash)
     nidus_table_prefetch(t, nidus_table_alt(t, i, fp));
 }
 
-/* Adds go one by one through add_hash's switch (free slots in every table, kicks, growth: the same results as
- * single calls); a full filter's batch only prefetches the newest table's buckets of the keys AHEAD places on. A
- * packed or forward handle may change form between two adds, so it prefetches nothing. */
+/* Adds make the same results as single calls (free slots in every table, kicks, growth). A writable one-table
+ * filter with a fast kernel takes that kernel's batch (blocks: locate and prefetch, then put) until a slow path
+ * changes its byte; the rest go one by one through add_hash's switch, a full filter's batch prefetching the
+ * newest table's buckets of the keys AHEAD places on. A packed or forward handle may change form between two
+ * adds, so it prefetches nothing. */
 nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes, size_t n, size_t *added)
 {
     enum { AHEAD = 16 };
@@ -414,6 +416,29 @@ nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes,
     nidus_status st = full && !nidus_cuckoo_writable(h) ? NIDUS_ERR_READ_ONLY : NIDUS_OK; /* even for n = 0 */
     if (st)
         n = 0;
+    switch (d) {
+    case NIDUS_DISPATCH_PLAIN:
+    case NIDUS_DISPATCH_PLAIN_INLINE:
+    case NIDUS_DISPATCH_SEMI:
+    case NIDUS_DISPATCH_SEMI_INLINE:
+    case NIDUS_DISPATCH_BITS:
+        done = nidus_kernel_add_many_hash_base(h, hashes, n, &st);
+        break;
+#if NIDUS_HAVE_ISA_V3
+    case NIDUS_DISPATCH_PLAIN_V3:
+    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
+    case NIDUS_DISPATCH_SEMI_V3:
+    case NIDUS_DISPATCH_SEMI_INLINE_V3:
+    case NIDUS_DISPATCH_BITS_V3:
+        done = nidus_kernel_add_many_hash_v3(h, hashes, n, &st);
+        break;
+#endif
+    }
+    if (st)
+        n = done;
+    hashes += done, n -= done; /* the rest one by one: the byte changed */
+    size_t first = done;
+    done = 0;
     for (size_t k = 0; full && k < AHEAD && k < n; k++)
         add_prefetch(h, hashes[k]);
     for (; done < n; done++) {
@@ -423,7 +448,7 @@ nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes,
             break;
     }
     if (added)
-        *added = done;
+        *added = first + done;
     return st;
 }
 

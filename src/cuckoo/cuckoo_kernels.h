@@ -8,7 +8,9 @@
  *     both buckets full is a tail call to nidus_full_add_slow.
  *   view_*: lookups of the filters the inline path serves (NIDUS_DISPATCH_*_INLINE), through the published view.
  *   contains_hash / count_hash: any full filter (the general paths).
- *   many_hash / many_key: batched lookups of a filter that takes plain_*, semi_* or bits_*. */
+ *   many_hash / many_key: batched lookups of a filter that takes plain_*, semi_* or bits_*.
+ *   add_many_hash: batched adds of a writable one of those, until a slow path changes its dispatch byte (returns
+ *     how many it added; the caller goes on one by one). */
 #ifndef NIDUS_SRC_CUCKOO_KERNELS_H
 #define NIDUS_SRC_CUCKOO_KERNELS_H
 
@@ -36,7 +38,8 @@
     uint64_t nidus_kernel_count_hash_##ISA(const nidus_cuckoo *cf, uint64_t hash);                            \
     void nidus_kernel_many_hash_##ISA(const nidus_cuckoo *cf, const uint64_t *hashes, size_t n, bool *out);    \
     void nidus_kernel_many_key_##ISA(const nidus_cuckoo *cf, const void *const *keys, const size_t *lens,       \
-                                     size_t n, bool *out);
+                                     size_t n, bool *out);                                                    \
+    size_t nidus_kernel_add_many_hash_##ISA(nidus_cuckoo *cf, const uint64_t *hashes, size_t n, nidus_status *st);
 
 NIDUS_CUCKOO_KERNEL_DECLS(base)
 #if NIDUS_HAVE_ISA_V3

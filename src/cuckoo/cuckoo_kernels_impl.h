@@ -52,6 +52,15 @@ static inline __attribute__((always_inline)) uint64_t hash_short(const nidus_cuc
     return len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_short(key, len, cf->seed);
 }
 
+/* The put of a one-table filter's fast kernel (`fast`: t->fast, a constant at every call). */
+static inline __attribute__((always_inline)) bool put_fast(nidus_table *t, uint64_t i, uint64_t j, uint32_t fp,
+                                                           unsigned fast)
+{
+    return fast == NIDUS_FAST_SEMI    ? nidus_table_semi_put_pair(t, i, j, fp)
+           : fast == NIDUS_FAST_PLAIN ? nidus_table_word_put_pair(t, i, j, fp)
+                                      : nidus_table_bits_put_pair(t, i, j, fp, true);
+}
+
 /* The add of a one-table filter with a fast kernel: both buckets read with one load each, the item put into the
  * emptier one with one store; both full (or a duplicate that fills its pair) is a tail call to the slow path.
  * `fast` (NIDUS_FAST_*) is a constant at every call, so each caller compiles one kernel. */
@@ -60,10 +69,7 @@ static inline __attribute__((always_inline)) nidus_status add_one_word(nidus_cuc
     nidus_table *t = cf->tables;
     uint64_t i, j;
     uint32_t fp = nidus_table_fast_locate(t, hash, &i, &j);
-    bool put = fast == NIDUS_FAST_SEMI   ? nidus_table_semi_put_pair(t, i, j, fp)
-               : fast == NIDUS_FAST_PLAIN ? nidus_table_word_put_pair(t, i, j, fp)
-                                          : nidus_table_bits_put_pair(t, i, j, fp, true);
-    if (!put)
+    if (!put_fast(t, i, j, fp, fast))
         return nidus_full_add_slow(cf, hash);
     t->occupied++;
     return NIDUS_OK;
@@ -128,6 +134,40 @@ static inline __attribute__((always_inline)) void contains_fast(const nidus_cuck
         contains_blocks(cf, t, NIDUS_FAST_PLAIN_BITS, by_key, hashes, keys, lens, n, out);
     else
         contains_blocks(cf, t, NIDUS_FAST_SEMI, by_key, hashes, keys, lens, n, out);
+}
+
+/* Batched adds of a writable one-table filter with a fast kernel, a block at a time: locate the block's keys and
+ * prefetch their buckets, then put each as add_one_word does (the slow path when both buckets are full). Stops
+ * after a slow path that changed the dispatch byte (a stash entry, growth: the kernel no longer serves the
+ * filter) or failed; returns how many adds it made, *st the failure's status. */
+static inline __attribute__((always_inline)) size_t add_blocks(nidus_cuckoo *cf, unsigned fast,
+                                                              const uint64_t *hashes, size_t n, nidus_status *st)
+{
+    nidus_table *t = cf->tables;
+    unsigned char byte = *(const unsigned char *)cf;
+    uint64_t i[NIDUS_KERNEL_BLOCK], j[NIDUS_KERNEL_BLOCK];
+    uint32_t fp[NIDUS_KERNEL_BLOCK];
+    *st = NIDUS_OK;
+    for (size_t base = 0; base < n; base += NIDUS_KERNEL_BLOCK) {
+        size_t m = n - base < NIDUS_KERNEL_BLOCK ? n - base : NIDUS_KERNEL_BLOCK;
+        for (size_t k = 0; k < m; k++) {
+            fp[k] = nidus_table_fast_locate(t, hashes[base + k], &i[k], &j[k]);
+            prefetch_word(t, i[k], fast);
+            prefetch_word(t, j[k], fast);
+        }
+        for (size_t k = 0; k < m; k++) {
+            if (put_fast(t, i[k], j[k], fp[k], fast)) {
+                t->occupied++;
+                continue;
+            }
+            *st = nidus_full_add_slow(cf, hashes[base + k]);
+            if (*st)
+                return base + k;
+            if (*(const unsigned char *)cf != byte)
+                return base + k + 1;
+        }
+    }
+    return n;
 }
 
 #endif /* the shared part */
@@ -261,4 +301,15 @@ NIDUS_ISA_TARGET void NIDUS_ISA_FN(nidus_kernel_many_key)(const nidus_cuckoo *cf
                                                           const size_t *lens, size_t n, bool *out)
 {
     contains_fast(cf, true, NULL, keys, lens, n, out);
+}
+
+NIDUS_ISA_TARGET size_t NIDUS_ISA_FN(nidus_kernel_add_many_hash)(nidus_cuckoo *cf, const uint64_t *hashes, size_t n,
+                                                                 nidus_status *st)
+{
+    unsigned fast = cf->tables->fast;
+    if (fast == NIDUS_FAST_PLAIN)
+        return add_blocks(cf, NIDUS_FAST_PLAIN, hashes, n, st);
+    if (fast == NIDUS_FAST_PLAIN_BITS)
+        return add_blocks(cf, NIDUS_FAST_PLAIN_BITS, hashes, n, st);
+    return add_blocks(cf, NIDUS_FAST_SEMI, hashes, n, st);
 }
