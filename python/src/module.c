@@ -822,19 +822,13 @@ static int arg_and_time(FilterObject *self, PyObject *args, PyObject *kwds, cons
     return time_of(self, now, t);
 }
 
-static PyObject *window_add(FilterObject *self, PyObject *args, PyObject *kwds)
+static PyObject *window_add_at(FilterObject *self, PyObject *key, uint64_t t)
 {
-    PyObject *key;
-    uint64_t t;
-    return arg_and_time(self, args, kwds, "O|O:add", key_kw, &key, &t) ? NULL : add_at(self, key, NIDUS_KIND_WINDOW, t);
+    return add_at(self, key, NIDUS_KIND_WINDOW, t);
 }
 
-static PyObject *window_contains(FilterObject *self, PyObject *args, PyObject *kwds)
+static PyObject *window_contains_at(FilterObject *self, PyObject *key, uint64_t t)
 {
-    PyObject *key;
-    uint64_t t;
-    if (arg_and_time(self, args, kwds, "O|O:contains", key_kw, &key, &t))
-        return NULL;
     int in = contains_at(self, key, NIDUS_KIND_WINDOW, t);
     return in < 0 ? NULL : PyBool_FromLong(in);
 }
@@ -842,26 +836,21 @@ static PyObject *window_contains(FilterObject *self, PyObject *args, PyObject *k
 /* `key in f`: at the current time. */
 static int window_in(FilterObject *self, PyObject *key) { return contains_at(self, key, NIDUS_KIND_WINDOW, now_ms()); }
 
-static PyObject *window_count(FilterObject *self, PyObject *args, PyObject *kwds)
-{
-    PyObject *key;
-    uint64_t t;
-    return arg_and_time(self, args, kwds, "O|O:count", key_kw, &key, &t) ? NULL : count_at(self, key, t);
-}
+/* A windowed filter's method fn(key or keys, now=None): its arguments unpacked by arg_and_time, then
+ * impl(self, key or keys, time). */
+#define WINDOW_CALL(fn, format, kw, impl)                                                                              \
+    static PyObject *fn(FilterObject *self, PyObject *args, PyObject *kwds)                                            \
+    {                                                                                                                  \
+        PyObject *arg;                                                                                                 \
+        uint64_t t;                                                                                                    \
+        return arg_and_time(self, args, kwds, format, kw, &arg, &t) ? NULL : impl(self, arg, t);                       \
+    }
 
-static PyObject *window_remove(FilterObject *self, PyObject *args, PyObject *kwds)
-{
-    PyObject *key;
-    uint64_t t;
-    return arg_and_time(self, args, kwds, "O|O:remove", key_kw, &key, &t) ? NULL : remove_at(self, key, t);
-}
-
-static PyObject *window_discard(FilterObject *self, PyObject *args, PyObject *kwds)
-{
-    PyObject *key;
-    uint64_t t;
-    return arg_and_time(self, args, kwds, "O|O:discard", key_kw, &key, &t) ? NULL : discard_at(self, key, t);
-}
+WINDOW_CALL(window_add, "O|O:add", key_kw, window_add_at)
+WINDOW_CALL(window_contains, "O|O:contains", key_kw, window_contains_at)
+WINDOW_CALL(window_count, "O|O:count", key_kw, count_at)
+WINDOW_CALL(window_remove, "O|O:remove", key_kw, remove_at)
+WINDOW_CALL(window_discard, "O|O:discard", key_kw, discard_at)
 
 static PyObject *filter_hash(FilterObject *self, PyObject *key)
 {
@@ -1018,20 +1007,8 @@ static PyObject *filter_contains_many(FilterObject *self, PyObject *iterable)
 }
 
 /* A windowed filter's batched calls: (keys, now=None). */
-static PyObject *window_update(FilterObject *self, PyObject *args, PyObject *kwds)
-{
-    PyObject *keys;
-    uint64_t t;
-    return arg_and_time(self, args, kwds, "O|O:update", keys_kw, &keys, &t) ? NULL : update_at(self, keys, t);
-}
-
-static PyObject *window_contains_many(FilterObject *self, PyObject *args, PyObject *kwds)
-{
-    PyObject *keys;
-    uint64_t t;
-    return arg_and_time(self, args, kwds, "O|O:contains_many", keys_kw, &keys, &t) ? NULL
-                                                                                    : contains_many_at(self, keys, t);
-}
+WINDOW_CALL(window_update, "O|O:update", keys_kw, update_at)
+WINDOW_CALL(window_contains_many, "O|O:contains_many", keys_kw, contains_many_at)
 
 /* ---- whole filter ---- */
 
