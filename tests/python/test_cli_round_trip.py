@@ -116,3 +116,32 @@ def test_python_file_pushes_to_a_server(server, tmp_path, name, cmd):
     run("pull", "key", str(tmp_path / "back.nidus"), "--url", url(server), check_rc=0)
     back = nidus.open(tmp_path / "back.nidus")
     assert back.contains_many(PROBES) == f.contains_many(PROBES)
+
+
+T0 = 1_700_000_000_000  # ms
+W = 60_000
+
+
+def window_answers(path, now):
+    out = run("check", path, "--now", str(now), input=b"\n".join(PROBES) + b"\n", check_rc=0).stdout.split()
+    return [int(x) for x in out]
+
+
+def test_windowed_files_go_both_ways(tmp_path):
+    """A windowed file from `nidus build --window` opens in Python and answers as `nidus check --now` does, inside
+    the window and after it; one saved from Python passes `nidus verify` and answers the same through the CLI."""
+    path = cli_build(tmp_path, "w.nidus", "--window", "1m", "--capacity", "8000", "--now", str(T0))
+    for now in (T0, T0 + W, T0 + 2 * W):
+        want = window_answers(path, now)
+        g = nidus.open(path)
+        assert type(g) is nidus.WindowedCuckooFilter
+        assert [int(x) for x in g.contains_many(PROBES, now=now)] == want
+        if now <= T0 + W:  # inside the window: every key
+            assert all(want[:len(LINES)])
+    f = nidus.WindowedCuckooFilter(8000, W, 0.01)
+    f.update(ADDED, now=T0)
+    out = str(tmp_path / "p.nidus")
+    f.save(out)
+    run("verify", out, check_rc=0)
+    for now in (T0, T0 + W, T0 + 2 * W):
+        assert window_answers(out, now) == [int(x) for x in f.contains_many(PROBES, now=now)]
