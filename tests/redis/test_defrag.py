@@ -64,7 +64,8 @@ MAKE = {
     "rbcf": lambda i: [("RESTORE", "rbcf%d" % i, 0, RB_CF), ("CF.ADD", "rbcf%d" % i, "k1")],
     "rbbf": lambda i: [("RESTORE", "rbbf%d" % i, 0, RB_BF), ("BF.ADD", "rbbf%d" % i, "k1")],
 }
-RB_CF, RB_BF = rb_cf(64), rb_bf(128)
+RB_CF, RB_BF = rb_cf(512), rb_bf(128)
+RB_CF_SMALL = rb_cf(64)  # 600 items grow a nidus part
 EXISTS = {"cf": "CF.EXISTS", "bf": "BF.EXISTS", "rbcf": "CF.EXISTS", "rbbf": "BF.EXISTS"}
 
 
@@ -77,12 +78,12 @@ def wait(r, done, seconds):
     return True, frag(r)
 
 
-# RedisBloom's threshold for the nidus types. A RedisBloom-format value keeps RedisBloom's layout, four small blocks
-# of as many size classes (the value, RedisBloom's struct, its array of sub-filters or layers, the slots or bits),
-# and jemalloc stops moving them with a little more left: 1.11 to 1.17 after 10 s on redis-server 8.6.3 (all its
-# blocks are offered: hits stop growing within the first second), 1.20-1.22 on valkey-server 8.0.1, where RedisBloom's
-# own keys end at 1.15 after 30 s on redis-server 8.6.3.
-GOAL = {"nidus": 1.1, "redisbloom-format": 1.3}
+# RedisBloom's threshold, for both. What is left after defrag is the server's own slack (its bins of sizes no filter
+# uses, about 350 KB here) over the data: the filters' own bins end 97-98 % full. RedisBloom-format keys are made as
+# RedisBloom's test makes its keys (CF.ADD's default filter: 512 buckets of 2, 1 KB; BF.ADD's: 128 bytes of bits)
+# and reach 1.04-1.06 on redis-server 8.6.3 and valkey-server 8.0.1, as the nidus keys do. With cuckoo keys of 128
+# bytes (64 buckets) every key holds a fifth of that and the same slack reads 1.15-1.17, whoever moves the blocks.
+GOAL = {"nidus": 1.1, "redisbloom-format": 1.1}
 
 
 @pytest.mark.parametrize("kinds,goal", [(("cf", "bf"), "nidus"), (("rbcf", "rbbf"), "redisbloom-format")],
@@ -121,7 +122,7 @@ def test_defrag_of_large_filters_in_steps(r):
     keys = []
     for i in range(100):
         run(r, [("CF.RESERVE", "c%d" % i, 1000, "EXPANSION", 2), ("BF.RESERVE", "b%d" % i, 0.01, 500),
-                ("RESTORE", "rc%d" % i, 0, RB_CF), ("RESTORE", "rb%d" % i, 0, RB_BF)])
+                ("RESTORE", "rc%d" % i, 0, RB_CF_SMALL), ("RESTORE", "rb%d" % i, 0, RB_BF)])
         run(r, [("CF.INSERT", "c%d" % i, "ITEMS", *["x%d" % j for j in range(2000)]),
                 ("CF.INSERT", "c%d" % i, "ITEMS", *["x1"] * 40),
                 ("BF.INSERT", "b%d" % i, "ITEMS", *["x%d" % j for j in range(2000)]),
