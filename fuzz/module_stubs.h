@@ -11,6 +11,12 @@
 #include "module_api.h"
 #include "types.h"
 
+/* Compaction (redis/compaction.c, not linked here) after an RDB load: nothing to hand to a timer. */
+void mod_cf_compact_loaded(RedisModuleIO *io, void *filter)
+{
+    (void)io, (void)filter;
+}
+
 /* The methods of each data type, in this order. */
 static const char *const type_names[] = {"nidus--CF", "nidus--BF", "MBbloomCF", "MBbloom--"};
 static RedisModuleTypeMethods *type_methods[4];

@@ -49,6 +49,14 @@ void mod_cf_reply_add(RedisModuleCtx *ctx, nidus_status st, bool added, bool nx,
  * one bounded step of its running compaction, if any, replicated as CF.COMPACTSTEP. */
 void mod_cf_compact_after_write(RedisModuleCtx *ctx, RedisModuleString *name, void *filter);
 
+/* A cuckoo filter `filter` the RDB load (or a full sync) just made: when it owes a compaction (removes past a
+ * tenth of its items, several tables: it was saved mid-compaction), its key is kept for the timer, which a
+ * master arms when the load ends (compaction.c). */
+void mod_cf_compact_loaded(RedisModuleIO *io, void *filter);
+
+/* Subscribes to the end of loads, where the timer takes the keys loads left owing a compaction. */
+void mod_cf_compaction_init(RedisModuleCtx *ctx);
+
 /* The error text of a failed cuckoo add, as RedisBloom words it where it has one. */
 const char *mod_cf_add_error(nidus_status st);
 

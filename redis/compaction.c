@@ -11,9 +11,16 @@
  * replay and an RDB reload followed by the rest of the stream all end with the same bytes, whatever cursor
  * they held (an RDB, a full sync or an AOF rewrite carries none: the encoding taken mid-way is an ordinary
  * filter). Replicas and AOF loading never step by themselves: their writes only start a compaction where the
- * master's did, and the master's CF.COMPACTSTEP commands move it. A server that stops mid-compaction loses
- * only the cursor; the filter, with every item, is as the last step left it, and the next remove past 10 %
- * (or CF.COMPACT) starts again. */
+ * master's did, and the master's CF.COMPACTSTEP commands move it.
+ *
+ * A server that stops mid-compaction loses only the cursor: the filter, with every item, is as the last step
+ * left it, and its count of removes (saved with it) still passes a tenth of its items. A compaction is owed
+ * then, and a master carries it on by itself: a filter loaded from the RDB owing one, or left running by the
+ * CF.COMPACTSTEP commands of the AOF, is handed to the timer when the load ends, and its next write steps it
+ * too. A step where none runs begins one at the newest table (bucket 0: the part done before is read again,
+ * with nothing left to move), and is replicated as any step, from the cursor it started at, so a replica that
+ * kept the old cursor takes the new one. The RDB keeps no cursor: an older loader reads it, and starting over
+ * costs one read of the buckets already visited. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <string.h>
 #include <time.h>
@@ -58,12 +65,25 @@ static bool may_step(RedisModuleCtx *ctx)
     return !(flags & (REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING | REDISMODULE_CTX_FLAGS_SLAVE));
 }
 
-/* One step of `budget` units on a running compaction, replicated as CF.COMPACTSTEP from the cursor it started
- * at. False when none runs (nothing done). */
+/* Whether a compaction is owed where none runs: removes past a tenth of the items of a filter of several
+ * tables, the rule that starts one at a remove (a filter loaded without its cursor). */
+static bool owed(const nidus_cuckoo *cf)
+{
+    nidus_cuckoo_stats s;
+    if (nidus_cuckoo_loading(cf) || nidus_cuckoo_compacting(cf, NULL))
+        return false;
+    nidus_cuckoo_get_stats(cf, &s);
+    return s.tables > 1 && (double)s.items_deleted > 0.10 * (double)s.items;
+}
+
+/* One step of `budget` units on a running compaction (begun first when one is owed), replicated as
+ * CF.COMPACTSTEP from the cursor it started at. False when none runs (nothing done). */
 static bool step(RedisModuleCtx *ctx, RedisModuleString *name, nidus_cuckoo *cf, uint64_t budget, bool *done)
 {
     nidus_cuckoo_compaction at;
     *done = true;
+    if (owed(cf))
+        (void)nidus_cuckoo_compact_begin(cf); /* writable: not loading, and keys hold no views */
     if (!nidus_cuckoo_compacting(cf, &at) || nidus_cuckoo_compact_step(cf, budget, done) != NIDUS_OK)
         return false;
     RedisModule_Replicate(ctx, "CF.COMPACTSTEP", "slll", name, (long long)at.table, (long long)at.bucket,
@@ -83,11 +103,11 @@ static void arm_timer(RedisModuleCtx *ctx)
 
 void mod_timer_arm(RedisModuleCtx *ctx) { arm_timer(ctx); }
 
-static void track(RedisModuleCtx *ctx, RedisModuleString *name)
+/* Adds key `name` of database `db` to the timer's keys (once). */
+static void remember(int db, const RedisModuleString *name)
 {
     size_t len;
     const char *s = RedisModule_StringPtrLen(name, &len);
-    int db = RedisModule_GetSelectedDb(ctx);
     bool known = false;
     for (unsigned i = 0; i < nkeys && !known; i++)
         known = keys[i].db == db && keys[i].len == len && memcmp(keys[i].name, s, len) == 0;
@@ -96,6 +116,11 @@ static void track(RedisModuleCtx *ctx, RedisModuleString *name)
         memcpy(copy, s, len);
         keys[nkeys++] = (tracked){db, len, copy};
     }
+}
+
+static void track(RedisModuleCtx *ctx, RedisModuleString *name)
+{
+    remember(RedisModule_GetSelectedDb(ctx), name);
     arm_timer(ctx); /* also when known: cf-compact-interval may have turned the timer on since */
 }
 
@@ -119,6 +144,10 @@ static void on_timer(RedisModuleCtx *ctx, void *data)
 {
     (void)data;
     timer_set = false;
+    if (RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_LOADING) { /* its keys are stepped once it ends */
+        arm_timer(ctx);
+        return;
+    }
     mod_window_tick(ctx, may_step(ctx), TICK_BUDGET_NS); /* windowed keys' sweeps (windowed.c) */
     if (!may_step(ctx)) {
         while (nkeys)
@@ -210,8 +239,8 @@ int mod_cf_compactstep(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             RedisModule_ReplicateVerbatim(ctx);
             if (table == 0) /* a client's: on a master the compaction it began takes its steps as any other */
                 mod_cf_compact_after_write(ctx, argv[1], value);
-            else if (!done && may_step(ctx))
-                track(ctx, argv[1]);
+            else if (!done && !(RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_SLAVE))
+                track(ctx, argv[1]); /* a master's own, or its AOF's: the timer carries it on after the load */
             rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
         } else {
             rc = RedisModule_ReplyWithError(ctx, st == NIDUS_ERR_READ_ONLY ? mod_cf_add_error(st)
@@ -220,4 +249,27 @@ int mod_cf_compactstep(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     }
     RedisModule_CloseKey(key);
     return rc;
+}
+
+void mod_cf_compact_loaded(RedisModuleIO *io, void *filter)
+{
+    if (!RedisModule_GetKeyNameFromIO || !RedisModule_GetDbIdFromIO || !filter)
+        return;
+    const RedisModuleString *name = RedisModule_GetKeyNameFromIO(io);
+    if (name && owed(filter))
+        remember(RedisModule_GetDbIdFromIO(io), name);
+}
+
+/* The end of a load (RDB, AOF, a full sync): the keys it left owing a compaction get the timer. */
+static void on_loading(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data)
+{
+    (void)eid;
+    (void)data;
+    if (subevent == REDISMODULE_SUBEVENT_LOADING_ENDED)
+        arm_timer(ctx); /* on a replica the first tick forgets them */
+}
+
+void mod_cf_compaction_init(RedisModuleCtx *ctx)
+{
+    RedisModule_SubscribeToServerEvent(ctx, (RedisModuleEvent){REDISMODULE_EVENT_LOADING, 1}, on_loading);
 }

@@ -53,6 +53,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return bail(ctx, "could not create the data types");
     if (mod_window_init(ctx) != REDISMODULE_OK)
         return bail(ctx, "could not subscribe to keyspace events");
+    mod_cf_compaction_init(ctx);
     /* every command through its routers: windowed keys (windowed.c), then keys loaded from RedisBloom
      * (rb/rb_commands.c), then the nidus handler */
     mod_command routed[NCOMMANDS];

@@ -57,12 +57,14 @@ typedef struct RedisModuleDictIter RedisModuleDictIter;
 typedef int (*RedisModuleNotificationFunc)(RedisModuleCtx *ctx, int type, const char *event,
                                            RedisModuleString *key);
 
-/* Server events (RedisModule_SubscribeToServerEvent): SWAPDB, with the two databases it swapped. */
+/* Server events (RedisModule_SubscribeToServerEvent): SWAPDB, with the two databases it swapped, and loads. */
 typedef struct RedisModuleEvent {
     uint64_t id;
     uint64_t dataver;
 } RedisModuleEvent;
 #define REDISMODULE_EVENT_SWAPDB 11
+#define REDISMODULE_EVENT_LOADING 3 /* a load of the RDB, the AOF or a full sync; its end: */
+#define REDISMODULE_SUBEVENT_LOADING_ENDED 3
 typedef struct RedisModuleSwapDbInfo {
     uint64_t version; /* 1 */
     int32_t dbnum_first;
@@ -72,6 +74,7 @@ typedef void (*RedisModuleEventCallback)(RedisModuleCtx *ctx, RedisModuleEvent e
 
 typedef int (*RedisModuleCmdFunc)(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 typedef void (*RedisModuleTimerProc)(RedisModuleCtx *ctx, void *data);
+
 typedef uint64_t RedisModuleTimerID;
 
 /* Command information (RedisModule_SetCommandInfo, Redis 7.0): the server walks the arrays below with the
@@ -279,7 +282,9 @@ typedef struct RedisModuleTypeMethods {
     X(void *, DefragAlloc, (RedisModuleDefragCtx *, void *))                                                  \
     X(int, DefragShouldStop, (RedisModuleDefragCtx *))                                                        \
     X(int, DefragCursorSet, (RedisModuleDefragCtx *, unsigned long))                                          \
-    X(int, DefragCursorGet, (RedisModuleDefragCtx *, unsigned long *))
+    X(int, DefragCursorGet, (RedisModuleDefragCtx *, unsigned long *))                                        \
+    X(const RedisModuleString *, GetKeyNameFromIO, (RedisModuleIO *))                                         \
+    X(int, GetDbIdFromIO, (RedisModuleIO *))
 
 #define MOD_DECLARE_API(ret, name, params) extern ret(*RedisModule_##name) params;
 MOD_REDIS_API(MOD_DECLARE_API)

@@ -211,7 +211,10 @@ static size_t mem_usage(const mod_value_class *c, const void *value)
 
 static void *nidus_rdb_load(const void *t, RedisModuleIO *io, int encver)
 {
-    return encver == MOD_RDB_VERSION ? mod_rdb_load_filter(t, io) : NULL;
+    void *f = encver == MOD_RDB_VERSION ? mod_rdb_load_filter(t, io) : NULL;
+    if (f && t == &mod_cf_ops) /* saved mid-compaction: the timer carries it on */
+        mod_cf_compact_loaded(io, f);
+    return f;
 }
 static void nidus_rdb_save(const void *t, RedisModuleIO *io, void *v) { mod_rdb_save_filter(t, io, v); }
 static void nidus_each_chunk(const void *t, const void *v, mod_chunk_visit visit, void *arg)

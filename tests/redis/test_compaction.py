@@ -203,3 +203,61 @@ def test_compactstep_checks_its_arguments(tmp_path):
         assert c("CF.COMPACTSTEP", "k", 0, 0) == Error("ERR wrong number of arguments for 'cf.compactstep' command")
     finally:
         s.kill()
+
+
+def test_a_restart_mid_compaction_finishes_it(tmp_path):
+    """A master stopped mid-compaction (killed after its AOF, or shut down after a SAVE) restarts with every item,
+    and with no write at all its timer finishes the compaction: the RDB holds no cursor, the filter's count of
+    removes says one is owed, and it starts over from the newest table (the bytes change: fingerprints move). Its
+    replica, which kept the old cursor, follows the new steps to the same bytes."""
+    for persistence in ("rdb", "aof"):
+        args = ["cf-compact-interval", "0"]  # no timer: the compaction stops where the deletes left it
+        extra = ["--appendonly", "yes", "--appendfsync", "always"] if persistence == "aof" else []
+        master = Server(tmp_path / persistence / "master", extra=extra, module_args=args)
+        servers = [master]
+        try:
+            c = Raw(master.port)
+            replica = replica_of(tmp_path / persistence, "replica", master, args)
+            servers.append(replica)
+            assert c("CF.RESERVE", "k", 20000, "BUCKETSIZE", 2) == "OK"
+            items = ["i%d" % i for i in range(300000)]
+            for b in range(0, len(items), 500):
+                assert c("CF.INSERT", "k", "ITEMS", *items[b:b + 500]) == [1] * 500
+            doomed = items[::3][:27300]  # past 10 % of the items: a compaction starts, and the deletes step it
+            assert pipelined(c, [("CF.DEL", "k", i) for i in doomed]) == [1] * len(doomed)
+            assert info(c, "k")["Compacting"] == 1
+            synced(master, replica)
+            before = digest(master, "k")
+            assert digest(replica, "k") == before
+            assert info(Raw(replica.port), "k")["Compacting"] == 1
+            if persistence == "rdb":
+                assert c("SAVE") == "OK"
+                master.stop(nosave=True)
+            else:
+                master.kill()
+            master.module_args = []  # the timer on, as by default
+            master.start()
+            c = Raw(master.port)
+            deleted = set(doomed)
+            live = [i for i in items if i not in deleted]
+            for b in range(0, len(live), 1000):  # nothing lost, while the timer's steps run
+                part = live[b:b + 1000]
+                assert c("CF.MEXISTS", "k", *part) == [1] * len(part)
+            wait_compacted(c, "k")  # no write: the timer alone
+            replica.wait_replica_link()
+            synced(master, replica)
+            after = digest(master, "k")
+            assert after != before
+            assert digest(replica, "k") == after
+            rc = Raw(replica.port)
+            assert info(rc, "k")["Compacting"] == 0
+            assert info(rc, "k")["Number of filters"] == info(c, "k")["Number of filters"]
+            assert c("DEBUG", "RELOAD") == "OK"
+            assert digest(master, "k") == after
+            for b in range(0, len(live), 1000):
+                part = live[b:b + 1000]
+                assert c("CF.MEXISTS", "k", *part) == [1] * len(part)
+                assert rc("CF.MEXISTS", "k", *part) == [1] * len(part)
+        finally:
+            for s in servers:
+                s.kill()
