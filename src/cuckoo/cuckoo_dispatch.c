@@ -25,6 +25,45 @@ static inline uint64_t packed_seed(const nidus_cuckoo *h)
     return ((const nidus_cuckoo_packed *)(const void *)h)->seed;
 }
 
+/* The bytes of one copy's fast forms (V: empty for the baseline copy, _V3 for the x86-64-v3 one): writable, and
+ * all of them (the read-only views serve lookups). One list per copy, so a new form is named in one place. */
+#define WRITABLE_FAST(V)                                                                                         \
+    case NIDUS_DISPATCH_PLAIN##V:                                                                                \
+    case NIDUS_DISPATCH_PLAIN_INLINE##V:                                                                         \
+    case NIDUS_DISPATCH_SEMI##V:                                                                                 \
+    case NIDUS_DISPATCH_SEMI_INLINE##V:                                                                          \
+    case NIDUS_DISPATCH_BITS##V
+#define ANY_FAST(V)                                                                                              \
+    WRITABLE_FAST(V):                                                                                            \
+    case NIDUS_DISPATCH_PLAIN_RO##V:                                                                             \
+    case NIDUS_DISPATCH_SEMI_RO##V:                                                                              \
+    case NIDUS_DISPATCH_BITS_RO##V
+
+/* Each fast form's own kernel of an operation (OP: key or hash), for one copy (V as above; v: _base or _v3). */
+#define ADD_KERNELS(V, v, OP, ...)                                                                               \
+    case NIDUS_DISPATCH_PLAIN##V:                                                                                \
+    case NIDUS_DISPATCH_PLAIN_INLINE##V:                                                                         \
+        return nidus_kernel_add_plain_##OP##v(__VA_ARGS__);                                                      \
+    case NIDUS_DISPATCH_SEMI##V:                                                                                 \
+    case NIDUS_DISPATCH_SEMI_INLINE##V:                                                                          \
+        return nidus_kernel_add_semi_##OP##v(__VA_ARGS__);                                                       \
+    case NIDUS_DISPATCH_BITS##V:                                                                                 \
+        return nidus_kernel_add_bits_##OP##v(__VA_ARGS__)
+#define LOOKUP_KERNELS(V, v, OP, ...)                                                                            \
+    case NIDUS_DISPATCH_PLAIN_INLINE##V:                                                                         \
+        return nidus_kernel_view_plain_##OP##v(__VA_ARGS__);                                                     \
+    case NIDUS_DISPATCH_SEMI_INLINE##V:                                                                          \
+        return nidus_kernel_view_semi_##OP##v(__VA_ARGS__);                                                      \
+    case NIDUS_DISPATCH_PLAIN##V:                                                                                \
+    case NIDUS_DISPATCH_PLAIN_RO##V:                                                                             \
+        return nidus_kernel_plain_##OP##v(__VA_ARGS__);                                                          \
+    case NIDUS_DISPATCH_SEMI##V:                                                                                 \
+    case NIDUS_DISPATCH_SEMI_RO##V:                                                                              \
+        return nidus_kernel_semi_##OP##v(__VA_ARGS__);                                                           \
+    case NIDUS_DISPATCH_BITS##V:                                                                                 \
+    case NIDUS_DISPATCH_BITS_RO##V:                                                                              \
+        return nidus_kernel_bits_##OP##v(__VA_ARGS__)
+
 void nidus_cuckoo_free(nidus_cuckoo *h)
 {
     if (!h)
@@ -68,45 +107,30 @@ bool nidus_cuckoo_loading(const nidus_cuckoo *h) { return dispatch_of(h) == NIDU
 
 static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo *h, uint64_t hash);
 
-nidus_status nidus_cuckoo_add(nidus_cuckoo *h, const void *key, size_t len)
+/* A key no fast kernel takes (a longer key, another form): out of line, so that the public call's kernels are
+ * reached by a tail call with no frame to set up. */
+static __attribute__((noinline)) nidus_status add_key_rest(nidus_cuckoo *h, const void *key, size_t len)
 {
     switch (dispatch_of(h)) {
-    case NIDUS_DISPATCH_PLAIN:
-    case NIDUS_DISPATCH_PLAIN_INLINE:
-        if (len <= 16)
-            return nidus_kernel_add_plain_key_base(h, key, len);
-        break;
-    case NIDUS_DISPATCH_SEMI:
-    case NIDUS_DISPATCH_SEMI_INLINE:
-        if (len <= 16)
-            return nidus_kernel_add_semi_key_base(h, key, len);
-        break;
-    case NIDUS_DISPATCH_BITS:
-        if (len <= 16)
-            return nidus_kernel_add_bits_key_base(h, key, len);
-        break;
-#if NIDUS_HAVE_ISA_V3
-    case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
-        if (len <= 16)
-            return nidus_kernel_add_plain_key_v3(h, key, len);
-        break;
-    case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
-        if (len <= 16)
-            return nidus_kernel_add_semi_key_v3(h, key, len);
-        break;
-    case NIDUS_DISPATCH_BITS_V3:
-        if (len <= 16)
-            return nidus_kernel_add_bits_key_v3(h, key, len);
-        break;
-#endif
     case NIDUS_DISPATCH_PACKED:
         return nidus_packed_add_key(h, key, len);
     case NIDUS_DISPATCH_FORWARD:
         return nidus_forward_add_key(h, key, len);
     }
     return add_hash(h, nidus_hash_bytes(key, len, h->seed));
+}
+
+nidus_status nidus_cuckoo_add(nidus_cuckoo *h, const void *key, size_t len)
+{
+    if (len <= 16) {
+        switch (dispatch_of(h)) {
+            ADD_KERNELS(, _base, key, h, key, len);
+#if NIDUS_HAVE_ISA_V3
+            ADD_KERNELS(_V3, _v3, key, h, key, len);
+#endif
+        }
+    }
+    return add_key_rest(h, key, len);
 }
 
 nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *h, uint64_t hash) { return add_hash(h, hash); }
@@ -116,23 +140,9 @@ nidus_status nidus_cuckoo_add_hash(nidus_cuckoo *h, uint64_t hash) { return add_
 static inline __attribute__((always_inline)) nidus_status add_hash(nidus_cuckoo *h, uint64_t hash)
 {
     switch (dispatch_of(h)) {
-    case NIDUS_DISPATCH_PLAIN:
-    case NIDUS_DISPATCH_PLAIN_INLINE:
-        return nidus_kernel_add_plain_hash_base(h, hash);
-    case NIDUS_DISPATCH_SEMI:
-    case NIDUS_DISPATCH_SEMI_INLINE:
-        return nidus_kernel_add_semi_hash_base(h, hash);
-    case NIDUS_DISPATCH_BITS:
-        return nidus_kernel_add_bits_hash_base(h, hash);
+        ADD_KERNELS(, _base, hash, h, hash);
 #if NIDUS_HAVE_ISA_V3
-    case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
-        return nidus_kernel_add_plain_hash_v3(h, hash);
-    case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
-        return nidus_kernel_add_semi_hash_v3(h, hash);
-    case NIDUS_DISPATCH_BITS_V3:
-        return nidus_kernel_add_bits_hash_v3(h, hash);
+        ADD_KERNELS(_V3, _v3, hash, h, hash);
 #endif
     case NIDUS_DISPATCH_PACKED:
         return nidus_packed_add_hash(h, hash);
@@ -165,58 +175,11 @@ nidus_status nidus_cuckoo_add_unique(nidus_cuckoo *h, const void *key, size_t le
 
 /* Lookups: the most common byte (a large one-table filter, this CPU's x86-64-v3 copy) is tested before the
  * switch's jump table. */
-bool nidus_cuckoo_contains(const nidus_cuckoo *h, const void *key, size_t len)
+
+/* A lookup by key no fast kernel takes: out of line, as add_key_rest. */
+static __attribute__((noinline)) bool contains_key_rest(const nidus_cuckoo *h, const void *key, size_t len)
 {
-    unsigned d = dispatch_of(h);
-#if NIDUS_HAVE_ISA_V3
-    if (d == NIDUS_DISPATCH_PLAIN_INLINE_V3 && len <= 16)
-        return nidus_kernel_view_plain_key_v3(h, key, len);
-#endif
-    switch (d) {
-    case NIDUS_DISPATCH_PLAIN_INLINE:
-        if (len <= 16)
-            return nidus_kernel_view_plain_key_base(h, key, len);
-        break;
-    case NIDUS_DISPATCH_SEMI_INLINE:
-        if (len <= 16)
-            return nidus_kernel_view_semi_key_base(h, key, len);
-        break;
-    case NIDUS_DISPATCH_PLAIN:
-    case NIDUS_DISPATCH_PLAIN_RO:
-        if (len <= 16)
-            return nidus_kernel_plain_key_base(h, key, len);
-        break;
-    case NIDUS_DISPATCH_SEMI:
-    case NIDUS_DISPATCH_SEMI_RO:
-        if (len <= 16)
-            return nidus_kernel_semi_key_base(h, key, len);
-        break;
-    case NIDUS_DISPATCH_BITS:
-    case NIDUS_DISPATCH_BITS_RO:
-        if (len <= 16)
-            return nidus_kernel_bits_key_base(h, key, len);
-        break;
-#if NIDUS_HAVE_ISA_V3
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
-        if (len <= 16)
-            return nidus_kernel_view_semi_key_v3(h, key, len);
-        break;
-    case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_RO_V3:
-        if (len <= 16)
-            return nidus_kernel_plain_key_v3(h, key, len);
-        break;
-    case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_RO_V3:
-        if (len <= 16)
-            return nidus_kernel_semi_key_v3(h, key, len);
-        break;
-    case NIDUS_DISPATCH_BITS_V3:
-    case NIDUS_DISPATCH_BITS_RO_V3:
-        if (len <= 16)
-            return nidus_kernel_bits_key_v3(h, key, len);
-        break;
-#endif
+    switch (dispatch_of(h)) {
     case NIDUS_DISPATCH_PACKED:
         return nidus_packed_contains_key(h, key, len);
     case NIDUS_DISPATCH_FORWARD:
@@ -227,6 +190,24 @@ bool nidus_cuckoo_contains(const nidus_cuckoo *h, const void *key, size_t len)
     return nidus_cuckoo_contains_hash(h, nidus_hash_bytes(key, len, h->seed));
 }
 
+bool nidus_cuckoo_contains(const nidus_cuckoo *h, const void *key, size_t len)
+{
+    if (len <= 16) {
+        unsigned d = dispatch_of(h);
+#if NIDUS_HAVE_ISA_V3
+        if (d == NIDUS_DISPATCH_PLAIN_INLINE_V3)
+            return nidus_kernel_view_plain_key_v3(h, key, len);
+#endif
+        switch (d) {
+            LOOKUP_KERNELS(, _base, key, h, key, len);
+#if NIDUS_HAVE_ISA_V3
+            LOOKUP_KERNELS(_V3, _v3, key, h, key, len);
+#endif
+        }
+    }
+    return contains_key_rest(h, key, len);
+}
+
 bool nidus_cuckoo_contains_hash(const nidus_cuckoo *h, uint64_t hash)
 {
     unsigned d = dispatch_of(h);
@@ -235,31 +216,9 @@ bool nidus_cuckoo_contains_hash(const nidus_cuckoo *h, uint64_t hash)
         return nidus_kernel_view_plain_hash_v3(h, hash);
 #endif
     switch (d) {
-    case NIDUS_DISPATCH_PLAIN_INLINE:
-        return nidus_kernel_view_plain_hash_base(h, hash);
-    case NIDUS_DISPATCH_SEMI_INLINE:
-        return nidus_kernel_view_semi_hash_base(h, hash);
-    case NIDUS_DISPATCH_PLAIN:
-    case NIDUS_DISPATCH_PLAIN_RO:
-        return nidus_kernel_plain_hash_base(h, hash);
-    case NIDUS_DISPATCH_SEMI:
-    case NIDUS_DISPATCH_SEMI_RO:
-        return nidus_kernel_semi_hash_base(h, hash);
-    case NIDUS_DISPATCH_BITS:
-    case NIDUS_DISPATCH_BITS_RO:
-        return nidus_kernel_bits_hash_base(h, hash);
+        LOOKUP_KERNELS(, _base, hash, h, hash);
 #if NIDUS_HAVE_ISA_V3
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
-        return nidus_kernel_view_semi_hash_v3(h, hash);
-    case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_RO_V3:
-        return nidus_kernel_plain_hash_v3(h, hash);
-    case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_RO_V3:
-        return nidus_kernel_semi_hash_v3(h, hash);
-    case NIDUS_DISPATCH_BITS_V3:
-    case NIDUS_DISPATCH_BITS_RO_V3:
-        return nidus_kernel_bits_hash_v3(h, hash);
+        LOOKUP_KERNELS(_V3, _v3, hash, h, hash);
     case NIDUS_DISPATCH_GENERAL_V3:
     case NIDUS_DISPATCH_ONE_V3:
         return nidus_kernel_contains_hash_v3(h, hash);
@@ -286,14 +245,7 @@ uint64_t nidus_cuckoo_count_hash(const nidus_cuckoo *h, uint64_t hash)
 #if NIDUS_HAVE_ISA_V3
     case NIDUS_DISPATCH_GENERAL_V3:
     case NIDUS_DISPATCH_ONE_V3:
-    case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_RO_V3:
-    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
-    case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_RO_V3:
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
-    case NIDUS_DISPATCH_BITS_V3:
-    case NIDUS_DISPATCH_BITS_RO_V3:
+    ANY_FAST(_V3):
         return nidus_kernel_count_hash_v3(h, hash);
 #endif
     }
@@ -310,25 +262,11 @@ uint64_t nidus_cuckoo_count(const nidus_cuckoo *h, const void *key, size_t len)
 void nidus_cuckoo_contains_many_hash(const nidus_cuckoo *h, const uint64_t *hashes, size_t n, bool *out)
 {
     switch (dispatch_of(h)) {
-    case NIDUS_DISPATCH_PLAIN:
-    case NIDUS_DISPATCH_PLAIN_RO:
-    case NIDUS_DISPATCH_PLAIN_INLINE:
-    case NIDUS_DISPATCH_SEMI:
-    case NIDUS_DISPATCH_SEMI_RO:
-    case NIDUS_DISPATCH_SEMI_INLINE:
-    case NIDUS_DISPATCH_BITS:
-    case NIDUS_DISPATCH_BITS_RO:
+    ANY_FAST():
         nidus_kernel_many_hash_base(h, hashes, n, out);
         return;
 #if NIDUS_HAVE_ISA_V3
-    case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_RO_V3:
-    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
-    case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_RO_V3:
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
-    case NIDUS_DISPATCH_BITS_V3:
-    case NIDUS_DISPATCH_BITS_RO_V3:
+    ANY_FAST(_V3):
         nidus_kernel_many_hash_v3(h, hashes, n, out);
         return;
 #endif
@@ -351,25 +289,11 @@ void nidus_cuckoo_contains_many(const nidus_cuckoo *h, const void *const *keys, 
 {
     enum { HASH_BLOCK = 64 };
     switch (dispatch_of(h)) {
-    case NIDUS_DISPATCH_PLAIN:
-    case NIDUS_DISPATCH_PLAIN_RO:
-    case NIDUS_DISPATCH_PLAIN_INLINE:
-    case NIDUS_DISPATCH_SEMI:
-    case NIDUS_DISPATCH_SEMI_RO:
-    case NIDUS_DISPATCH_SEMI_INLINE:
-    case NIDUS_DISPATCH_BITS:
-    case NIDUS_DISPATCH_BITS_RO:
+    ANY_FAST():
         nidus_kernel_many_key_base(h, keys, lens, n, out);
         return;
 #if NIDUS_HAVE_ISA_V3
-    case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_RO_V3:
-    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
-    case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_RO_V3:
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
-    case NIDUS_DISPATCH_BITS_V3:
-    case NIDUS_DISPATCH_BITS_RO_V3:
+    ANY_FAST(_V3):
         nidus_kernel_many_key_v3(h, keys, lens, n, out);
         return;
 #endif
@@ -417,19 +341,11 @@ nidus_status nidus_cuckoo_add_many_hash(nidus_cuckoo *h, const uint64_t *hashes,
     if (st)
         n = 0;
     switch (d) {
-    case NIDUS_DISPATCH_PLAIN:
-    case NIDUS_DISPATCH_PLAIN_INLINE:
-    case NIDUS_DISPATCH_SEMI:
-    case NIDUS_DISPATCH_SEMI_INLINE:
-    case NIDUS_DISPATCH_BITS:
+    WRITABLE_FAST():
         done = nidus_kernel_add_many_hash_base(h, hashes, n, &st);
         break;
 #if NIDUS_HAVE_ISA_V3
-    case NIDUS_DISPATCH_PLAIN_V3:
-    case NIDUS_DISPATCH_PLAIN_INLINE_V3:
-    case NIDUS_DISPATCH_SEMI_V3:
-    case NIDUS_DISPATCH_SEMI_INLINE_V3:
-    case NIDUS_DISPATCH_BITS_V3:
+    WRITABLE_FAST(_V3):
         done = nidus_kernel_add_many_hash_v3(h, hashes, n, &st);
         break;
 #endif
