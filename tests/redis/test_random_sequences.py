@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Random CF/BF command sequences against a model of what the server acknowledged; after every batch the
 dataset goes through DEBUG RELOAD, DUMP/RESTORE of every key, a restart from the AOF and a restart from an RDB
-copy, and every acknowledged item must still be there (and the server alive). A replica follows the master
+copy, and every acknowledged item must still be there (and the server alive). Some keys are windowed: most with
+windows far longer than the run (items behave as a plain key's), and keys sw0-sw2 with windows of 1.5 to 4 s,
+whose items must answer present until W after the add was sent (the server's add came no earlier), while the
+master's timer sweeps them and replicates its sweeps. A replica follows the master
 throughout: after every batch, while compactions may still be running in steps (the master's timer steps them
 and replicates each step), every key's DEBUG DIGEST-VALUE on the replica equals the master's at the same
 replication offset.
@@ -71,11 +74,13 @@ def ok(reply):
 
 
 class Model:
-    """What the server acknowledged: per key its type and the items that must be present (with counts)."""
+    """What the server acknowledged: per key its type and the items that must be present (with counts; for the
+    short-window kind "sw", the time each item's latest add was sent, and the key's window in `windows`)."""
 
     def __init__(self, rng):
         self.rng = rng
-        self.keys = {}  # name -> ("cf" | "bf", {item: copies})
+        self.keys = {}  # name -> ("cf" | "bf", {item: copies}) or ("sw", {item: time the latest add was sent})
+        self.windows = {}  # short-window key -> its window in seconds
 
     def items(self, name):
         return self.keys[name][1]
@@ -107,9 +112,13 @@ class Driver:
     def bf_key(self):
         return "bf%d" % self.rng.randrange(5)
 
+    def long_window(self):
+        """WINDOW of a long window (items outlive the run) on a quarter of the keys made."""
+        return ["WINDOW", self.rng.choice([3600000, 86400000])] if self.rng.random() < 0.25 else []
+
     def cf_reserve(self):
         r, k = self.rng, self.cf_key()
-        args = ["CF.RESERVE", k, r.choice([1, 2, 4, 8, 16, 50, 100, 1000, 20000, 10 ** 6])]
+        args = ["CF.RESERVE", k, r.choice([1, 2, 4, 8, 16, 50, 100, 1000, 20000, 10 ** 6])] + self.long_window()
         if r.random() < 0.6:
             args += ["BUCKETSIZE", r.choice([1, 2, 3, 4, 8])]
         if r.random() < 0.6:
@@ -117,7 +126,7 @@ class Driver:
         if r.random() < 0.6:
             args += ["EXPANSION", r.choice([0, 1, 2, 4])]
         if r.random() < 0.3:
-            args += ["FINGERPRINT", r.randrange(4, 33)]
+            args += ["FINGERPRINT", r.randrange(4, 30 if "WINDOW" in args else 33)]
         elif r.random() < 0.3:
             args += ["ERROR", r.choice(["0.1", "0.01", "0.0001"])]
         reply = self.call(*args)
@@ -140,7 +149,7 @@ class Driver:
                 args += ["CAPACITY", r.choice([10, 100, 5000])]
             if r.random() < 0.2:
                 args += ["NOCREATE"]
-            reply = self.call(*args, "ITEMS", *items)
+            reply = self.call(*args, *self.long_window(), "ITEMS", *items)
             if not isinstance(reply, list):
                 reply = [reply]
         for item, rep in zip(items, reply):
@@ -167,7 +176,7 @@ class Driver:
     def bf_reserve(self):
         r, k = self.rng, self.bf_key()
         args = ["BF.RESERVE", k, r.choice(["0.1", "0.01", "0.001", "0.00001"]),
-                r.choice([1, 10, 100, 1000, 10 ** 5, 10 ** 6])]
+                r.choice([1, 10, 100, 1000, 10 ** 5, 10 ** 6])] + self.long_window()
         if r.random() < 0.3:
             args += ["NONSCALING"]
         elif r.random() < 0.5:
@@ -186,13 +195,39 @@ class Driver:
             reply = [self.call(cmd, k, items[0])]
         else:
             items = [self.item(k) for _ in range(r.randrange(1, 40))]
-            args = [cmd, k] if cmd == "BF.MADD" else [cmd, k, "CAPACITY", r.choice([5, 100, 10000]), "ITEMS"]
+            args = [cmd, k] if cmd == "BF.MADD" else [cmd, k, "CAPACITY", r.choice([5, 100, 10000]),
+                                                      *self.long_window(), "ITEMS"]
             reply = self.call(*args, *items)
             if not isinstance(reply, list):
                 reply = [reply]
         for item, rep in zip(items, reply):
             if rep in (0, 1):
                 self.m.acked(k, "bf", item)
+
+    def sw_add(self):
+        """A short-window key: made by CF.RESERVE or BF.RESERVE ... WINDOW, then given adds (no deletes or counts:
+        a copy may expire between two commands)."""
+        r, k = self.rng, "sw%d" % self.rng.randrange(3)
+        if k not in self.m.keys:
+            w = r.choice([1500, 2500, 4000])
+            kind = r.choice(["CF", "BF"])
+            args = ["CF.RESERVE", k, 2000] if kind == "CF" else ["BF.RESERVE", k, "0.01", 2000]
+            if self.call(*args, "WINDOW", w) == "OK":
+                self.m.keys[k] = ("sw", {})
+                self.m.windows[k] = w / 1000.0
+                self.universe[k] = r.choice([20, 300])
+            return
+        kind = self.c("TYPE", k)
+        items = [self.item(k) for _ in range(r.randrange(1, 10))]
+        sent = time.time()
+        if kind == "nidus--CW":
+            reply = self.call("CF.INSERT", k, "NOCREATE", "ITEMS", *items)
+        else:
+            reply = self.call("BF.INSERT", k, "NOCREATE", "ITEMS", *items)
+        assert isinstance(reply, list), (k, reply)
+        for item, rep in zip(items, reply):
+            if rep in (0, 1):
+                self.m.items(k)[item] = sent
 
     def copy_by_chunks(self):
         """SCANDUMP a key and LOADCHUNK it into a new one: whole, or (partial) cut off after some chunks."""
@@ -201,6 +236,8 @@ class Driver:
             return
         src = self.rng.choice(names)
         kind, src_items = self.m.keys[src][0], dict(self.m.items(src))
+        if kind == "sw":
+            return  # copies of short windows: test_window.py
         first = self.c(kind.upper() + ".SCANDUMP", src, 0)
         assert isinstance(first, list), (src, first)
         chunks = scandump(self.c, kind.upper(), src)
@@ -231,6 +268,7 @@ class Driver:
             k = self.rng.choice(sorted(self.m.keys))
             assert self.call("DEL", k) == 1
             del self.m.keys[k]
+            self.m.windows.pop(k, None)
 
     def step(self):
         r = self.rng.random()
@@ -246,18 +284,24 @@ class Driver:
             self.bf_reserve()
         elif r < 0.88:
             self.bf_add()
-        elif r < 0.97:
+        elif r < 0.93:
             self.copy_by_chunks()
+        elif r < 0.97:
+            self.sw_add()
         else:
             self.delete_key()
 
 
 def verify(c, model, where):
-    """Every key of the model exists with its type, and every acknowledged item is present."""
+    """Every key of the model exists with its type, and every acknowledged item is present (a short window's,
+    while W has not passed since its add was sent)."""
     assert c("PING") == "PONG", where
     assert c("DBSIZE") == len(model.keys), (where, c("KEYS", "*"), sorted(model.keys))
     for name, (kind, items) in sorted(model.keys.items()):
-        assert c("TYPE", name) in ("nidus--CF", "nidus--BF"), (where, name)
+        assert c("TYPE", name) in ("nidus--CF", "nidus--BF", "nidus--CW", "nidus--BW"), (where, name)
+        if kind == "sw":
+            verify_short_window(c, name, items, model.windows[name], where)
+            continue
         present = sorted(i for i, n in items.items() if n > 0)
         if not present:
             continue
@@ -268,6 +312,18 @@ def verify(c, model, where):
             for i in present[:20]:
                 n = c("CF.COUNT", name, i)
                 assert n >= items[i], (where, name, i, n, items[i])
+
+
+def verify_short_window(c, name, items, window, where):
+    command = "CF.MEXISTS" if c("TYPE", name) == "nidus--CW" else "BF.MEXISTS"
+    candidates = sorted(items)
+    if not candidates:
+        return
+    reply = c(command, name, *candidates)
+    answered = time.time()  # the server looked them up no later than this
+    assert isinstance(reply, list), (where, name, reply)
+    missing = [i for i, r in zip(candidates, reply) if r != 1 and answered < items[i] + window]
+    assert not missing, (where, name, "expired early", missing[:10])
 
 
 def snapshot(c, names):
@@ -373,9 +429,11 @@ def run(tmp_path, config, partial_chunks):
             follow(replica, srv)  # the master restarted (maybe on another port)
             compare_with_replica(srv, replica, model, "after the persistence cycle of batch %d" % batch)
             d.c = srv.c
+        types = [srv.c("TYPE", name) for name in sorted(model.keys)]
+        print("keys at the end by type:", {t: types.count(t) for t in sorted(set(types))})
         steps = replica.c("INFO", "commandstats").decode()
-        print("compaction steps the replica applied:",
-              [line for line in steps.splitlines() if "compactstep" in line])
+        print("compaction steps and windowed writes the replica applied:",
+              [line for line in steps.splitlines() if "compactstep" in line or ".at:" in line])
     except AssertionError:
         print("seed %d; the last batch's commands:" % seed)
         for cmd in d.log[-40:]:
