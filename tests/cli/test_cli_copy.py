@@ -415,23 +415,14 @@ def test_a_server_that_cannot_be_reached_exits_2(target):
     assert p.stderr.startswith(b"nidus copy: redis://127.0.0.1:1: cannot connect: ") and p.stdout == b""
 
 
-def answers(sock):
-    """Whether a server accepts commands on the unix socket `sock`."""
-    client = redis.Redis(unix_socket_path=str(sock))
-    try:
-        return client.ping()
-    except (redis.ConnectionError, FileNotFoundError):
-        return False
-    finally:
-        client.close()
-
-
 def test_a_target_without_nidus_is_refused(source, tmp_path):
-    plain = subprocess.Popen([TARGET_SERVER, "--port", "0", "--unixsocket", str(tmp_path / "s.sock"), "--save", ""],
-                             stdout=subprocess.DEVNULL)
+    sock, log = str(tmp_path / "s.sock"), str(tmp_path / "plain.log")
+    # launch (tests/redis/conftest.py) returns once the server answers PING on its port, by when its socket
+    # accepts too
+    plain, _ = servers.launch(lambda port: [TARGET_SERVER, "--port", str(port), "--unixsocket", sock, "--save", "",
+                                            "--logfile", log], log)
     try:
-        assert wait_for(lambda: answers(tmp_path / "s.sock"))  # the socket's file exists before the server accepts
-        p = run("copy", "--from", url(source), "--to", "unix://%s" % (tmp_path / "s.sock"), check_rc=2)
+        p = run("copy", "--from", url(source), "--to", "unix://%s" % sock, check_rc=2)
         assert p.stderr.decode().endswith("the server does not have the nidus module loaded (loadmodule nidus.so)\n")
     finally:
         plain.kill()
