@@ -95,6 +95,14 @@ NIDUS_API nidus_status nidus_window_add_unique(nidus_window *w, const void *key,
 NIDUS_API bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, uint64_t now);
 NIDUS_API bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t now);
 
+/* Batched lookups at `now`: out[k] tells whether keys[k] (lens[k] bytes), or hashes[k], has a live copy. Locates
+ * and prefetches both buckets of a block of keys before probing them, so their memory latency overlaps; the
+ * answers equal one-at-a-time calls. */
+NIDUS_API void nidus_window_contains_many(const nidus_window *w, const void *const *keys, const size_t *lens,
+                                          size_t n, uint64_t now, bool *out);
+NIDUS_API void nidus_window_contains_many_hash(const nidus_window *w, const uint64_t *hashes, size_t n,
+                                               uint64_t now, bool *out);
+
 /* Live copies of the key at `now` (an upper bound, as a cuckoo filter's count: collisions add to it). */
 NIDUS_API uint64_t nidus_window_count(const nidus_window *w, const void *key, size_t len, uint64_t now);
 

@@ -35,7 +35,7 @@ static inline unsigned char nidus_isa_detect(void) { return NIDUS_ISA_BASE; }
 /* Template headers, one source compiled once per copy: the including file defines NIDUS_ISA (the copy's
  * suffix: base, v3) and NIDUS_ISA_TARGET (its function attribute: empty, NIDUS_TARGET_V3), includes the
  * template, and undefines both; the template names each function NIDUS_ISA_FN(name), i.e. name_base, name_v3
- * (cuckoo_kernels.c and cuckoo_kernels_impl.h). */
+ * (cuckoo_kernels.c and cuckoo_kernels_impl.h; isa_each.h does the including). */
 #define NIDUS_ISA_CAT_(name, isa) name##_##isa
 #define NIDUS_ISA_CAT(name, isa) NIDUS_ISA_CAT_(name, isa)
 #define NIDUS_ISA_FN(name) NIDUS_ISA_CAT(name, NIDUS_ISA)

@@ -75,16 +75,6 @@ static inline __attribute__((always_inline)) nidus_status add_one_word(nidus_cuc
     return NIDUS_OK;
 }
 
-/* The cache lines a one-word bucket read touches: the 8 bytes from the bucket's first byte (at a bit offset for a
- * NIDUS_FAST_PLAIN_BITS table, whose buckets lie in those 8 bytes). `fast` is a constant at every call. */
-static inline __attribute__((always_inline)) void prefetch_word(const nidus_table *t, uint64_t i, unsigned fast)
-{
-    const uint8_t *p = fast == NIDUS_FAST_PLAIN_BITS ? t->data + ((i * t->bucket_bits) >> 3)
-                                                     : t->data + i * t->bucket_bytes;
-    __builtin_prefetch(p);
-    __builtin_prefetch(p + 7);
-}
-
 static inline __attribute__((always_inline)) bool probe_fast(const nidus_table *t, uint64_t i, uint64_t j,
                                                              uint32_t fp, unsigned fast)
 {
@@ -115,8 +105,8 @@ static inline __attribute__((always_inline)) void contains_blocks(const nidus_cu
                 h = len == 8 ? nidus_hash8(key, cf->hash8_flip) : nidus_hash_bytes(key, len, cf->seed);
             }
             fp[k] = nidus_table_fast_locate(t, h, &i[k], &j[k]);
-            prefetch_word(t, i[k], fast);
-            prefetch_word(t, j[k], fast);
+            nidus_table_prefetch_word(t, i[k], fast);
+            nidus_table_prefetch_word(t, j[k], fast);
         }
         for (size_t k = 0; k < m; k++)
             out[base + k] = probe_fast(t, i[k], j[k], fp[k], fast);
@@ -152,8 +142,8 @@ static inline __attribute__((always_inline)) size_t add_blocks(nidus_cuckoo *cf,
         size_t m = n - base < NIDUS_KERNEL_BLOCK ? n - base : NIDUS_KERNEL_BLOCK;
         for (size_t k = 0; k < m; k++) {
             fp[k] = nidus_table_fast_locate(t, hashes[base + k], &i[k], &j[k]);
-            prefetch_word(t, i[k], fast);
-            prefetch_word(t, j[k], fast);
+            nidus_table_prefetch_word(t, i[k], fast);
+            nidus_table_prefetch_word(t, j[k], fast);
         }
         for (size_t k = 0; k < m; k++) {
             if (put_fast(t, i[k], j[k], fp[k], fast)) {

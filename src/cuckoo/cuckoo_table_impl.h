@@ -366,19 +366,27 @@ static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64
  * The common tables (t->fast: one-word buckets, offsets drawn from the whole fingerprint, as in every first
  * table) have kernels with no test of the table's shape but one predicted branch. */
 
-/* Bucket, alternate and fingerprint of a hash in a t->fast table (range placement, stride 1). The bucket (one
- * multiply, high half) and the fingerprint (a mask) come from opposite ends of the hash, and the offset's
+/* Bucket, alternate and fingerprint of a hash in a t->fast table (range placement, stride 1), the fingerprint the
+ * hash's bits under fp_mask (t->fp_mask; a windowed table's slots hold more bits than that: its ages). The bucket
+ * (one multiply, high half) and the fingerprint (a mask) come from opposite ends of the hash, and the offset's
  * multiply waits only for the mask: three short chains side by side. */
-static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate(const nidus_table *t, uint64_t hash,
-                                                                              uint64_t *i, uint64_t *j)
+static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate_fp(const nidus_table *t,
+                                                                                 uint64_t hash, uint32_t fp_mask,
+                                                                                 uint64_t *i, uint64_t *j)
 {
-    uint32_t fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, t->fp_mask);
+    uint32_t fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, fp_mask);
     *i = nidus_range_reduce(hash, t->shape.buckets);
     uint64_t r = nidus_inline_cuckoo_offset(fp, t->offset_shift);
     if (t->offset_wraps) /* a table smaller than the reach: a per-table constant, so a predicted branch */
         r = nidus_fastmod_reduce(&t->bucket_mod, r);
     *j = nidus_range_alt0(t, *i, r, t->shape.buckets);
     return fp;
+}
+
+static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate(const nidus_table *t, uint64_t hash,
+                                                                              uint64_t *i, uint64_t *j)
+{
+    return nidus_table_fast_locate_fp(t, hash, t->fp_mask, i, j);
 }
 
 /* True when fp is in plain one-chunk bucket word wi or wj (the bits past the bucket ignored). */
@@ -401,6 +409,24 @@ static inline __attribute__((always_inline)) bool nidus_table_bits_probe(const n
                                                                          uint64_t j, uint32_t fp)
 {
     return nidus_table_pair_has(t, nidus_table_short_bits_word(t, i), nidus_table_short_bits_word(t, j), fp);
+}
+
+/* The 64 bits from the start of bucket i of a table read by kernel `fast` (a constant at every call): a whole-byte
+ * word (NIDUS_FAST_PLAIN, _SEMI) or a word at a bit offset (NIDUS_FAST_PLAIN_BITS). */
+static inline __attribute__((always_inline)) uint64_t nidus_table_fast_word(const nidus_table *t, uint64_t i,
+                                                                            unsigned fast)
+{
+    return fast == NIDUS_FAST_PLAIN_BITS ? nidus_table_short_bits_word(t, i) : nidus_table_word(t, i);
+}
+
+/* The cache lines nidus_table_fast_word touches: the 8 bytes from the bucket's first byte. */
+static inline __attribute__((always_inline)) void nidus_table_prefetch_word(const nidus_table *t, uint64_t i,
+                                                                           unsigned fast)
+{
+    const uint8_t *p = fast == NIDUS_FAST_PLAIN_BITS ? t->data + ((i * t->bucket_bits) >> 3)
+                                                     : t->data + i * t->bucket_bytes;
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + 7);
 }
 
 /* The SWAR matches of fp's high part against the four high parts of semi-sorted bucket word `raw`. */

@@ -22,6 +22,7 @@
 #include "overflow.h"
 #include "swar_impl.h"
 #include "window_filter.h"
+#include "window_kernels.h"
 
 enum { KICK_LOG = 1024u }; /* the most moves one add's walk makes (its undo log lives on the stack) */
 
@@ -406,84 +407,100 @@ nidus_status nidus_window_add_unique(nidus_window *w, const void *key, size_t le
 
 /* ---- lookups and removes ---- */
 
-/* The ages of the fields whose high bit `hits` marks in `word`: whether one is in `mask`. */
-static inline bool hit_live(uint64_t word, uint64_t hits, unsigned mask)
+/* The lookup of any filter at any time: both buckets chunk by chunk and the overflow map, against the live ages
+ * of `now` (nidus_window_mask_at). The kernels (window_kernels.h) serve the common states and call this for the
+ * rest. */
+bool nidus_window_contains_general(const nidus_window *w, uint64_t hash, uint64_t now)
 {
-    while (hits) {
-        unsigned top = (unsigned)__builtin_ctzll(hits);
-        if (mask >> ((word >> (top + 1 - NIDUS_WINDOW_AGE_BITS)) & (NIDUS_WINDOW_AGES - 1)) & 1)
-            return true;
-        hits &= hits - 1;
-    }
-    return false;
+    unsigned mask = nidus_window_mask_at(w, now);
+    if (!mask)
+        return false; /* never written, loading, or everything expired */
+    uint64_t i;
+    uint32_t fp;
+    locate(w, hash, &i, &fp);
+    uint64_t j = nidus_table_alt(&w->table, i, fp);
+    return bucket_matches(w, i, fp, mask, false) || bucket_matches(w, j, fp, mask, false) ||
+           overflow_matches(w, i, j, fp, mask) != 0;
 }
 
-/* Bucket i of a one-chunk table as a word (bits past the bucket: the next one's, ignored by the compares). */
-static inline __attribute__((always_inline)) uint64_t read_bucket(const nidus_window *w, uint64_t i)
-{
-    const nidus_table *t = &w->table;
-    if (w->bucket_read == NIDUS_WINDOW_READ_SHIFT) { /* b = 4 at f <= 11 */
-        uint64_t pos = i * t->bucket_bits;
-        return nidus_load_le64(t->data + (pos >> 3)) >> (pos & 7);
-    }
-    if (w->bucket_read == NIDUS_WINDOW_READ_WORD) /* b = 4 at f = 13 */
-        return nidus_table_word(t, i);
-    return nidus_table_read_raw(t->data, i * t->bucket_bits);
-}
-
-/* The rest of a lookup, off its fast path: buckets of more than one word, and the overflow map. */
-__attribute__((noinline)) static bool contains_rest(const nidus_window *w, uint64_t i, uint64_t j, uint32_t fp,
-                                                    unsigned mask)
-{
-    if (w->table.chunks != 1 && (bucket_matches(w, i, fp, mask, false) || bucket_matches(w, j, fp, mask, false)))
-        return true;
-    return overflow_matches(w, i, j, fp, mask) != 0;
-}
-
-/* A plain cuckoo lookup (the two buckets' fingerprint fields compared at once, Mycroft's zero test first) and one
- * age test on a match: the live ages come precomputed (nidus_window_mask_at), so a lookup never divides and
- * never looks at more than the two buckets, whatever W; the overflow map only when its signature names fp. */
+/* Lookups go by the filter's kernel byte (window_kernels.h): a plain cuckoo lookup of the two buckets with one
+ * age test on a match, no division, whatever W. */
 bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t now)
 {
     if (!w)
         return false;
-    unsigned mask = nidus_window_mask_at(w, now);
-    if (!mask)
-        return false; /* never written, loading, or everything expired */
-    const nidus_table *t = &w->table;
-    /* nidus_table_fast_locate, with the fingerprint of f bits (every window table is a first table: range
-     * placement, stride 1, offsets from the whole fingerprint) */
-    uint32_t fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, w->fp_mask);
-    uint64_t i = nidus_range_reduce(hash, t->shape.buckets), r = nidus_inline_cuckoo_offset(fp, t->offset_shift);
-    if (t->offset_wraps)
-        r = nidus_fastmod_reduce(&t->bucket_mod, r);
-    uint64_t j = nidus_range_alt0(t, i, r, t->shape.buckets);
-    if (__builtin_expect(t->chunks == 1, 1)) { /* both buckets in a word each (b * (f + 3) <= 64) */
-        const nidus_swar *s = &t->chunk_swar[0];
-        uint64_t wi = read_bucket(w, i), wj = read_bucket(w, j), pat = fp * s->ones;
-        uint64_t xi = (wi ^ pat) & w->fp_fields, xj = (wj ^ pat) & w->fp_fields;
-        if ((((xi - s->ones) & ~xi) | ((xj - s->ones) & ~xj)) & s->high) { /* a fingerprint matched */
-            /* usually one slot: its age tested without a loop (a select, not a branch, between the buckets) */
-            uint64_t hi = nidus_swar_zero_fields(s, xi), hj = nidus_swar_zero_fields(s, xj);
-            uint64_t word = hi ? wi : wj, hits = hi ? hi : hj;
-            unsigned top = (unsigned)__builtin_ctzll(hits);
-            if (mask >> ((word >> (top + 1 - NIDUS_WINDOW_AGE_BITS)) & (NIDUS_WINDOW_AGES - 1)) & 1)
-                return true;
-            if (hit_live(wi, hi, mask) || hit_live(wj, hj, mask)) /* more than one match */
-                return true;
-        }
-        uint32_t sig = t->overflow_sig;
-        if (__builtin_expect(!sig, 1) || (w->f >= 5 && !(sig & nidus_overflow_sig_bit(i < j ? i : j, fp))))
-            return false;
-    }
-    return contains_rest(w, i, j, fp, mask);
+    unsigned k = w->kernel;
+#if NIDUS_HAVE_ISA_V3
+    if (k == (NIDUS_WKERNEL_BITS | NIDUS_ISA_V3))
+        return nidus_wkernel_bits_hash_v3(w, hash, now);
+    if (k == (NIDUS_WKERNEL_WORD | NIDUS_ISA_V3))
+        return nidus_wkernel_word_hash_v3(w, hash, now);
+#endif
+    if (k == NIDUS_WKERNEL_BITS)
+        return nidus_wkernel_bits_hash_base(w, hash, now);
+    if (k == NIDUS_WKERNEL_WORD)
+        return nidus_wkernel_word_hash_base(w, hash, now);
+    return nidus_window_contains_general(w, hash, now);
 }
 
 bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, uint64_t now)
 {
     if (!w || (!key && len))
         return false;
-    return nidus_window_contains_hash(w, nidus_hash(key, len, w->seed), now);
+    unsigned k = w->kernel;
+#if NIDUS_HAVE_ISA_V3
+    if (k == (NIDUS_WKERNEL_BITS | NIDUS_ISA_V3))
+        return nidus_wkernel_bits_key_v3(w, key, len, now);
+    if (k == (NIDUS_WKERNEL_WORD | NIDUS_ISA_V3))
+        return nidus_wkernel_word_key_v3(w, key, len, now);
+#endif
+    if (k == NIDUS_WKERNEL_BITS)
+        return nidus_wkernel_bits_key_base(w, key, len, now);
+    if (k == NIDUS_WKERNEL_WORD)
+        return nidus_wkernel_word_key_base(w, key, len, now);
+    return nidus_window_contains_general(w, nidus_hash(key, len, w->seed), now);
+}
+
+/* Batched lookups by hashes[] or by keys[] and lens[]: the kernel's blocks, else one by one. */
+static void contains_many(const nidus_window *w, const uint64_t *hashes, const void *const *keys,
+                          const size_t *lens, size_t n, uint64_t now, bool *out)
+{
+    if (w->kernel && now < w->mask_until_d1) {
+#if NIDUS_HAVE_ISA_V3
+        if (w->kernel & NIDUS_ISA_V3) {
+            nidus_wkernel_many_v3(w, hashes, keys, lens, n, now, out);
+            return;
+        }
+#endif
+        nidus_wkernel_many_base(w, hashes, keys, lens, n, now, out);
+        return;
+    }
+    for (size_t k = 0; k < n; k++)
+        out[k] = nidus_window_contains_general(w, hashes ? hashes[k] : nidus_hash(keys[k], lens[k], w->seed), now);
+}
+
+void nidus_window_contains_many_hash(const nidus_window *w, const uint64_t *hashes, size_t n, uint64_t now,
+                                     bool *out)
+{
+    if (!out)
+        return;
+    if (!w || !hashes) {
+        memset(out, 0, n * sizeof *out);
+        return;
+    }
+    contains_many(w, hashes, NULL, NULL, n, now, out);
+}
+
+void nidus_window_contains_many(const nidus_window *w, const void *const *keys, const size_t *lens, size_t n,
+                                uint64_t now, bool *out)
+{
+    if (!out)
+        return;
+    if (!w || !keys || !lens) {
+        memset(out, 0, n * sizeof *out);
+        return;
+    }
+    contains_many(w, NULL, keys, lens, n, now, out);
 }
 
 uint64_t nidus_window_hash(const nidus_window *w, const void *key, size_t len)

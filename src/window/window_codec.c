@@ -20,6 +20,7 @@
 #include "bits_impl.h"
 #include "codec.h"
 #include "cuckoo_table_impl.h"
+#include "hash_impl.h"
 #include "overflow.h"
 #include "window_filter.h"
 
@@ -192,6 +193,7 @@ static nidus_status from_meta(const window_meta *m, const nidus_allocator *a, co
     w->epoch_ticks = nidus_window_epoch_ticks(m->window);
     w->epoch_inverse = UINT64_MAX / w->epoch_ticks;
     w->seed = m->seed;
+    w->hash8_flip = nidus_hash8_flip(m->seed);
     w->written = m->written;
     w->latest = m->latest;
     w->latest_tick = m->latest_tick;

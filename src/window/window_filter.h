@@ -14,10 +14,6 @@
 #include "nidus/codec.h"
 #include "nidus/window.h"
 
-/* How a lookup reads a one-chunk bucket: a whole-byte word at i * bucket_bytes; one unaligned load at bit
- * i * bucket_bits (the bucket and its shift fit in 64 bits: b * (f + 3) <= 57); or nidus_table_read_raw. */
-enum { NIDUS_WINDOW_READ_WORD, NIDUS_WINDOW_READ_SHIFT, NIDUS_WINDOW_READ_RAW };
-
 enum {
     NIDUS_WINDOW_AGES = 1u << NIDUS_WINDOW_AGE_BITS, /* age values */
     NIDUS_WINDOW_LIVE_EPOCHS = 6u,                   /* an entry is live at relative ages 0..5 */
@@ -31,6 +27,7 @@ struct nidus_window {
     uint64_t epoch_ticks; /* g = ceil(window / 5) */
     uint64_t epoch_inverse; /* floor((2^64 - 1) / g): epochs by a multiply */
     uint64_t fp_fields;   /* fp_mask in every field of a one-word bucket (the age bits clear) */
+    uint64_t fp_high;     /* bit f - 1 (the fingerprint's top bit) in every field of a one-word bucket */
     uint64_t seed;
     unsigned max_kicks;   /* as made: a view's table keeps none of its own */
     unsigned f;           /* fingerprint bits, without the age */
@@ -49,7 +46,16 @@ struct nidus_window {
     uint64_t mask_until;
     uint64_t mask_until_d1; /* the end of the next epoch: mask_by_d[1] before it */
     uint8_t mask_by_d[NIDUS_WINDOW_AGES];
-    uint8_t bucket_read;  /* how a lookup reads a bucket: NIDUS_WINDOW_READ_* (set at making) */
+    /* The lookup kernels' form of the same shortcut (window_kernels_impl.h), per field of a one-word bucket: an
+     * age value s is dead at d epochs after latest iff ((age_base - s) mod 8) + age_dead[d] >= 8, i.e. bit 3 of
+     * the field (inside its fingerprint bits) set in ((age_base - s) & age_low) + age_dead[d]. age_base holds
+     * (latest mod 8) + 8 in every field, age_dead[d] 2 + d (8 while never written or loading: every age dead). */
+    uint64_t age_base;
+    uint64_t age_dead[2];
+    uint64_t age_low;     /* 7 in every field */
+    uint64_t age_carry;   /* 8 in every field */
+    uint64_t hash8_flip;  /* nidus_hash8_flip(seed): 8-byte keys hashed with the seed's part precomputed */
+    uint8_t kernel;       /* which lookup kernel serves the filter: NIDUS_WKERNEL_* (window_kernels.h) */
     bool read_only;       /* a view (nidus_window_view, _map_file): the table borrowed from its buffer */
     nidus_mapping *mapping;      /* nidus_window_map_file: the file the table is in, unmapped by free */
     nidus_chunk_loader *loader;  /* while chunks are being loaded: the table and `pending` are incomplete */
@@ -122,11 +128,16 @@ static inline unsigned nidus_window_live_mask(const nidus_window *w, uint64_t no
  * latest (else no shortcut: mask_until 0). */
 static inline void nidus_window_clock_changed(nidus_window *w)
 {
+    uint64_t ones = w->table.chunk_swar[0].ones;
     memset(w->mask_by_d, 0, sizeof w->mask_by_d);
+    w->age_base = ((w->latest & (NIDUS_WINDOW_AGES - 1)) + NIDUS_WINDOW_AGES) * ones;
+    w->age_dead[0] = w->age_dead[1] = NIDUS_WINDOW_AGES * ones;
     if (!w->written || w->loader) {
         w->mask_until = w->mask_until_d1 = UINT64_MAX;
         return;
     }
+    w->age_dead[0] = (NIDUS_WINDOW_AGES - NIDUS_WINDOW_LIVE_EPOCHS) * ones;
+    w->age_dead[1] = (NIDUS_WINDOW_AGES - NIDUS_WINDOW_LIVE_EPOCHS + 1) * ones;
     if (nidus_window_epoch_of(w, w->latest_tick) != w->latest) {
         w->mask_until = w->mask_until_d1 = 0;
         return;

@@ -6,10 +6,12 @@
 
 #include "alloc.h"
 #include "codec.h"
+#include "hash_impl.h"
 #include "cuckoo_table_impl.h"
 #include "overflow.h"
 #include "params.h"
 #include "window_filter.h"
+#include "window_kernels.h"
 
 nidus_table_shape nidus_window_shape(uint64_t buckets, unsigned b, unsigned f)
 {
@@ -43,11 +45,12 @@ nidus_status nidus_window_make(const nidus_allocator *a, const nidus_table_shape
     w->f = shape->offset_bits;
     w->fp_mask = (uint32_t)((UINT64_C(1) << w->f) - 1);
     w->fp_fields = w->fp_mask * w->table.chunk_swar[0].ones;
+    w->fp_high = (w->fp_mask ^ (w->fp_mask >> 1)) * w->table.chunk_swar[0].ones;
     w->read_only = borrow && !writable;
-    const nidus_table *t = &w->table;
-    w->bucket_read = t->probe == NIDUS_PROBE_PLAIN_WORD ? NIDUS_WINDOW_READ_WORD
-                     : t->bucket_bits + 7 <= 64        ? NIDUS_WINDOW_READ_SHIFT
-                                                        : NIDUS_WINDOW_READ_RAW;
+    w->age_low = (NIDUS_WINDOW_AGES - 1) * w->table.chunk_swar[0].ones;
+    w->age_carry = NIDUS_WINDOW_AGES * w->table.chunk_swar[0].ones;
+    w->hash8_flip = nidus_hash8_flip(0);
+    w->kernel = nidus_window_plan_kernel(w);
     nidus_window_clock_changed(w);
     *out = w;
     return NIDUS_OK;
@@ -89,6 +92,7 @@ nidus_status nidus_window_new(const nidus_window_params *p, nidus_window **out)
     w->epoch_ticks = nidus_window_epoch_ticks(p->window);
     w->epoch_inverse = UINT64_MAX / w->epoch_ticks;
     w->seed = p->seed;
+    w->hash8_flip = nidus_hash8_flip(p->seed);
     *out = w;
     return NIDUS_OK;
 }

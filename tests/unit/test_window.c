@@ -10,6 +10,7 @@
 
 #include "nidus/window.h"
 #include "window_filter.h"
+#include "window_kernels.h"
 
 static nidus_window *make_window(uint64_t capacity, uint64_t window, unsigned f, unsigned b)
 {
@@ -348,6 +349,77 @@ static void test_encoding(void **state)
     nidus_window_free(b);
 }
 
+/* Every answer of w at `now` through its kernel (single by hash and by key, batched both ways), in each compiled
+ * copy the CPU runs, equals the general lookup's, for keys 0..n of namespace `ns`. */
+static void assert_kernels_agree(nidus_window *w, uint64_t n, uint64_t now)
+{
+    uint64_t *hashes = malloc(n * sizeof *hashes);
+    char (*keys)[24] = malloc(n * sizeof *keys);
+    const void **kp = malloc(n * sizeof *kp);
+    size_t *lens = malloc(n * sizeof *lens);
+    bool *many = malloc(n * sizeof *many), *many_keys = malloc(n * sizeof *many_keys);
+    assert_true(hashes && keys && kp && lens && many && many_keys);
+    for (uint64_t k = 0; k < n; k++) {
+        key_of(k, keys[k]);
+        kp[k] = keys[k];
+        lens[k] = strlen(keys[k]);
+        hashes[k] = nidus_window_hash(w, kp[k], lens[k]);
+    }
+    uint8_t chosen = w->kernel;
+    uint8_t copies[2] = {chosen, (uint8_t)(chosen & ~NIDUS_ISA_V3)};
+    for (unsigned c = 0; c < 2; c++) {
+        w->kernel = copies[c];
+        nidus_window_contains_many_hash(w, hashes, n, now, many);
+        nidus_window_contains_many(w, kp, lens, n, now, many_keys);
+        for (uint64_t k = 0; k < n; k++) {
+            bool want = nidus_window_contains_general(w, hashes[k], now);
+            if (nidus_window_contains_hash(w, hashes[k], now) != want || many[k] != want || many_keys[k] != want ||
+                nidus_window_contains(w, kp[k], lens[k], now) != want)
+                fail_msg("kernel %u, key %llu at %llu: the general lookup says %d", copies[c], (unsigned long long)k,
+                         (unsigned long long)now, want);
+        }
+    }
+    w->kernel = chosen;
+    free(hashes);
+    free(keys);
+    free(kp);
+    free(lens);
+    free(many);
+    free(many_keys);
+}
+
+/* The lookup kernels (one-word buckets whole or at a bit offset, both compiled copies, single and batched) answer
+ * as the general lookup at every time a filter is read at: inside the latest write's epoch, the next one, later
+ * ones (the general path), with expired entries still unswept, duplicates in the overflow map, before any write.
+ * Short fingerprints make collisions with live and dead entries common. */
+static void test_kernels_agree(void **state)
+{
+    (void)state;
+    const unsigned shapes[][2] = {{4, 4}, {6, 4}, {10, 4}, {13, 4}, {8, 2}, {20, 2}, {20, 4}}; /* f, b */
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+        uint64_t window = 6000, g = nidus_window_epoch_ticks(window), n = 3000, now = 1000000;
+        nidus_window *w = make_window(n, window, shapes[sh][0], shapes[sh][1]);
+        assert_kernels_agree(w, 2 * n, now); /* never written */
+        char key[24];
+        uint64_t full = 0;
+        for (uint64_t k = 0; k < 2 * n; k++) { /* two windows of a stream: expired entries, some unswept */
+            key_of(k, key);
+            now += window / n;
+            /* duplicates: the overflow map (with short fingerprints a pair may fill with colliding copies) */
+            for (int d = 0; d < (k % 499 ? 1 : 2 * (int)shapes[sh][1]); d++) {
+                nidus_status st = nidus_window_add(w, key, strlen(key), now);
+                assert_true(st == NIDUS_OK || st == NIDUS_ERR_FULL);
+                full += st == NIDUS_ERR_FULL;
+            }
+        }
+        assert_true(full < n / 20);
+        assert_true(w->table.overflow.used > 0);
+        for (uint64_t later = 0; later < 8; later++)
+            assert_kernels_agree(w, 3 * n, now + later * g);
+        nidus_window_free(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_duplicates_and_silence),
         cmocka_unit_test(test_model),
         cmocka_unit_test(test_encoding),
+        cmocka_unit_test(test_kernels_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

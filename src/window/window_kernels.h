@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal: the windowed filter's lookup kernels, one copy per instruction set (isa_impl.h) from one template
+ * (window_kernels_impl.h), as the cuckoo kernels are. A filter's `kernel` byte (nidus_window_plan_kernel, set at
+ * making) names the kernel its lookups take and the copy:
+ *   word_* / bits_*: a table of one-word buckets, read with one 64-bit load each at i * bucket_bytes (whole-byte
+ *     buckets: b=4 f=13 + 3) or at bit i * bucket_bits (at most NIDUS_SHORT_BITS_MAX bits: b=4 f=10 + 3);
+ *   many: batched lookups of either, by blocks (hash, locate and prefetch a block, then probe it).
+ * Every kernel answers exactly as nidus_window_contains_general, which it calls for what it does not serve: a
+ * time without the precomputed shortcut (2 epochs or more after the latest write), or a miss in a table whose
+ * overflow map may hold the key. */
+#ifndef NIDUS_SRC_WINDOW_KERNELS_H
+#define NIDUS_SRC_WINDOW_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuckoo_table_impl.h"
+#include "isa_impl.h"
+#include "window_filter.h"
+
+/* Values of nidus_window.kernel; | NIDUS_ISA_V3 for the x86-64-v3 copy. */
+enum { NIDUS_WKERNEL_GENERAL = 0, NIDUS_WKERNEL_WORD = 2, NIDUS_WKERNEL_BITS = 4 };
+
+/* The kernel a filter's table calls for (its shape and the CPU's copy; the table's state is read by the kernels). */
+static inline uint8_t nidus_window_plan_kernel(const nidus_window *w)
+{
+    const nidus_table *t = &w->table;
+    unsigned k = t->probe == NIDUS_PROBE_PLAIN_WORD                                         ? NIDUS_WKERNEL_WORD
+                 : t->probe == NIDUS_PROBE_PLAIN_BITS && t->bucket_bits <= NIDUS_SHORT_BITS_MAX ? NIDUS_WKERNEL_BITS
+                                                                                            : NIDUS_WKERNEL_GENERAL;
+    return (uint8_t)(k && t->isa == NIDUS_ISA_V3 ? k | NIDUS_ISA_V3 : k);
+}
+
+#define NIDUS_WINDOW_KERNEL_DECLS(ISA)                                                                          \
+    bool nidus_wkernel_word_hash_##ISA(const nidus_window *w, uint64_t hash, uint64_t now);                     \
+    bool nidus_wkernel_bits_hash_##ISA(const nidus_window *w, uint64_t hash, uint64_t now);                     \
+    bool nidus_wkernel_word_key_##ISA(const nidus_window *w, const void *key, size_t len, uint64_t now);        \
+    bool nidus_wkernel_bits_key_##ISA(const nidus_window *w, const void *key, size_t len, uint64_t now);        \
+    void nidus_wkernel_many_##ISA(const nidus_window *w, const uint64_t *hashes, const void *const *keys,       \
+                                  const size_t *lens, size_t n, uint64_t now, bool *out);
+
+NIDUS_WINDOW_KERNEL_DECLS(base)
+#if NIDUS_HAVE_ISA_V3
+NIDUS_WINDOW_KERNEL_DECLS(v3)
+#endif
+
+/* window.c: the lookup of any windowed filter at any time (two buckets of any shape, the overflow map). */
+bool nidus_window_contains_general(const nidus_window *w, uint64_t hash, uint64_t now);
+
+#endif

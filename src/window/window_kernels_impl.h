@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Internal: the windowed filter's lookup kernels (window_kernels.h) as a template, compiled once per instruction
+ * set (window_kernels.c includes it with NIDUS_ISA and NIDUS_ISA_TARGET set, as cuckoo_kernels_impl.h is).
+ *
+ * A lookup is the plain cuckoo filter's: placement by nidus_table_fast_locate_fp (the fingerprint of f bits),
+ * both buckets read with one 64-bit load each (nidus_table_fast_word), and Mycroft's test over the fingerprint
+ * bits of every field (nidus_swar_any_zero, read at the fingerprints' top bits). Only when a fingerprint matched are the ages looked
+ * at, without a loop or a branch: each field's age is turned into a "dead" bit inside its own fingerprint bits
+ * (window_filter.h: age_base, age_dead), ORed in, and the zero test asked again, so a field passes only when its
+ * fingerprint matches and its age is live. No division, no per-slot loop, and the cost does not depend on W. */
+#ifndef NIDUS_SRC_WINDOW_KERNELS_SHARED
+#define NIDUS_SRC_WINDOW_KERNELS_SHARED
+
+#include "hash_impl.h"
+#include "swar_impl.h"
+#include "window_kernels.h"
+
+#define NIDUS_WKERNEL_BLOCK 32u
+
+/* Bit 3 of each field of one-word bucket `word` set when the field's age is dead (`dead`: w->age_dead[d]). The
+ * ages are shifted down to each field's low 3 bits; (age_base - age) & 7 is the age relative to the latest write
+ * (age_base holds latest mod 8 + 8 in each field, so no field borrows), and adding 2 + d carries into bit 3
+ * exactly when it is 6 - d or more. Bit 3 lies inside the field's fingerprint bits (f >= 4). */
+static inline __attribute__((always_inline)) uint64_t nidus_window_dead_fields(const nidus_window *w, uint64_t word,
+                                                                               uint64_t dead)
+{
+    uint64_t rel = (w->age_base - ((word >> w->f) & w->age_low)) & w->age_low;
+    return (rel + dead) & w->age_carry;
+}
+
+/* Whether one of the fields of one-word buckets wi, wj holds fingerprint fp with an age live at `now` (a time
+ * before mask_until_d1): the fingerprint fields compared with the dead bits ORed in, one zero test for both. */
+static inline __attribute__((always_inline)) bool nidus_window_live_match(const nidus_window *w, uint64_t wi,
+                                                                          uint64_t wj, uint32_t fp, uint64_t now)
+{
+    const nidus_swar *s = &w->table.chunk_swar[0];
+    uint64_t pat = fp * s->ones, dead = w->age_dead[now >= w->mask_until];
+    uint64_t xi = ((wi ^ pat) & w->fp_fields) | nidus_window_dead_fields(w, wi, dead);
+    uint64_t xj = ((wj ^ pat) & w->fp_fields) | nidus_window_dead_fields(w, wj, dead);
+    return ((nidus_swar_any_zero(s, xi) | nidus_swar_any_zero(s, xj)) & s->high) != 0;
+}
+
+/* The key's hash (nidus_hash with the filter's seed): an 8-byte key with the seed's part precomputed. */
+static inline __attribute__((always_inline)) uint64_t nidus_window_key_hash(const nidus_window *w, const void *key,
+                                                                            size_t len)
+{
+    return len == 8 ? nidus_hash8(key, w->hash8_flip) : nidus_hash_bytes(key, len, w->seed);
+}
+
+#endif /* the shared part */
+
+#if !defined(NIDUS_ISA) || !defined(NIDUS_ISA_TARGET)
+#error "define NIDUS_ISA and NIDUS_ISA_TARGET before including window_kernels_impl.h"
+#endif
+
+/* A fingerprint matched in wi or wj: whether a match is live, else the general lookup when the overflow map may
+ * hold the key. Out of line, so that the probe (an absent key, usually) keeps to the registers a call may use. */
+static NIDUS_ISA_TARGET __attribute__((noinline)) bool NIDUS_ISA_FN(nidus_wkernel_hit)(const nidus_window *w,
+                                                                                     uint64_t hash, uint64_t wi,
+                                                                                     uint64_t wj, uint32_t fp,
+                                                                                     uint64_t now)
+{
+    if (nidus_window_live_match(w, wi, wj, fp, now))
+        return true;
+    return w->table.overflow_sig && nidus_window_contains_general(w, hash, now);
+}
+
+/* Whether the key of `hash` (bucket i, alternate j, fingerprint fp) has a live copy at `now` (before
+ * mask_until_d1), in a filter kernel `fast` serves (NIDUS_FAST_PLAIN: whole-byte words, NIDUS_FAST_PLAIN_BITS: at
+ * a bit offset; a constant at every call): Mycroft's test over both words, its borrow run through each field's
+ * low f bits and read at their top bit (fp_high), so the ages need no masking off: a field whose fingerprint bits
+ * equal fp's sets its bit f - 1; one that does not sets it only when a borrow came from a lower field, which
+ * itself matched, so the answer is exact as a yes/no. A miss asks the general lookup only when the overflow map
+ * is not empty. */
+static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(nidus_wkernel_probe)(
+    const nidus_window *w, uint64_t hash, uint64_t i, uint64_t j, uint32_t fp, uint64_t now, unsigned fast)
+{
+    const nidus_table *t = &w->table;
+    uint64_t wi = nidus_table_fast_word(t, i, fast), wj = nidus_table_fast_word(t, j, fast);
+    const nidus_swar *s = &t->chunk_swar[0];
+    uint64_t pat = fp * s->ones;
+    if ((nidus_swar_any_zero(s, wi ^ pat) | nidus_swar_any_zero(s, wj ^ pat)) & w->fp_high)
+        return NIDUS_ISA_FN(nidus_wkernel_hit)(w, hash, wi, wj, fp, now);
+    return __builtin_expect(!t->overflow_sig, 1) ? false : nidus_window_contains_general(w, hash, now);
+}
+
+/* One lookup by hash with kernel `fast` (a constant at every call). */
+static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(nidus_wkernel_lookup)(
+    const nidus_window *w, uint64_t hash, uint64_t now, unsigned fast)
+{
+    if (__builtin_expect(now >= w->mask_until_d1, 0))
+        return nidus_window_contains_general(w, hash, now);
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate_fp(&w->table, hash, w->fp_mask, &i, &j);
+    return NIDUS_ISA_FN(nidus_wkernel_probe)(w, hash, i, j, fp, now, fast);
+}
+
+/* Batched lookups a block at a time: hash (`by_key`: keys[] and lens[], else hashes[]), locate and prefetch the
+ * block's buckets, then probe them. `fast` and `by_key` are constants at every call. The caller checked that
+ * `now` is before mask_until_d1. */
+static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(nidus_wkernel_blocks)(const nidus_window *w, unsigned fast,
+                                                                      bool by_key, const uint64_t *hashes,
+                                                                      const void *const *keys, const size_t *lens,
+                                                                      size_t n, uint64_t now, bool *out)
+{
+    const nidus_table *t = &w->table;
+    uint64_t h[NIDUS_WKERNEL_BLOCK], i[NIDUS_WKERNEL_BLOCK], j[NIDUS_WKERNEL_BLOCK];
+    uint32_t fp[NIDUS_WKERNEL_BLOCK];
+    for (size_t base = 0; base < n; base += NIDUS_WKERNEL_BLOCK) {
+        size_t m = n - base < NIDUS_WKERNEL_BLOCK ? n - base : NIDUS_WKERNEL_BLOCK;
+        for (size_t k = 0; k < m; k++) {
+            h[k] = by_key ? nidus_window_key_hash(w, keys[base + k], lens[base + k]) : hashes[base + k];
+            fp[k] = nidus_table_fast_locate_fp(t, h[k], w->fp_mask, &i[k], &j[k]);
+            nidus_table_prefetch_word(t, i[k], fast);
+            nidus_table_prefetch_word(t, j[k], fast);
+        }
+        for (size_t k = 0; k < m; k++)
+            out[base + k] = NIDUS_ISA_FN(nidus_wkernel_probe)(w, h[k], i[k], j[k], fp[k], now, fast);
+    }
+}
+
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_word_hash)(const nidus_window *w, uint64_t hash, uint64_t now)
+{
+    return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, hash, now, NIDUS_FAST_PLAIN);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_bits_hash)(const nidus_window *w, uint64_t hash, uint64_t now)
+{
+    return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, hash, now, NIDUS_FAST_PLAIN_BITS);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_word_key)(const nidus_window *w, const void *key, size_t len,
+                                                           uint64_t now)
+{
+    return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, nidus_window_key_hash(w, key, len), now, NIDUS_FAST_PLAIN);
+}
+
+NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_bits_key)(const nidus_window *w, const void *key, size_t len,
+                                                           uint64_t now)
+{
+    return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, nidus_window_key_hash(w, key, len), now, NIDUS_FAST_PLAIN_BITS);
+}
+
+NIDUS_ISA_TARGET void NIDUS_ISA_FN(nidus_wkernel_many)(const nidus_window *w, const uint64_t *hashes,
+                                                       const void *const *keys, const size_t *lens, size_t n,
+                                                       uint64_t now, bool *out)
+{
+    bool bits = (w->kernel & ~NIDUS_ISA_V3) == NIDUS_WKERNEL_BITS;
+    if (hashes && bits)
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, false, hashes, NULL, NULL, n, now, out);
+    else if (hashes)
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, false, hashes, NULL, NULL, n, now, out);
+    else if (bits)
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, true, NULL, keys, lens, n, now, out);
+    else
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, true, NULL, keys, lens, n, now, out);
+}
