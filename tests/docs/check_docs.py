@@ -122,12 +122,17 @@ def c_files(dirs):
 
 
 def code_names():
-    """Every identifier the code spells outside comments (C files, and the CMake files' targets), and the names
-    of the files themselves (fuzz_decode, from fuzz/fuzz_decode.c)."""
+    """Every identifier the code spells outside comments (C files, and the CMake files' targets), the two copies
+    of every per-instruction-set function, and the names of the files themselves (fuzz_decode, from
+    fuzz/fuzz_decode.c)."""
     names = set()
     for path in c_files(NAME_DIRS):
         names.add(os.path.splitext(os.path.basename(path))[0])
-        names.update(re.findall(r"[A-Za-z_]\w*", split_c(open(path, encoding="utf-8", errors="replace").read())[0]))
+        code = split_c(open(path, encoding="utf-8", errors="replace").read())[0]
+        names.update(re.findall(r"[A-Za-z_]\w*", code))
+        # a kernel defined once per instruction set (src/common/isa_impl.h): NIDUS_ISA_FN(f) is f_base and f_v3
+        for f in re.findall(r"NIDUS_ISA_FN\((\w+)\)", code):
+            names.update((f + "_base", f + "_v3"))
     for path in glob.glob(os.path.join(ROOT, "**", "CMakeLists.txt"), recursive=True) + \
             glob.glob(os.path.join(ROOT, "cmake", "*.cmake")):
         if "/build" not in os.path.relpath(path, ROOT).join("//"):
