@@ -233,7 +233,7 @@ static nidus_status bloom_decode(const void *buf, size_t len, const nidus_alloca
     size_t prefix, tail;
     uint64_t stream;
     nidus_bloom *bf;
-    nidus_status st = nidus_codec_open(buf, len, NIDUS_KIND_BLOOM, mode, &meta, &prefix, &tail);
+    nidus_status st = nidus_codec_open(buf, len, NIDUS_KIND_BLOOM, NIDUS_FORMAT_VERSION, mode, &meta, &prefix, &tail);
     if (st || (st = bloom_from_meta(&meta, hook, target == NIDUS_DECODE_COPY, &bf, &stream)))
         return st;
     if (prefix + stream - NIDUS_CODEC_CHECKSUM_BYTES + tail != len) {
@@ -323,7 +323,7 @@ nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, siz
     if (seq == 0) {
         if (bf)
             return NIDUS_ERR_SEQUENCE;
-        if ((st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_BLOOM, &meta, &total)) ||
+        if ((st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_BLOOM, NIDUS_FORMAT_VERSION, &meta, &total)) ||
             (st = bloom_from_meta(&meta, allocator, true, &bf, &stream)))
             return st;
         uint64_t memory = 0; /* by the measure creation and growth check against max_memory */
@@ -424,7 +424,7 @@ static nidus_status counting_decode(const void *buf, size_t len, const nidus_all
     nidus_reader meta;
     size_t prefix, tail;
     nidus_counting_bloom *cb;
-    nidus_status st = nidus_codec_open(buf, len, NIDUS_KIND_COUNTING_BLOOM, mode, &meta, &prefix, &tail);
+    nidus_status st = nidus_codec_open(buf, len, NIDUS_KIND_COUNTING_BLOOM, NIDUS_FORMAT_VERSION, mode, &meta, &prefix, &tail);
     if (st || (st = counting_from_meta(&meta, hook, &cb)))
         return st;
     const uint8_t *p = (const uint8_t *)buf + prefix;
@@ -503,7 +503,7 @@ nidus_status nidus_counting_bloom_load_chunk(nidus_counting_bloom **filter, cons
     if (seq == 0) {
         if (cb)
             return NIDUS_ERR_SEQUENCE;
-        if ((st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_COUNTING_BLOOM, &meta, &total)) ||
+        if ((st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_COUNTING_BLOOM, NIDUS_FORMAT_VERSION, &meta, &total)) ||
             (st = counting_from_meta(&meta, allocator, &cb)))
             return st;
         uint64_t stream = layer_bytes(&cb->layer) + NIDUS_CODEC_CHECKSUM_BYTES;

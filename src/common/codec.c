@@ -160,8 +160,6 @@ static nidus_status check_prefix(const uint8_t *buf, size_t len, nidus_kind kind
         return NIDUS_ERR_CORRUPT;
     if (k != (unsigned)kind)
         return NIDUS_ERR_UNSUPPORTED;
-    if (version >= NIDUS_FORMAT_VERSION_SIBLINGS && kind != NIDUS_KIND_CUCKOO)
-        return NIDUS_ERR_CORRUPT; /* only cuckoo filters with sibling tables are written as 9 and 10 */
     if (total && *total && declared != *total)
         return NIDUS_ERR_CORRUPT;
     /* a whole encoding ends in its checksum; a framed file's body has none (and an empty fuse filter's body
@@ -178,22 +176,22 @@ static nidus_status check_prefix(const uint8_t *buf, size_t len, nidus_kind kind
     return NIDUS_OK;
 }
 
-nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, uint64_t *total,
-                                      nidus_reader *meta)
+nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, unsigned newest,
+                                      uint64_t *total, nidus_reader *meta)
 {
-    return check_prefix(buf, len, kind, total, meta, NIDUS_FORMAT_VERSION_SIBLINGS);
+    return check_prefix(buf, len, kind, total, meta, newest);
 }
 
-nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, nidus_decode_mode mode,
-                              nidus_reader *meta, size_t *prefix_bytes, size_t *tail)
+nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, unsigned newest,
+                              nidus_decode_mode mode, nidus_reader *meta, size_t *prefix_bytes, size_t *tail)
 {
     *tail = mode == NIDUS_DECODE_WHOLE ? NIDUS_CODEC_CHECKSUM_BYTES : 0;
     if (mode == NIDUS_DECODE_WHOLE)
-        return nidus_codec_open_whole(buf, len, kind, meta, prefix_bytes);
+        return nidus_codec_open_whole(buf, len, kind, newest, meta, prefix_bytes);
     if (!buf)
         return NIDUS_ERR_INVALID_ARGUMENT;
     uint64_t total = len;
-    nidus_status st = check_prefix(buf, len, kind, &total, meta, NIDUS_FILE_FORMAT_VERSION_SIBLINGS);
+    nidus_status st = check_prefix(buf, len, kind, &total, meta, newest + 1u); /* its framed file's version */
     if (st)
         return st;
     if (total != len)
@@ -244,13 +242,13 @@ void nidus_codec_write_whole(uint8_t *out, uint64_t total, const uint8_t *prefix
     nidus_put_u64(&w, XXH3_64bits(out, (size_t)(total - NIDUS_CODEC_CHECKSUM_BYTES)));
 }
 
-nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind kind, nidus_reader *meta,
-                                    size_t *prefix_bytes)
+nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind kind, unsigned newest,
+                                    nidus_reader *meta, size_t *prefix_bytes)
 {
     if (!buf)
         return NIDUS_ERR_INVALID_ARGUMENT;
     uint64_t total = len;
-    nidus_status st = nidus_codec_check_prefix(buf, len, kind, &total, meta);
+    nidus_status st = nidus_codec_check_prefix(buf, len, kind, newest, &total, meta);
     if (st)
         return st;
     if (total != len)
@@ -344,10 +342,10 @@ nidus_status nidus_codec_dump_received(const nidus_chunk_loader *l, const nidus_
 }
 
 nidus_status nidus_codec_open_header(const uint8_t *payload, uint32_t n, uint64_t token, nidus_kind kind,
-                                     nidus_reader *meta, uint64_t *total)
+                                     unsigned newest, nidus_reader *meta, uint64_t *total)
 {
     *total = 0;
-    nidus_status st = nidus_codec_check_prefix(payload, n, kind, total, meta);
+    nidus_status st = nidus_codec_check_prefix(payload, n, kind, newest, total, meta);
     if (st)
         return st;
     if (NIDUS_CODEC_PREFIX_FIXED + meta->left != n || NIDUS_CHECKSUM_BAD(token, XXH3_64bits(payload, n)))

@@ -81,9 +81,11 @@ uint64_t nidus_codec_checksum(const uint8_t *prefix, size_t prefix_bytes, const 
 void nidus_codec_put_prefix(nidus_writer *w, unsigned version, nidus_kind kind, uint64_t total, uint32_t meta_bytes);
 
 /* Checks the fixed prefix of an encoding of `len` bytes (len = total for a whole encoding, or 0 for a chunked
- * one whose total is returned instead) and returns its meta. */
-nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, uint64_t *total,
-                                      nidus_reader *meta);
+ * one whose total is returned instead) and returns its meta. `newest` is the newest encoding version (odd) the
+ * kind writes, in every call below that takes it: a later one is NIDUS_ERR_VERSION, as is a framed file's
+ * above newest + 1. Each kind's codec passes its own, so this file names no kind's versions. */
+nidus_status nidus_codec_check_prefix(const uint8_t *buf, size_t len, nidus_kind kind, unsigned newest,
+                                      uint64_t *total, nidus_reader *meta);
 
 /* Which metas the encoding or file whose meta `meta` reads has, before anything of the meta is read (the meta
  * follows the fixed prefix, whose sixth byte is the version): 1 before Bloom layer layouts (versions 1 and 2),
@@ -112,8 +114,8 @@ void nidus_codec_write_whole(uint8_t *out, uint64_t total, const uint8_t *prefix
 
 /* Checks the prefix, the exact length and the checksum of a whole encoding; returns its meta and the prefix
  * length (where the segments begin). */
-nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind kind, nidus_reader *meta,
-                                    size_t *prefix_bytes);
+nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind kind, unsigned newest,
+                                    nidus_reader *meta, size_t *prefix_bytes);
 
 /* What a decoder is given: a whole encoding (checksum at its end), or the body of a version 2 file
  * (file_format.h), whose block checksums the caller checks: all of them before (BODY), or each block before it
@@ -131,8 +133,8 @@ typedef enum nidus_decode_target { NIDUS_DECODE_COPY, NIDUS_DECODE_VIEW, NIDUS_D
 void nidus_codec_put_if_changed(uint8_t *body, const uint8_t *bytes, size_t n);
 
 /* nidus_codec_open_whole for any mode; `*tail` is what follows the segments: the checksum's 8 bytes, or 0. */
-nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, nidus_decode_mode mode,
-                              nidus_reader *meta, size_t *prefix_bytes, size_t *tail);
+nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, unsigned newest,
+                              nidus_decode_mode mode, nidus_reader *meta, size_t *prefix_bytes, size_t *tail);
 
 /* Chunk `cursor` of an encoding (see nidus_cuckoo_dump_chunk for the contract). */
 nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
@@ -142,7 +144,7 @@ nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, 
 /* Checks a header chunk's payload (seq 0): the prefix fills it exactly and matches the token. Returns the
  * meta and the encoding's declared total. */
 nidus_status nidus_codec_open_header(const uint8_t *payload, uint32_t n, uint64_t token, nidus_kind kind,
-                                     nidus_reader *meta, uint64_t *total);
+                                     unsigned newest, nidus_reader *meta, uint64_t *total);
 
 /* The state of a chunked load between chunks. */
 typedef struct nidus_chunk_loader {

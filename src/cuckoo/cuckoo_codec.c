@@ -332,7 +332,7 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
     const uint8_t *in = buf;
     nidus_reader meta;
     size_t prefix, tail;
-    nidus_status st = nidus_codec_open(in, len, NIDUS_KIND_CUCKOO, mode, &meta, &prefix, &tail);
+    nidus_status st = nidus_codec_open(in, len, NIDUS_KIND_CUCKOO, NIDUS_FORMAT_VERSION_SIBLINGS, mode, &meta, &prefix, &tail);
     if (st)
         return st;
     cuckoo_meta m;
@@ -495,7 +495,7 @@ static nidus_status load_header(nidus_cuckoo **out, const uint8_t *payload, uint
     uint64_t total;
     nidus_reader meta;
     cuckoo_meta m;
-    nidus_status st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_CUCKOO, &meta, &total);
+    nidus_status st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_CUCKOO, NIDUS_FORMAT_VERSION_SIBLINGS, &meta, &total);
     if (st || (st = parse_meta(&meta, &m)))
         return st;
     if (n + m.stream != total)

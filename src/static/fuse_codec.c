@@ -57,7 +57,7 @@ nidus_status nidus_fuse_decode_mode(const void *buf, size_t len, const nidus_all
         return NIDUS_ERR_INVALID_ARGUMENT;
     nidus_reader r;
     size_t prefix, tail;
-    nidus_status st = nidus_codec_open(buf, len, NIDUS_KIND_FUSE, mode, &r, &prefix, &tail);
+    nidus_status st = nidus_codec_open(buf, len, NIDUS_KIND_FUSE, NIDUS_FORMAT_VERSION, mode, &r, &prefix, &tail);
     if (st)
         return st;
     if (nidus_codec_meta_version(&r) < 4) /* the kind came with versions 7 and 8 */

@@ -265,7 +265,7 @@ nidus_status nidus_window_decode_mode(const void *buf, size_t len, const nidus_a
     nidus_reader meta;
     size_t prefix, tail;
     window_meta m;
-    nidus_status st = nidus_codec_open(in, len, NIDUS_KIND_WINDOW, mode, &meta, &prefix, &tail);
+    nidus_status st = nidus_codec_open(in, len, NIDUS_KIND_WINDOW, NIDUS_FORMAT_VERSION, mode, &meta, &prefix, &tail);
     if (st || (st = check_version(in, mode)) || (st = read_meta(&meta, &m)))
         return st;
     /* the table and the overflow entries must be in the buffer before anything is allocated for them */
@@ -357,7 +357,7 @@ static nidus_status load_header(const uint8_t *payload, uint32_t n, uint64_t tok
     nidus_reader meta;
     uint64_t total;
     window_meta m;
-    nidus_status st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_WINDOW, &meta, &total);
+    nidus_status st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_WINDOW, NIDUS_FORMAT_VERSION, &meta, &total);
     if (st || (st = check_version(payload, NIDUS_DECODE_WHOLE)) || (st = read_meta(&meta, &m)))
         return st;
     uint64_t tbytes = nidus_table_shape_bytes(&m.shape), ebytes = (uint64_t)m.overflow * OVERFLOW_ENTRY_BYTES;

@@ -392,7 +392,7 @@ static void test_forged_levels(void **state)
     free(sib.p);
     nidus_filter_free(dst);
     nidus_filter_free(src);
-    /* Bloom filters are never written as 9 */
+    /* Bloom filters are never written as 9: their decoder takes it as a version it does not know */
     nidus_bloom_params bp = {.capacity = 100, .error_rate = 0.01};
     nidus_bloom *bf = NULL, *back = NULL;
     assert_int_equal(nidus_bloom_new(&bp, &bf), NIDUS_OK);
@@ -402,7 +402,7 @@ static void test_forged_levels(void **state)
     assert_int_equal(buf[5], NIDUS_FORMAT_VERSION);
     buf[5] = NIDUS_FORMAT_VERSION_SIBLINGS;
     reseal(buf, n_bytes);
-    assert_int_equal(nidus_bloom_decode(buf, n_bytes, NULL, &back), NIDUS_ERR_CORRUPT);
+    assert_int_equal(nidus_bloom_decode(buf, n_bytes, NULL, &back), NIDUS_ERR_VERSION);
     buf[5] = NIDUS_FORMAT_VERSION;
     reseal(buf, n_bytes);
     assert_int_equal(nidus_bloom_decode(buf, n_bytes, NULL, &back), NIDUS_OK);
