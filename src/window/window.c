@@ -465,7 +465,7 @@ bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, u
 static void contains_many(const nidus_window *w, const uint64_t *hashes, const void *const *keys,
                           const size_t *lens, size_t n, uint64_t now, bool *out)
 {
-    if (w->kernel && now < w->mask_until_d1) {
+    if (w->kernel && nidus_window_kernel_serves(w, now)) {
 #if NIDUS_HAVE_ISA_V3
         if (w->kernel & NIDUS_ISA_V3) {
             nidus_wkernel_many_v3(w, hashes, keys, lens, n, now, out);

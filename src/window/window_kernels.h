@@ -5,9 +5,9 @@
  *   word_* / bits_*: a table of one-word buckets, read with one 64-bit load each at i * bucket_bytes (whole-byte
  *     buckets: b=4 f=13 + 3) or at bit i * bucket_bits (at most NIDUS_SHORT_BITS_MAX bits: b=4 f=10 + 3);
  *   many: batched lookups of either, by blocks (hash, locate and prefetch a block, then probe it).
- * Every kernel answers exactly as nidus_window_contains_general, which it calls for what it does not serve: a
- * time without the precomputed shortcut (2 epochs or more after the latest write), or a miss in a table whose
- * overflow map may hold the key. */
+ * Every kernel answers exactly as nidus_window_contains_general, which serves what the kernels do not
+ * (nidus_window_kernel_serves): a time without the precomputed shortcut (2 epochs or more after the latest
+ * write), or a table whose overflow map is not empty (stash entries, duplicates beyond a pair's share). */
 #ifndef NIDUS_SRC_WINDOW_KERNELS_H
 #define NIDUS_SRC_WINDOW_KERNELS_H
 
@@ -30,6 +30,13 @@ static inline uint8_t nidus_window_plan_kernel(const nidus_window *w)
                  : t->probe == NIDUS_PROBE_PLAIN_BITS && t->bucket_bits <= NIDUS_SHORT_BITS_MAX ? NIDUS_WKERNEL_BITS
                                                                                             : NIDUS_WKERNEL_GENERAL;
     return (uint8_t)(k && t->isa == NIDUS_ISA_V3 ? k | NIDUS_ISA_V3 : k);
+}
+
+/* Whether the kernels answer a lookup at `now`: within the latest write's epoch or the next (the dead-age
+ * constants age_dead[0], [1] are set), and with an empty overflow map (a kernel reads the two buckets only). */
+static inline bool nidus_window_kernel_serves(const nidus_window *w, uint64_t now)
+{
+    return now < w->mask_until_d1 && !w->table.overflow_sig;
 }
 
 #define NIDUS_WINDOW_KERNEL_DECLS(ISA)                                                                          \

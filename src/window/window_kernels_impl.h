@@ -53,69 +53,64 @@ static inline __attribute__((always_inline)) uint64_t nidus_window_key_hash(cons
 #error "define NIDUS_ISA and NIDUS_ISA_TARGET before including window_kernels_impl.h"
 #endif
 
-/* A fingerprint matched in wi or wj: whether a match is live, else the general lookup when the overflow map may
- * hold the key. Out of line, so that the probe (an absent key, usually) keeps to the registers a call may use. */
+/* A fingerprint matched in wi or wj: whether a match is live. Out of line, so that the probe (an absent key,
+ * usually) keeps to the registers a call may use. */
 static NIDUS_ISA_TARGET __attribute__((noinline)) bool NIDUS_ISA_FN(nidus_wkernel_hit)(const nidus_window *w,
-                                                                                     uint64_t hash, uint64_t wi,
-                                                                                     uint64_t wj, uint32_t fp,
-                                                                                     uint64_t now)
+                                                                                     uint64_t wi, uint64_t wj,
+                                                                                     uint32_t fp, uint64_t now)
 {
-    if (nidus_window_live_match(w, wi, wj, fp, now))
-        return true;
-    return w->table.overflow_sig && nidus_window_contains_general(w, hash, now);
+    return nidus_window_live_match(w, wi, wj, fp, now);
 }
 
-/* Whether the key of `hash` (bucket i, alternate j, fingerprint fp) has a live copy at `now` (before
- * mask_until_d1), in a filter kernel `fast` serves (NIDUS_FAST_PLAIN: whole-byte words, NIDUS_FAST_PLAIN_BITS: at
- * a bit offset; a constant at every call): Mycroft's test over both words, its borrow run through each field's
- * low f bits and read at their top bit (fp_high), so the ages need no masking off: a field whose fingerprint bits
- * equal fp's sets its bit f - 1; one that does not sets it only when a borrow came from a lower field, which
- * itself matched, so the answer is exact as a yes/no. A miss asks the general lookup only when the overflow map
- * is not empty. */
+/* Whether fingerprint fp has a live copy at `now` in bucket i or j of a filter the kernel `fast` serves
+ * (NIDUS_FAST_PLAIN: whole-byte words, NIDUS_FAST_PLAIN_BITS: at a bit offset; a constant at every call) at a
+ * time it serves (nidus_window_kernel_serves). Mycroft's test over both words, its borrow run through each
+ * field's low f bits and read at their top bit (fp_high), so the ages need no masking off: a field whose
+ * fingerprint bits equal fp's sets its bit f - 1; one that does not sets it only when a borrow came from a lower
+ * field, which itself matched, so the answer is exact as a yes/no. */
 static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(nidus_wkernel_probe)(
-    const nidus_window *w, uint64_t hash, uint64_t i, uint64_t j, uint32_t fp, uint64_t now, unsigned fast)
+    const nidus_window *w, uint64_t i, uint64_t j, uint32_t fp, uint64_t now, unsigned fast)
 {
     const nidus_table *t = &w->table;
     uint64_t wi = nidus_table_fast_word(t, i, fast), wj = nidus_table_fast_word(t, j, fast);
     const nidus_swar *s = &t->chunk_swar[0];
     uint64_t pat = fp * s->ones;
     if ((nidus_swar_any_zero(s, wi ^ pat) | nidus_swar_any_zero(s, wj ^ pat)) & w->fp_high)
-        return NIDUS_ISA_FN(nidus_wkernel_hit)(w, hash, wi, wj, fp, now);
-    return __builtin_expect(!t->overflow_sig, 1) ? false : nidus_window_contains_general(w, hash, now);
+        return NIDUS_ISA_FN(nidus_wkernel_hit)(w, wi, wj, fp, now);
+    return false;
 }
 
 /* One lookup by hash with kernel `fast` (a constant at every call). */
 static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(nidus_wkernel_lookup)(
     const nidus_window *w, uint64_t hash, uint64_t now, unsigned fast)
 {
-    if (__builtin_expect(now >= w->mask_until_d1, 0))
+    if (__builtin_expect(!nidus_window_kernel_serves(w, now), 0))
         return nidus_window_contains_general(w, hash, now);
     uint64_t i, j;
     uint32_t fp = nidus_table_fast_locate_fp(&w->table, hash, w->fp_mask, &i, &j);
-    return NIDUS_ISA_FN(nidus_wkernel_probe)(w, hash, i, j, fp, now, fast);
+    return NIDUS_ISA_FN(nidus_wkernel_probe)(w, i, j, fp, now, fast);
 }
 
 /* Batched lookups a block at a time: hash (`by_key`: keys[] and lens[], else hashes[]), locate and prefetch the
- * block's buckets, then probe them. `fast` and `by_key` are constants at every call. The caller checked that
- * `now` is before mask_until_d1. */
-static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(nidus_wkernel_blocks)(const nidus_window *w, unsigned fast,
-                                                                      bool by_key, const uint64_t *hashes,
-                                                                      const void *const *keys, const size_t *lens,
-                                                                      size_t n, uint64_t now, bool *out)
+ * block's buckets, then probe them. `fast` and `by_key` are constants at every call; the caller checked that the
+ * kernel serves `now` (nidus_window_kernel_serves). */
+static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(nidus_wkernel_blocks)(
+    const nidus_window *w, unsigned fast, bool by_key, const uint64_t *hashes, const void *const *keys,
+    const size_t *lens, size_t n, uint64_t now, bool *out)
 {
     const nidus_table *t = &w->table;
-    uint64_t h[NIDUS_WKERNEL_BLOCK], i[NIDUS_WKERNEL_BLOCK], j[NIDUS_WKERNEL_BLOCK];
+    uint64_t i[NIDUS_WKERNEL_BLOCK], j[NIDUS_WKERNEL_BLOCK];
     uint32_t fp[NIDUS_WKERNEL_BLOCK];
     for (size_t base = 0; base < n; base += NIDUS_WKERNEL_BLOCK) {
         size_t m = n - base < NIDUS_WKERNEL_BLOCK ? n - base : NIDUS_WKERNEL_BLOCK;
         for (size_t k = 0; k < m; k++) {
-            h[k] = by_key ? nidus_window_key_hash(w, keys[base + k], lens[base + k]) : hashes[base + k];
-            fp[k] = nidus_table_fast_locate_fp(t, h[k], w->fp_mask, &i[k], &j[k]);
+            uint64_t h = by_key ? nidus_window_key_hash(w, keys[base + k], lens[base + k]) : hashes[base + k];
+            fp[k] = nidus_table_fast_locate_fp(t, h, w->fp_mask, &i[k], &j[k]);
             nidus_table_prefetch_word(t, i[k], fast);
             nidus_table_prefetch_word(t, j[k], fast);
         }
         for (size_t k = 0; k < m; k++)
-            out[base + k] = NIDUS_ISA_FN(nidus_wkernel_probe)(w, h[k], i[k], j[k], fp[k], now, fast);
+            out[base + k] = NIDUS_ISA_FN(nidus_wkernel_probe)(w, i[k], j[k], fp[k], now, fast);
     }
 }
 
