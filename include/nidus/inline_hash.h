@@ -18,6 +18,7 @@ extern "C" {
 #endif
 
 /* XXH3's multipliers. */
+#define NIDUS_INLINE_PRIME64_1 UINT64_C(0x9E3779B185EBCA87)
 #define NIDUS_INLINE_PRIME64_2 UINT64_C(0xC2B2AE3D27D4EB4F)
 #define NIDUS_INLINE_PRIME64_3 UINT64_C(0x165667B19E3779F9)
 #define NIDUS_INLINE_PRIME_MX1 UINT64_C(0x165667919E3779F9)
@@ -27,6 +28,7 @@ extern "C" {
  * bytes 8-71 as 64-bit words. The short-key cases use only these. */
 #define NIDUS_INLINE_SECRET32_0 UINT32_C(0x396CFEB8)
 #define NIDUS_INLINE_SECRET32_4 UINT32_C(0xBE4BA423)
+#define NIDUS_INLINE_SECRET64_0 UINT64_C(0xBE4BA423396CFEB8)
 #define NIDUS_INLINE_SECRET64_8 UINT64_C(0x1CAD21F72C81017C)
 #define NIDUS_INLINE_SECRET64_16 UINT64_C(0xDB979083E96DD4DE)
 #define NIDUS_INLINE_SECRET64_24 UINT64_C(0x1F67B3B7A4A44072)
@@ -147,6 +149,19 @@ static inline uint64_t nidus_inline_hash_short(const void *key, size_t len, uint
         return nidus_inline_avalanche_xxh64(v);
     }
     return nidus_inline_avalanche_xxh64(seed ^ NIDUS_INLINE_SECRET64_56 ^ NIDUS_INLINE_SECRET64_64);
+}
+
+/* XXH3-64 of a key of 17 to 32 bytes, seeded: the spec's 17-128 byte case at its first step, two 16-byte mixes
+ * (the first and the last 16 bytes, overlapping below 32) with the secret's first 32 bytes. */
+static inline uint64_t nidus_inline_hash_mid(const void *key, size_t len, uint64_t seed)
+{
+    const uint8_t *p = (const uint8_t *)key, *q = p + len - 16;
+    uint64_t acc = (uint64_t)len * NIDUS_INLINE_PRIME64_1;
+    acc += nidus_inline_mul128_fold64(nidus_inline_read64(p) ^ (NIDUS_INLINE_SECRET64_0 + seed),
+                                      nidus_inline_read64(p + 8) ^ (NIDUS_INLINE_SECRET64_8 - seed));
+    acc += nidus_inline_mul128_fold64(nidus_inline_read64(q) ^ (NIDUS_INLINE_SECRET64_16 + seed),
+                                      nidus_inline_read64(q + 8) ^ (NIDUS_INLINE_SECRET64_24 - seed));
+    return nidus_inline_avalanche(acc);
 }
 
 /* XXH3-64 of the key, seeded: nidus_hash's answer. Keys of up to 16 bytes are hashed here, longer ones by the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The inline header's hash (nidus/inline_hash.h, written from the XXH3 specification) against xxHash's own
- * XXH3_64bits_withSeed: every length 0..16 (and longer ones, which go to the library), many seeds, byte
+ * XXH3_64bits_withSeed: every length 0..48 (17..32 by nidus_inline_hash_mid too), many seeds, byte
  * patterns random and extreme, keys at every alignment. */
 #include "test_util.h"
 
@@ -16,6 +16,8 @@ static void check_key(const uint8_t *key, size_t len, uint64_t seed)
     assert_int_equal(nidus_hash(key, len, seed), want);
     if (len <= 16)
         assert_int_equal(nidus_inline_hash_short(key, len, seed), want);
+    if (len >= 17 && len <= 32)
+        assert_int_equal(nidus_inline_hash_mid(key, len, seed), want);
     if (len == 8)
         assert_int_equal(nidus_inline_hash8(key, nidus_inline_hash8_flip(seed)), want);
 }

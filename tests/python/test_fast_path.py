@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The one-key fast path (an ASCII str hashed and probed inline) and deferred cuckoo adds (queued, applied in a
+batch, or by the next call of any other kind): the same answers, counts and bytes as the same calls made with
+bytes keys, which take the portable path and are applied at once; every reader sees a deferred add; errors reach
+the call that made them."""
+import copy
+import pickle
+
+import pytest
+
+import nidus
+
+SHAPES = {
+    "cuckoo": lambda n: nidus.CuckooFilter(n, 0.001),  # b=4 f=13: packed fingerprints, the library's calls
+    "cuckoo-b2": lambda n: nidus.CuckooFilter(n, 0.001, bucket_size=2, fingerprint_bits=12),  # whole-byte view
+    "cuckoo-b4f8": lambda n: nidus.CuckooFilter(n, 0.03, bucket_size=4, fingerprint_bits=8),
+    "cuckoo-semi": lambda n: nidus.CuckooFilter(n, 0.001, bucket_size=4, semi_sort=True),
+    "cuckoo-grows": lambda n: nidus.CuckooFilter(n // 4, 0.01, expansion=2),
+    "cuckoo-no-growth": lambda n: nidus.CuckooFilter(2 * n, 0.01, expansion=0),
+    "bloom": lambda n: nidus.BloomFilter(n, 0.01),
+    "bloom-grows": lambda n: nidus.BloomFilter(n // 4, 0.01),
+    "bloom-compact": lambda n: nidus.BloomFilter(n, 0.01, layout="compact"),
+}
+
+
+def random_keys(rng, n):
+    """ASCII str keys of 0 to 44 characters (every path of the inline hash), some repeated, some not ASCII."""
+    ks = ["".join(chr(rng.randrange(32, 127)) for _ in range(rng.randrange(45))) for _ in range(n)]
+    ks += [ks[rng.randrange(n)] for _ in range(n // 10)]
+    ks += ["\u00e9t\u00e9 %d" % i for i in range(n // 20)]
+    rng.shuffle(ks)
+    return ks
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_str_keys_act_as_their_bytes(shape, rng):
+    n = 70000  # past 2^16 buckets: the cuckoo filters' inline views hold
+    fast, slow = SHAPES[shape](n), SHAPES[shape](n)
+    ks = random_keys(rng, n)
+    for i, k in enumerate(ks):
+        assert fast.add(k) == slow.add(k.encode()), k
+        if i % 7919 == 0:
+            assert len(fast) == len(slow)
+            assert (k in fast) and (k.encode() in slow)
+    assert len(fast) == len(slow)
+    assert fast.to_bytes() == slow.to_bytes()
+    assert all(k in fast for k in ks)
+    absent = ["absent %d %s" % (i, "x" * (i % 40)) for i in range(20000)]
+    assert [a in fast for a in absent] == [a.encode() in slow for a in absent]
+    assert fast.contains_many(ks) == [True] * len(ks)
+
+
+def test_every_reader_sees_a_deferred_add():
+    f = nidus.CuckooFilter(100000, 0.001)
+    f.add("a key of twenty bytes")
+    assert "a key of twenty bytes" in f
+    f.add("x1")
+    assert len(f) == 2
+    f.add("x2")
+    assert f.count("x2") == 1
+    f.add("x3")
+    assert pickle.loads(pickle.dumps(f)).count("x3") == 1
+    f.add("x4")
+    assert copy.copy(f).count("x4") == 1
+    f.add("x5")
+    assert nidus.from_bytes(f.to_bytes()).count("x5") == 1
+    f.add("x6")
+    assert f.stats()["items"] == 7
+    f.add("x7")
+    assert "items=8" in repr(f)
+    f.add("x8")
+    f.remove("x8")
+    assert "x8" not in f
+    f.add("x9")
+    assert f.contains_many(["x9"]) == [True]
+    f.add("x10")
+    f.update(["x11"])
+    assert len(f) == 11
+    f.add("x12")
+    assert b"x12" in f and f.count(b"x12") == 1
+
+
+def test_adds_made_by_an_iterable_inside_a_batched_call(tmp_path):
+    f = nidus.CuckooFilter(100000, 0.001)
+
+    def keys():
+        for i in range(50):
+            f.add("inner %d" % i)  # queued while contains_many is between two chunks
+            yield "outer %d" % i
+    f.update(keys())
+    assert len(f) == 100
+    found = f.contains_many("inner %d" % i for i in range(50) if f.add("again %d" % i) is None)
+    assert found == [True] * 50
+    f.add("last")
+    f.save(str(tmp_path / "f.nidus"))
+    g = nidus.open(str(tmp_path / "f.nidus"))
+    assert "last" in g and len(g) == 151
+
+
+def test_a_full_filter_raises_from_the_add_that_failed():
+    f = nidus.CuckooFilter(100, expansion=0)  # never grows: its adds are never deferred
+    added = []
+    with pytest.raises(nidus.FilterFull):
+        for i in range(100000):
+            k = "k%d" % i
+            f.add(k)
+            added.append(k)
+    assert len(f) == len(added)
+    assert all(k in f for k in added)
+    g = nidus.CuckooFilter(1000)  # grows (expansion=1): deferred adds apply through growth
+    ks = ["g%d" % i for i in range(20000)]
+    for k in ks:
+        g.add(k)
+    assert len(g) == len(ks) and all(k in g for k in ks)
+    assert g.stats()["sub_filters"] > 1
+
+
+def test_deferred_adds_under_threads():
+    import threading
+    f = nidus.CuckooFilter(200000, 0.001)
+    groups = [["t%d-%d" % (t, i) for i in range(20000)] for t in range(4)]
+    missing = []
+
+    def go(ks):
+        for i, k in enumerate(ks):
+            f.add(k)
+            if i % 101 == 0 and ks[i // 2] not in f:
+                missing.append(ks[i // 2])
+        missing.extend(k for k in ks if k not in f)
+    threads = [threading.Thread(target=go, args=(g,)) for g in groups]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not missing
+    assert len(f) == 80000
+    assert all(all(f.contains_many(g)) for g in groups)
