@@ -50,15 +50,15 @@ static void check_stream(const rb_kind *k, bool cuckoo, const rb_value *v)
     const uint8_t *chunk, *chunk2;
     rb_value *copy = NULL;
     uint64_t iter = 0, next, next2;
-    while (rb_value_chunk(k, v, iter, buf, cap, &chunk, &len, &next)) {
+    while (rb_value_chunk(k, v, iter, buf, cap, &chunk, &len, &next, NULL)) {
         if (rb_value_load_chunk(k, &copy, iter ? next : 1, chunk, len, 0) != NIDUS_OK)
             abort();
         iter = next;
     }
     size_t cap2 = rb_chunk_buffer_size(k, copy);
     buf2 = scratch(&b2, &c2, cap2);
-    for (iter = 0; rb_value_chunk(k, v, iter, buf, cap, &chunk, &len, &next); iter = next) {
-        if (!rb_value_chunk(k, copy, iter, buf2, cap2, &chunk2, &len2, &next2) || len != len2 || next != next2 ||
+    for (iter = 0; rb_value_chunk(k, v, iter, buf, cap, &chunk, &len, &next, NULL); iter = next) {
+        if (!rb_value_chunk(k, copy, iter, buf2, cap2, &chunk2, &len2, &next2, NULL) || len != len2 || next != next2 ||
             memcmp(chunk, chunk2, len))
             abort();
     }

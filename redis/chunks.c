@@ -4,6 +4,43 @@
 #include "common.h"
 
 #define MOD_HEADER_MIN 20 /* the fixed part of an encoding's prefix: a header chunk carries at least this */
+/* Filters below this many bytes get no running checksum: hashing them whole costs less than one data chunk's copy. */
+#define SUM_MIN_BYTES ((uint64_t)NIDUS_CHUNK_PAYLOAD_MAX)
+
+static uint64_t summed, hashed; /* checksum chunks served by a running checksum, and by hashing the filter whole */
+
+void mod_dump_counts(uint64_t *by_sum, uint64_t *whole)
+{
+    *by_sum = summed;
+    *whole = hashed;
+}
+
+nidus_dump_sum *mod_scandump_sum(const mod_filter_ops *ops, const void *filter, const void *value, uint64_t counts[2])
+{
+    nidus_dump_sum *sum = filter && mod_filter_memory(ops, filter) >= SUM_MIN_BYTES ? mod_dump_sum_of(value) : NULL;
+    nidus_dump_sum_counts(sum, &counts[0], &counts[1]);
+    return sum;
+}
+
+void mod_scandump_tally(const nidus_dump_sum *sum, const uint64_t counts[2])
+{
+    uint64_t now[2];
+    nidus_dump_sum_counts(sum, &now[0], &now[1]);
+    summed += now[0] - counts[0];
+    hashed += now[1] - counts[1];
+}
+
+/* The chunk at `cursor`, through the value's running checksum when it is large. */
+static nidus_status dump_chunk(const mod_filter_ops *ops, const void *f, uint64_t cursor, void *buf, size_t cap,
+                               size_t *len, uint64_t *next)
+{
+    uint64_t counts[2];
+    nidus_dump_sum *sum = mod_scandump_sum(ops, f, f, counts);
+    nidus_filter_ref ref;
+    nidus_status st = nidus_filter_dump_chunk_sum(mod_filter(&ref, ops, f), cursor, sum, buf, cap, len, next);
+    mod_scandump_tally(sum, counts);
+    return st;
+}
 
 /* The end of a SCANDUMP stream: [0, nil], or RedisBloom's Bloom [0, ""]. */
 static int reply_end(RedisModuleCtx *ctx, const mod_filter_ops *ops)
@@ -23,7 +60,7 @@ static int reply_chunk(RedisModuleCtx *ctx, const void *f, long long iter, const
     size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len = 0;
     uint8_t *buf = RedisModule_Alloc(cap);
     uint64_t next = 0;
-    nidus_status st = mod_filter_dump_chunk(ops, f, (uint64_t)iter, buf, cap, &len, &next);
+    nidus_status st = dump_chunk(ops, f, (uint64_t)iter, buf, cap, &len, &next);
     int rc;
     if (st) {
         rc = RedisModule_ReplyWithError(ctx, "ERR could not dump the filter");

@@ -111,6 +111,15 @@ void mod_filter_free(const mod_filter_ops *t, void *value);
 nidus_status mod_filter_dump_chunk(const mod_filter_ops *t, const void *value, uint64_t cursor, void *buf, size_t cap,
                                    size_t *len, uint64_t *next);
 
+/* Checksum chunks SCANDUMP served by a running checksum and by hashing the filter whole, since the module loaded. */
+void mod_dump_counts(uint64_t *by_sum, uint64_t *whole);
+
+/* For a SCANDUMP of key value `value` whose nidus filter `filter` (of type `ops`; NULL: none) is dumped next: the
+ * running checksum (dump_sums.c) kept for `value` when `filter` is 4 MiB or more, else NULL; `counts` notes its
+ * counts, which mod_scandump_tally adds to mod_dump_counts' after the chunk. */
+nidus_dump_sum *mod_scandump_sum(const mod_filter_ops *ops, const void *filter, const void *value, uint64_t counts[2]);
+void mod_scandump_tally(const nidus_dump_sum *sum, const uint64_t counts[2]);
+
 /* nidus_filter_load_chunk (`*value` NULL: a header chunk makes one, in the module's allocator) and
  * nidus_filter_relocate of a value; `*value` is set to the typed handle after, which either may replace. */
 nidus_status mod_filter_load_chunk(const mod_filter_ops *t, void **value, const void *chunk, size_t len,

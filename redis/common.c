@@ -72,7 +72,7 @@ const nidus_allocator mod_allocator = {rm_malloc, rm_calloc, rm_realloc, rm_free
 key_state mod_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
                      RedisModuleKey **key, void **value)
 {
-    *key = RedisModule_OpenKey(ctx, name, mode);
+    *key = mod_open_key(ctx, name, mode);
     *value = NULL;
     int kt = RedisModule_KeyType(*key);
     if (kt == REDISMODULE_KEYTYPE_EMPTY)

@@ -61,6 +61,18 @@ extern const nidus_allocator mod_allocator; /* RedisModule_Alloc and friends */
 /* What a key holds, from the point of view of one filter type. */
 typedef enum { KEY_EMPTY, KEY_OK, KEY_WRONGTYPE } key_state;
 
+/* RedisModule_OpenKey, through which the module opens every key: opened for writing, a filter forgets its
+ * running SCANDUMP checksum (dump_sums.c) before anything can change it. */
+RedisModuleKey *mod_open_key(RedisModuleCtx *ctx, RedisModuleString *name, int mode);
+
+/* Forgets the running SCANDUMP checksum of `value` (any thread: lazy free calls it): after a write, a free or a
+ * move of the value. */
+void mod_dump_forget(const void *value);
+
+/* The running SCANDUMP checksum held for `value` (made empty the first time; the least recently used one is
+ * dropped past dump_sums.c's table size), on the main thread; NULL without memory. */
+nidus_dump_sum *mod_dump_sum_of(const void *value);
+
 /* Opens `name` and classifies it; `*value` is the filter when KEY_OK. The key stays open (AutoMemory-free
  * code: the caller closes it). */
 key_state mod_open(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,

@@ -164,7 +164,7 @@ static void on_timer(RedisModuleCtx *ctx, void *data)
         bool keep = false;
         if (RedisModule_SelectDb(ctx, t->db) == REDISMODULE_OK) {
             RedisModuleString *name = RedisModule_CreateString(ctx, t->name, t->len);
-            RedisModuleKey *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE);
+            RedisModuleKey *key = mod_open_key(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE);
             if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE &&
                 RedisModule_ModuleTypeGetType(key) == mod_cf_type) {
                 bool done;

@@ -187,12 +187,12 @@ static int merge_inputs(RedisModuleCtx *ctx, const merge_kind *m, RedisModuleKey
 /* True when destkey, or the first sourcekey when destkey does not exist, holds a value of `type`. */
 static bool first_holds(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModuleType *type)
 {
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ);
+    RedisModuleKey *key = mod_open_key(ctx, argv[1], REDISMODULE_READ);
     bool empty = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY, yes = mod_window_holds(key, type);
     RedisModule_CloseKey(key);
     if (!empty)
         return yes;
-    key = RedisModule_OpenKey(ctx, argv[3], REDISMODULE_READ);
+    key = mod_open_key(ctx, argv[3], REDISMODULE_READ);
     yes = mod_window_holds(key, type);
     RedisModule_CloseKey(key);
     return yes;
@@ -220,7 +220,7 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
                                   argc - 3);
     if (mod_window_values && first_holds(ctx, argv, *windowed->ops->type))
         m = windowed;
-    RedisModuleKey *dest = RedisModule_OpenKey(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    RedisModuleKey *dest = mod_open_key(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
     merge_input *in = RedisModule_Calloc((size_t)argc, sizeof *in);
     int n = 0, rc = REDISMODULE_OK;
     input_state ds = classify(dest, m, &in[0]);
@@ -234,7 +234,7 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     for (int i = 3; i < argc && !error; i++) {
         if (dest_exists && RedisModule_StringCompare(argv[i], argv[1]) == 0)
             continue; /* destkey is a source already */
-        RedisModuleKey *key = RedisModule_OpenKey(ctx, argv[i], REDISMODULE_READ);
+        RedisModuleKey *key = mod_open_key(ctx, argv[i], REDISMODULE_READ);
         in[n].position = i - 2;
         input_state s = classify(key, m, &in[n]);
         RedisModule_CloseKey(key);

@@ -35,6 +35,18 @@ static const mod_command commands[] = {
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
+/* INFO nidus (section nidus_scandump): what SCANDUMP's checksum chunks cost (dump_sums.c), nidus_checksums_summed
+ * served by a running checksum (O(1)), nidus_checksums_hashed by hashing the filter whole. */
+static void info(RedisModuleInfoCtx *ctx, int for_crash_report)
+{
+    (void)for_crash_report;
+    uint64_t by_sum, whole;
+    mod_dump_counts(&by_sum, &whole);
+    RedisModule_InfoAddSection(ctx, "scandump");
+    RedisModule_InfoAddFieldULongLong(ctx, "checksums_summed", by_sum);
+    RedisModule_InfoAddFieldULongLong(ctx, "checksums_hashed", whole);
+}
+
 
 __attribute__((visibility("default"))) int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
                                                              int argc);
@@ -54,6 +66,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (mod_window_init(ctx) != REDISMODULE_OK)
         return bail(ctx, "could not subscribe to keyspace events");
     mod_cf_compaction_init(ctx);
+    if (RedisModule_RegisterInfoFunc && RedisModule_InfoAddSection && RedisModule_InfoAddFieldULongLong)
+        RedisModule_RegisterInfoFunc(ctx, info);
     /* every command through its routers: windowed keys (windowed.c), then keys loaded from RedisBloom
      * (rb/rb_commands.c), then the nidus handler */
     mod_command routed[NCOMMANDS];

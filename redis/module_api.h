@@ -45,6 +45,8 @@ typedef struct RedisModuleIO RedisModuleIO;
 typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
+typedef struct RedisModuleInfoCtx RedisModuleInfoCtx;
+typedef void (*RedisModuleInfoFunc)(RedisModuleInfoCtx *ctx, int for_crash_report);
 typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
 
 typedef struct RedisModuleCommand RedisModuleCommand;
@@ -284,7 +286,10 @@ typedef struct RedisModuleTypeMethods {
     X(int, DefragCursorSet, (RedisModuleDefragCtx *, unsigned long))                                          \
     X(int, DefragCursorGet, (RedisModuleDefragCtx *, unsigned long *))                                        \
     X(const RedisModuleString *, GetKeyNameFromIO, (RedisModuleIO *))                                         \
-    X(int, GetDbIdFromIO, (RedisModuleIO *))
+    X(int, GetDbIdFromIO, (RedisModuleIO *))                                                                  \
+    X(int, RegisterInfoFunc, (RedisModuleCtx *, RedisModuleInfoFunc))                                         \
+    X(int, InfoAddSection, (RedisModuleInfoCtx *, const char *))                                              \
+    X(int, InfoAddFieldULongLong, (RedisModuleInfoCtx *, const char *, unsigned long long))
 
 #define MOD_DECLARE_API(ret, name, params) extern ret(*RedisModule_##name) params;
 MOD_REDIS_API(MOD_DECLARE_API)

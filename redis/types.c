@@ -25,10 +25,14 @@ static void each_chunk(const mod_filter_ops *t, const void *f, mod_chunk_visit v
     size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len;
     uint8_t *buf = RedisModule_Alloc(cap);
     uint64_t cursor = 0, next;
-    while (mod_filter_dump_chunk(t, f, cursor, buf, cap, &len, &next) == NIDUS_OK && len) {
+    nidus_dump_sum *sum = nidus_dump_sum_new(&mod_allocator); /* one read of the filter: the checksum by the sum */
+    nidus_filter_ref ref;
+    nidus_filter *filter = mod_filter(&ref, t, f);
+    while (nidus_filter_dump_chunk_sum(filter, cursor, sum, buf, cap, &len, &next) == NIDUS_OK && len) {
         visit(arg, next, buf, len);
         cursor = next;
     }
+    nidus_dump_sum_free(sum);
     RedisModule_Free(buf);
 }
 
@@ -114,6 +118,7 @@ int mod_defrag_value(RedisModuleDefragCtx *ctx, void **value,
 {
     if (!RedisModule_DefragAlloc)
         return 0;
+    mod_dump_forget(*value); /* the value may move */
     unsigned long cursor = 0;
     bool steps = RedisModule_DefragCursorGet && RedisModule_DefragCursorSet && RedisModule_DefragShouldStop &&
                  RedisModule_DefragCursorGet(ctx, &cursor) == REDISMODULE_OK;
@@ -222,7 +227,11 @@ static void nidus_each_chunk(const void *t, const void *v, mod_chunk_visit visit
     each_chunk(t, v, visit, arg);
 }
 static uint64_t nidus_memory(const void *t, const void *v) { return mod_filter_memory(t, v); }
-static void nidus_free(const void *t, void *v) { mod_filter_free(t, v); }
+static void nidus_free(const void *t, void *v)
+{
+    mod_dump_forget(v); /* before its address can be reused */
+    mod_filter_free(t, v);
+}
 static void *nidus_copy(const void *t, const void *v) { return mod_filter_copy(t, v); }
 static bool nidus_relocate(const void *t, void **v, const nidus_mover *mover, uint64_t *cursor)
 {

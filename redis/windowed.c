@@ -140,7 +140,11 @@ static void visit(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey *
     if (now / s.epoch_ticks <= s.latest_write / s.epoch_ticks && !t->owed)
         return;
     bool done = true;
-    if (nidus_window_advance(w, now, SWEEP_BUCKETS, &done) != NIDUS_OK)
+    /* a step writes: the key opened for writing now, not before (that forgets its running SCANDUMP checksum) */
+    RedisModuleKey *writable = mod_open_key(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE);
+    nidus_status st = nidus_window_advance(RedisModule_ModuleTypeGetValue(writable), now, SWEEP_BUCKETS, &done);
+    RedisModule_CloseKey(writable);
+    if (st != NIDUS_OK)
         return;
     t->owed = !done;
     RedisModule_Replicate(ctx, is_bloom_type(type) ? "BF.AT" : "CF.AT", "slcl", name, (long long)now, "SWEEP",
@@ -177,7 +181,7 @@ void mod_window_tick(RedisModuleCtx *ctx, bool master, long long budget_ns)
         bool keep = false;
         if (RedisModule_SelectDb(ctx, db) == REDISMODULE_OK) {
             RedisModuleString *name = RedisModule_CreateString(ctx, k + 4, len - 4);
-            RedisModuleKey *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ | REDISMODULE_WRITE);
+            RedisModuleKey *key = mod_open_key(ctx, name, REDISMODULE_READ);
             if (mod_window_holds(key, mod_cw_type) || mod_window_holds(key, mod_bw_type)) {
                 keep = true;
                 visit(ctx, name, key, data, now);
@@ -217,7 +221,7 @@ static int on_key_event(RedisModuleCtx *ctx, int type, const char *event, RedisM
     size_t len;
     const char *s = RedisModule_StringPtrLen(key, &len);
     RedisModuleString *name = RedisModule_CreateString(ctx, s, len); /* a loaded key's name is on the stack */
-    RedisModuleKey *k = RedisModule_OpenKey(ctx, name, REDISMODULE_READ);
+    RedisModuleKey *k = mod_open_key(ctx, name, REDISMODULE_READ);
     bool windowed = mod_window_holds(k, mod_cw_type) || mod_window_holds(k, mod_bw_type);
     RedisModule_CloseKey(k);
     if (windowed)
@@ -418,7 +422,7 @@ void mod_window_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, voi
 
 static bool holds(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *type)
 {
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ);
+    RedisModuleKey *key = mod_open_key(ctx, name, REDISMODULE_READ);
     bool yes = mod_window_holds(key, type);
     RedisModule_CloseKey(key);
     return yes;

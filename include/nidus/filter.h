@@ -171,6 +171,27 @@ NIDUS_API nidus_status nidus_filter_view(const void *buf, size_t len, const nidu
 NIDUS_API nidus_status nidus_filter_dump_chunk(const nidus_filter *filter, uint64_t cursor, void *buf, size_t cap,
                                                size_t *len, uint64_t *next);
 
+/* A dump's running checksum, so that the chunk carrying the encoding's checksum costs its own bytes, not the whole
+ * filter's (nidus_filter_dump_chunk_sum). Made empty by nidus_dump_sum_new (NULL when `allocator` refuses; NULL
+ * allocator: libc), freed by nidus_dump_sum_free (NULL does nothing). */
+typedef struct nidus_dump_sum nidus_dump_sum;
+NIDUS_API nidus_dump_sum *nidus_dump_sum_new(const nidus_allocator *allocator);
+NIDUS_API void nidus_dump_sum_free(nidus_dump_sum *sum);
+
+/* Empties `sum` (NULL does nothing): the caller's duty whenever the filter it follows changes. */
+NIDUS_API void nidus_dump_sum_reset(nidus_dump_sum *sum);
+
+/* How many chunks carrying a checksum `sum` has served: by its digest, and by hashing the filter whole (it did not
+ * cover every byte before). Both 0 for NULL. */
+NIDUS_API void nidus_dump_sum_counts(const nidus_dump_sum *sum, uint64_t *digests, uint64_t *wholes);
+
+/* nidus_filter_dump_chunk, the same bytes, carrying `sum` along: the header chunk begins it (unless it follows
+ * this filter already), the data chunk it expects next adds its bytes, and the chunk with the checksum takes the
+ * sum's digest once it covers every byte before (otherwise the filter is hashed whole). Reset `sum` whenever the
+ * filter changes: a stale sum gives a wrong checksum. */
+NIDUS_API nidus_status nidus_filter_dump_chunk_sum(const nidus_filter *filter, uint64_t cursor, nidus_dump_sum *sum,
+                                                   void *buf, size_t cap, size_t *len, uint64_t *next);
+
 /* Loads one chunk of a filter of `kind` (NIDUS_KIND_CUCKOO, _BLOOM, _COUNTING_BLOOM or _WINDOW) by the kind's
  * _load_chunk.
  * A header chunk needs `*filter` NULL and creates a filter there (`allocator`: its memory and the handle's; NULL:

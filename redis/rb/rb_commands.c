@@ -18,7 +18,7 @@
 static bool open_rb(RedisModuleCtx *ctx, RedisModuleString *name, int mode, RedisModuleType *type,
                     RedisModuleKey **key, rb_value **v)
 {
-    *key = RedisModule_OpenKey(ctx, name, mode);
+    *key = mod_open_key(ctx, name, mode);
     *v = NULL;
     if (RedisModule_KeyType(*key) != REDISMODULE_KEYTYPE_MODULE || RedisModule_ModuleTypeGetType(*key) != type)
         return false;
@@ -499,7 +499,10 @@ static int rb_scandump_command(RedisModuleCtx *ctx, RedisModuleString **argv, in
     const uint8_t *data = NULL;
     uint64_t next = 0;
     bool empty = cuckoo && ((rb_cf *)v->rb)->items == 0 && !v->grown;
-    bool any = !empty && iter >= 0 && rb_value_chunk(k, v, (uint64_t)iter, buf, cap, &data, &len, &next);
+    uint64_t counts[2];
+    nidus_dump_sum *sum = mod_scandump_sum(rb_kind_ops(k), v->grown, v, counts); /* the growth part's, kept for v */
+    bool any = !empty && iter >= 0 && rb_value_chunk(k, v, (uint64_t)iter, buf, cap, &data, &len, &next, sum);
+    mod_scandump_tally(sum, counts);
     RedisModule_ReplyWithArray(ctx, 2);
     RedisModule_ReplyWithLongLong(ctx, any ? (long long)next : 0);
     if (any)

@@ -357,7 +357,7 @@ size_t rb_chunk_buffer_size(const rb_kind *k, const rb_value *v)
 }
 
 bool rb_value_chunk(const rb_kind *k, const rb_value *v, uint64_t iter, uint8_t *buf, size_t cap,
-                    const uint8_t **data, size_t *len, uint64_t *next)
+                    const uint8_t **data, size_t *len, uint64_t *next, nidus_dump_sum *sum)
 {
     if (iter == 0) {
         k->header(v->rb, buf);
@@ -370,7 +370,11 @@ bool rb_value_chunk(const rb_kind *k, const rb_value *v, uint64_t iter, uint8_t 
     if (iter < end)
         return rb_chunk_get(v->rb, k->array, iter, RB_SCANDUMP_MAX, data, len, next);
     uint64_t cursor;
-    if (!v->grown || mod_filter_dump_chunk(k->ops, v->grown, iter - end, buf, cap, len, &cursor) != NIDUS_OK || *len == 0)
+    nidus_filter_ref ref;
+    if (!v->grown ||
+        nidus_filter_dump_chunk_sum(mod_filter(&ref, k->ops, v->grown), iter - end, sum, buf, cap, len, &cursor) !=
+            NIDUS_OK ||
+        *len == 0)
         return false;
     *data = buf;
     *next = end + cursor;
@@ -384,10 +388,12 @@ static void each_chunk(const rb_kind *k, const rb_value *v, mod_chunk_visit visi
     uint8_t *buf = RedisModule_Alloc(cap);
     const uint8_t *data;
     uint64_t iter = 0, next;
-    while (rb_value_chunk(k, v, iter, buf, cap, &data, &len, &next)) {
+    nidus_dump_sum *sum = nidus_dump_sum_new(&mod_allocator); /* one read of the growth part */
+    while (rb_value_chunk(k, v, iter, buf, cap, &data, &len, &next, sum)) {
         visit(arg, iter ? next : 1, data, len);
         iter = next;
     }
+    nidus_dump_sum_free(sum);
     RedisModule_Free(buf);
 }
 
@@ -455,7 +461,11 @@ static void rb_each_chunk(const void *k, const void *v, mod_chunk_visit visit, v
     each_chunk(k, v, visit, arg);
 }
 static uint64_t rb_memory(const void *k, const void *v) { return rb_value_memory(k, v); }
-static void rb_free(const void *k, void *v) { rb_value_free(k, v); }
+static void rb_free(const void *k, void *v)
+{
+    mod_dump_forget(v); /* its growth part's running SCANDUMP checksum, before the address can be reused */
+    rb_value_free(k, v);
+}
 static void *rb_copy(const void *k, const void *v) { return rb_value_copy(k, v); }
 static bool rb_relocate(const void *k, void **v, const nidus_mover *mover, uint64_t *cursor)
 {

@@ -56,10 +56,11 @@ uint64_t rb_value_memory(const rb_kind *k, const rb_value *v);
 
 /* The value's chunk stream, which SCANDUMP gives and LOADCHUNK takes: at iterator 0 RedisBloom's header chunk,
  * then RedisBloom's data chunks at its positions (1 .. the arrays' bytes + 1), then the growth part's nidus
- * chunks at positions after those. `buf` holds rb_chunk_buffer_size bytes. False past the end. */
+ * chunks at positions after those, through `sum` (NULL: none; see nidus_filter_dump_chunk_sum). `buf` holds
+ * rb_chunk_buffer_size bytes. False past the end. */
 size_t rb_chunk_buffer_size(const rb_kind *k, const rb_value *v);
 bool rb_value_chunk(const rb_kind *k, const rb_value *v, uint64_t iter, uint8_t *buf, size_t cap,
-                    const uint8_t **data, size_t *len, uint64_t *next);
+                    const uint8_t **data, size_t *len, uint64_t *next, nidus_dump_sum *sum);
 
 /* LOADCHUNK of one chunk of that stream at position `pos` (SCANDUMP's next iterator): a header chunk (pos 1)
  * creates *v (it must be NULL), later ones fill it. NIDUS_ERR_CORRUPT for a chunk that does not fit,

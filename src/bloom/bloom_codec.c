@@ -295,6 +295,12 @@ nidus_status nidus_bloom_rewrite_body(const nidus_bloom *bf, uint8_t *body, size
 nidus_status nidus_bloom_dump_chunk(const nidus_bloom *bf, uint64_t cursor, void *buf, size_t cap, size_t *len,
                                     uint64_t *next)
 {
+    return nidus_bloom_dump_chunk_sum(bf, cursor, buf, cap, len, next, NULL);
+}
+
+nidus_status nidus_bloom_dump_chunk_sum(const nidus_bloom *bf, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                        uint64_t *next, nidus_dump_sum *sum)
+{
     if (!bf || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
     nidus_segment segs[NIDUS_BLOOM_MAX_LAYERS];
@@ -304,7 +310,7 @@ nidus_status nidus_bloom_dump_chunk(const nidus_bloom *bf, uint64_t cursor, void
     uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = bloom_prefix(bf, prefix, nidus_bloom_encoded_size(bf));
     return nidus_codec_dump_chunk(prefix, prefix_bytes, segs, bloom_segments(bf, segs), cursor, buf, cap, len,
-                                  next);
+                                  next, sum);
 }
 
 nidus_status nidus_bloom_load_chunk(nidus_bloom **filter, const void *chunk, size_t len, uint64_t max_bytes,
@@ -477,6 +483,12 @@ nidus_status nidus_counting_bloom_rewrite_body(const nidus_counting_bloom *cb, u
 nidus_status nidus_counting_bloom_dump_chunk(const nidus_counting_bloom *cb, uint64_t cursor, void *buf,
                                              size_t cap, size_t *len, uint64_t *next)
 {
+    return nidus_counting_bloom_dump_chunk_sum(cb, cursor, buf, cap, len, next, NULL);
+}
+
+nidus_status nidus_counting_bloom_dump_chunk_sum(const nidus_counting_bloom *cb, uint64_t cursor, void *buf,
+                                                 size_t cap, size_t *len, uint64_t *next, nidus_dump_sum *sum)
+{
     if (!cb || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
     nidus_segment seg = {cb->layer.data, layer_bytes(&cb->layer)};
@@ -484,7 +496,7 @@ nidus_status nidus_counting_bloom_dump_chunk(const nidus_counting_bloom *cb, uin
         return nidus_codec_dump_received(cb->loader, &seg, 1, cursor, buf, cap, len, next);
     uint8_t prefix[PREFIX_MAX];
     size_t prefix_bytes = counting_prefix(cb, prefix, nidus_counting_bloom_encoded_size(cb));
-    return nidus_codec_dump_chunk(prefix, prefix_bytes, &seg, 1, cursor, buf, cap, len, next);
+    return nidus_codec_dump_chunk(prefix, prefix_bytes, &seg, 1, cursor, buf, cap, len, next, sum);
 }
 
 nidus_status nidus_counting_bloom_load_chunk(nidus_counting_bloom **filter, const void *chunk, size_t len,

@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "codec.h"
+#include "nidus/filter.h"
 
 static const uint8_t magic[5] = {'N', 'I', 'D', 'U', 'S'};
 static const uint8_t chunk_magic[4] = {'N', 'D', 'C', 'K'};
@@ -260,6 +261,15 @@ nidus_status nidus_codec_open_whole(const uint8_t *buf, size_t len, nidus_kind k
     return NIDUS_OK;
 }
 
+/* Copies the checksum's part of stream bytes [offset, offset + n) (those past `body`, the segments' end) into `out`. */
+static void put_checksum_part(const uint8_t *checksum, uint64_t body, uint64_t offset, uint64_t n, uint8_t *out)
+{
+    if (offset + n > body) {
+        uint64_t from = offset > body ? offset - body : 0;
+        memcpy(out + (body > offset ? body - offset : 0), checksum + from, (size_t)(offset + n - body - from));
+    }
+}
+
 /* Copies stream bytes [offset, offset + n) into `out`: the segments, then the checksum as one more. */
 static void read_stream(const nidus_segment *segs, unsigned count, const uint8_t *checksum, uint64_t stream,
                         uint64_t offset, uint64_t n, uint8_t *out)
@@ -267,25 +277,32 @@ static void read_stream(const nidus_segment *segs, unsigned count, const uint8_t
     uint64_t body = stream - NIDUS_CODEC_CHECKSUM_BYTES;
     if (offset < body)
         nidus_segments_read(segs, count, offset, out, (offset + n < body ? offset + n : body) - offset);
-    if (offset + n > body) {
-        uint64_t from = offset > body ? offset - body : 0;
-        memcpy(out + (body > offset ? body - offset : 0), checksum + from, (size_t)(offset + n - body - from));
-    }
+    put_checksum_part(checksum, body, offset, n, out);
 }
 
 nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
                                     unsigned count, uint64_t cursor, uint8_t *buf, size_t cap, size_t *len,
-                                    uint64_t *next)
+                                    uint64_t *next, nidus_dump_sum *sum)
 {
     uint64_t token = XXH3_64bits(prefix, prefix_bytes), stream = NIDUS_CODEC_CHECKSUM_BYTES;
     for (unsigned s = 0; s < count; s++)
         stream += segs[s].bytes;
+    uint64_t body = stream - NIDUS_CODEC_CHECKSUM_BYTES;
+    if (sum && sum->token != token)
+        sum->next = 0; /* it followed another encoding: begun again at the header chunk */
     if (cursor == 0) {
         if (cap < prefix_bytes + NIDUS_CHUNK_OVERHEAD)
             return NIDUS_ERR_TOO_LARGE;
         nidus_chunk_frame(buf, 0, token, prefix, (uint32_t)prefix_bytes);
         *len = prefix_bytes + NIDUS_CHUNK_OVERHEAD;
         *next = 1;
+        if (sum && !sum->next) {
+            XXH3_64bits_reset(sum->hash);
+            XXH3_64bits_update(sum->hash, prefix, prefix_bytes);
+            sum->token = token;
+            sum->next = 1;
+            sum->covered = 0;
+        }
         return NIDUS_OK;
     }
     uint64_t offset = (cursor - 1) * NIDUS_CHUNK_PAYLOAD_MAX;
@@ -297,13 +314,24 @@ nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, 
     uint64_t n = stream - offset < NIDUS_CHUNK_PAYLOAD_MAX ? stream - offset : NIDUS_CHUNK_PAYLOAD_MAX;
     if (cap < n + NIDUS_CHUNK_OVERHEAD)
         return NIDUS_ERR_TOO_LARGE;
-    uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES] = {0};
-    if (offset + n > stream - NIDUS_CODEC_CHECKSUM_BYTES) { /* this chunk carries the checksum */
-        nidus_writer w = {checksum};
-        nidus_put_u64(&w, nidus_codec_checksum(prefix, prefix_bytes, segs, count));
-    }
     uint8_t *payload = buf + NIDUS_CHUNK_HEADER_BYTES;
-    read_stream(segs, count, checksum, stream, offset, n, payload);
+    uint64_t part = offset < body ? (offset + n < body ? offset + n : body) - offset : 0; /* segment bytes */
+    if (part)
+        nidus_segments_read(segs, count, offset, payload, part);
+    if (sum && sum->next == cursor && sum->covered == (offset < body ? offset : body)) { /* in order */
+        XXH3_64bits_update(sum->hash, payload, (size_t)part); /* the bytes just read, while in cache */
+        sum->covered += part;
+        sum->next++;
+    }
+    if (offset + n > body) { /* this chunk carries (some of) the checksum */
+        bool summed = sum && sum->next && sum->covered == body;
+        uint8_t checksum[NIDUS_CODEC_CHECKSUM_BYTES];
+        nidus_writer w = {checksum};
+        nidus_put_u64(&w, summed ? XXH3_64bits_digest(sum->hash) : nidus_codec_checksum(prefix, prefix_bytes, segs, count));
+        if (sum)
+            *(summed ? &sum->digests : &sum->wholes) += 1;
+        put_checksum_part(checksum, body, offset, n, payload);
+    }
     nidus_chunk_frame(buf, (uint32_t)cursor, token, payload, (uint32_t)n);
     *len = (size_t)n + NIDUS_CHUNK_OVERHEAD;
     *next = cursor + 1;
@@ -378,6 +406,43 @@ void nidus_chunk_loader_hash_free(nidus_chunk_loader *l, const nidus_allocator *
     nidus_free(a, l->hash_block);
     l->hash_block = NULL;
     l->hash = NULL;
+}
+
+nidus_dump_sum *nidus_dump_sum_new(const nidus_allocator *allocator)
+{
+    const nidus_allocator *a = nidus_alloc_pick(allocator);
+    nidus_dump_sum *sum = nidus_malloc(a, sizeof *sum);
+    void *block = nidus_malloc(a, sizeof(XXH3_state_t) + HASH_ALIGN - 1);
+    if (!sum || !block) {
+        nidus_free(a, sum);
+        nidus_free(a, block);
+        return NULL;
+    }
+    uintptr_t at = ((uintptr_t)block + HASH_ALIGN - 1) & ~(uintptr_t)(HASH_ALIGN - 1);
+    XXH3_state_t *state = (XXH3_state_t *)at;
+    XXH3_INITSTATE(state);
+    *sum = (nidus_dump_sum){a, block, state, 0, 0, 0, 0, 0};
+    return sum;
+}
+
+void nidus_dump_sum_reset(nidus_dump_sum *sum)
+{
+    if (sum)
+        sum->next = 0;
+}
+
+void nidus_dump_sum_counts(const nidus_dump_sum *sum, uint64_t *digests, uint64_t *wholes)
+{
+    *digests = sum ? sum->digests : 0;
+    *wholes = sum ? sum->wholes : 0;
+}
+
+void nidus_dump_sum_free(nidus_dump_sum *sum)
+{
+    if (!sum)
+        return;
+    nidus_free(sum->alloc, sum->hash_block);
+    nidus_free(sum->alloc, sum);
 }
 
 nidus_status nidus_chunk_accept(nidus_chunk_loader *l, uint32_t seq, uint64_t token, const uint8_t *payload,

@@ -136,10 +136,41 @@ void nidus_codec_put_if_changed(uint8_t *body, const uint8_t *bytes, size_t n);
 nidus_status nidus_codec_open(const uint8_t *buf, size_t len, nidus_kind kind, unsigned newest,
                               nidus_decode_mode mode, nidus_reader *meta, size_t *prefix_bytes, size_t *tail);
 
-/* Chunk `cursor` of an encoding (see nidus_cuckoo_dump_chunk for the contract). */
+/* The running checksum of a dump (nidus/filter.h: nidus_dump_sum): the prefix and the segment bytes of the data
+ * chunks dumped in order since the header chunk, of the encoding whose prefix hashes to `token`. */
+typedef struct nidus_dump_sum nidus_dump_sum; /* the same typedef as nidus/filter.h's (C11 allows both) */
+struct nidus_dump_sum {
+    const nidus_allocator *alloc;
+    void *hash_block;          /* the block holding `hash` (64-byte aligned inside it) */
+    struct XXH3_state_s *hash;
+    uint64_t token;
+    uint64_t next;    /* the data chunk whose bytes it takes next (1: none taken yet); 0: not begun */
+    uint64_t covered; /* segment bytes taken: (next - 1) * NIDUS_CHUNK_PAYLOAD_MAX, or all of them */
+    uint64_t digests; /* checksum chunks given the sum's digest */
+    uint64_t wholes;  /* checksum chunks that hashed the segments whole */
+};
+
+/* Chunk `cursor` of an encoding (see nidus_cuckoo_dump_chunk for the contract). With `sum` (NULL: none), the
+ * header chunk begins it unless it follows this encoding already, the data chunk it expects next adds its
+ * segment bytes to it, and the chunk that carries the checksum takes the sum's digest when it covers every
+ * segment byte (else the segments are hashed whole): the same bytes either way, while the encoding is unchanged. */
 nidus_status nidus_codec_dump_chunk(const uint8_t *prefix, size_t prefix_bytes, const nidus_segment *segs,
                                     unsigned count, uint64_t cursor, uint8_t *buf, size_t cap, size_t *len,
-                                    uint64_t *next);
+                                    uint64_t *next, nidus_dump_sum *sum);
+
+/* The kinds' dump_chunk with a running sum (the public nidus_X_dump_chunk pass NULL), for nidus_filter_dump_chunk_sum. */
+struct nidus_cuckoo;
+struct nidus_bloom;
+struct nidus_counting_bloom;
+struct nidus_window;
+nidus_status nidus_cuckoo_dump_chunk_sum(const struct nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap,
+                                         size_t *len, uint64_t *next, nidus_dump_sum *sum);
+nidus_status nidus_bloom_dump_chunk_sum(const struct nidus_bloom *bf, uint64_t cursor, void *buf, size_t cap,
+                                        size_t *len, uint64_t *next, nidus_dump_sum *sum);
+nidus_status nidus_counting_bloom_dump_chunk_sum(const struct nidus_counting_bloom *cb, uint64_t cursor, void *buf,
+                                                 size_t cap, size_t *len, uint64_t *next, nidus_dump_sum *sum);
+nidus_status nidus_window_dump_chunk_sum(const struct nidus_window *w, uint64_t cursor, void *buf, size_t cap,
+                                         size_t *len, uint64_t *next, nidus_dump_sum *sum);
 
 /* Checks a header chunk's payload (seq 0): the prefix fills it exactly and matches the token. Returns the
  * meta and the encoding's declared total. */

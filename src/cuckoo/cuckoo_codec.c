@@ -473,7 +473,7 @@ static unsigned loader_segments(const nidus_cuckoo *cf, nidus_segment *segs)
 }
 
 nidus_status nidus_full_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, void *buf, size_t cap, size_t *len,
-                                   uint64_t *next)
+                                   uint64_t *next, nidus_dump_sum *sum)
 {
     nidus_segment segs[SEGS_MAX];
     if (cf->loader)
@@ -484,7 +484,7 @@ nidus_status nidus_full_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, void
     unsigned count;
     nidus_status st = build_segments(cf, segs, &count);
     if (!st)
-        st = nidus_codec_dump_chunk(prefix, prefix_bytes, segs, count, cursor, buf, cap, len, next);
+        st = nidus_codec_dump_chunk(prefix, prefix_bytes, segs, count, cursor, buf, cap, len, next, sum);
     release_segments(cf, segs, count);
     return st;
 }

@@ -543,16 +543,22 @@ nidus_status nidus_cuckoo_encode(const nidus_cuckoo *h, void *buf, size_t cap, s
 nidus_status nidus_cuckoo_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap, size_t *len,
                                      uint64_t *next)
 {
+    return nidus_cuckoo_dump_chunk_sum(h, cursor, buf, cap, len, next, NULL);
+}
+
+nidus_status nidus_cuckoo_dump_chunk_sum(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                         uint64_t *next, nidus_dump_sum *sum)
+{
     if (!h || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
     switch (dispatch_of(h)) {
     case NIDUS_DISPATCH_PACKED:
-        return nidus_packed_dump_chunk(h, cursor, buf, cap, len, next);
+        return nidus_packed_dump_chunk(h, cursor, buf, cap, len, next, sum);
     case NIDUS_DISPATCH_FORWARD:
         h = forward_full(h);
         break;
     }
-    return nidus_full_dump_chunk(h, cursor, buf, cap, len, next);
+    return nidus_full_dump_chunk(h, cursor, buf, cap, len, next, sum);
 }
 
 nidus_status nidus_cuckoo_load_chunk(nidus_cuckoo **filter, const void *chunk, size_t len, uint64_t max_bytes,

@@ -157,7 +157,7 @@ nidus_status nidus_full_compact_resume(nidus_cuckoo *cf, const nidus_cuckoo_comp
 uint64_t nidus_full_encoded_size(const nidus_cuckoo *cf);
 nidus_status nidus_full_encode(const nidus_cuckoo *cf, void *buf, size_t cap, size_t *written);
 nidus_status nidus_full_dump_chunk(const nidus_cuckoo *cf, uint64_t cursor, void *buf, size_t cap, size_t *len,
-                                   uint64_t *next);
+                                   uint64_t *next, nidus_dump_sum *sum);
 /* nidus_cuckoo_merge of two full structs (cuckoo_merge.c): the union built aside, in *out (a full filter that owns
  * all its memory, for nidus_cuckoo_replace), `d` and `s` unchanged; and nidus_cuckoo_merge_difference's text. */
 nidus_status nidus_full_merge(const nidus_cuckoo *d, const nidus_cuckoo *s, nidus_cuckoo **out);

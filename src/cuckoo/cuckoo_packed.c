@@ -663,11 +663,11 @@ nidus_status nidus_packed_encode(const nidus_cuckoo *h, void *buf, size_t cap, s
 }
 
 nidus_status nidus_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap, size_t *len,
-                                     uint64_t *next)
+                                     uint64_t *next, nidus_dump_sum *sum)
 {
     thawed w;
     thaw(packed_of(h), &w, true, true);
-    return nidus_full_dump_chunk(&w.cf, cursor, buf, cap, len, next);
+    return nidus_full_dump_chunk(&w.cf, cursor, buf, cap, len, next, sum);
 }
 
 void nidus_full_replace(nidus_cuckoo *h, nidus_cuckoo *full)

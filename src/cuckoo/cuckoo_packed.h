@@ -190,7 +190,7 @@ nidus_status nidus_packed_get_table_stats(const nidus_cuckoo *h, unsigned index,
 uint64_t nidus_packed_encoded_size(const nidus_cuckoo *h);
 nidus_status nidus_packed_encode(const nidus_cuckoo *h, void *buf, size_t cap, size_t *written);
 nidus_status nidus_packed_dump_chunk(const nidus_cuckoo *h, uint64_t cursor, void *buf, size_t cap, size_t *len,
-                                     uint64_t *next);
+                                     uint64_t *next, nidus_dump_sum *sum);
 
 void nidus_forward_free(nidus_cuckoo *h);
 nidus_status nidus_forward_add_hash(nidus_cuckoo *h, uint64_t hash);

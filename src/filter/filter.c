@@ -472,14 +472,20 @@ nidus_status nidus_filter_view(const void *buf, size_t len, const nidus_allocato
 nidus_status nidus_filter_dump_chunk(const nidus_filter *f, uint64_t cursor, void *buf, size_t cap, size_t *len,
                                      uint64_t *next)
 {
+    return nidus_filter_dump_chunk_sum(f, cursor, NULL, buf, cap, len, next);
+}
+
+nidus_status nidus_filter_dump_chunk_sum(const nidus_filter *f, uint64_t cursor, nidus_dump_sum *sum, void *buf,
+                                         size_t cap, size_t *len, uint64_t *next)
+{
     if (!f)
         return NIDUS_ERR_INVALID_ARGUMENT;
     switch (f->kind) {
-    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_dump_chunk(f->f.cuckoo, cursor, buf, cap, len, next);
-    case NIDUS_KIND_BLOOM: return nidus_bloom_dump_chunk(f->f.bloom, cursor, buf, cap, len, next);
+    case NIDUS_KIND_CUCKOO: return nidus_cuckoo_dump_chunk_sum(f->f.cuckoo, cursor, buf, cap, len, next, sum);
+    case NIDUS_KIND_BLOOM: return nidus_bloom_dump_chunk_sum(f->f.bloom, cursor, buf, cap, len, next, sum);
     case NIDUS_KIND_COUNTING_BLOOM:
-        return nidus_counting_bloom_dump_chunk(f->f.counting, cursor, buf, cap, len, next);
-    case NIDUS_KIND_WINDOW: return nidus_window_dump_chunk(f->f.window, cursor, buf, cap, len, next);
+        return nidus_counting_bloom_dump_chunk_sum(f->f.counting, cursor, buf, cap, len, next, sum);
+    case NIDUS_KIND_WINDOW: return nidus_window_dump_chunk_sum(f->f.window, cursor, buf, cap, len, next, sum);
     case NIDUS_KIND_FUSE: break; /* whole encodings only */
     }
     return NIDUS_ERR_UNSUPPORTED;

@@ -329,6 +329,12 @@ bool nidus_window_loading(const nidus_window *w) { return w && w->loader; }
 nidus_status nidus_window_dump_chunk(const nidus_window *w, uint64_t cursor, void *buf, size_t cap, size_t *len,
                                      uint64_t *next)
 {
+    return nidus_window_dump_chunk_sum(w, cursor, buf, cap, len, next, NULL);
+}
+
+nidus_status nidus_window_dump_chunk_sum(const nidus_window *w, uint64_t cursor, void *buf, size_t cap, size_t *len,
+                                         uint64_t *next, nidus_dump_sum *sum)
+{
     if (!w || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (w->loader) {
@@ -345,7 +351,7 @@ nidus_status nidus_window_dump_chunk(const nidus_window *w, uint64_t cursor, voi
     uint8_t prefix[PREFIX_BYTES];
     put_prefix(w, prefix, nidus_window_encoded_size(w));
     nidus_segment segs[2] = {{w->table.data, table_bytes(w)}, {entries, n}};
-    nidus_status st = nidus_codec_dump_chunk(prefix, PREFIX_BYTES, segs, 2, cursor, buf, cap, len, next);
+    nidus_status st = nidus_codec_dump_chunk(prefix, PREFIX_BYTES, segs, 2, cursor, buf, cap, len, next, sum);
     nidus_free(w->alloc, entries);
     return st;
 }
