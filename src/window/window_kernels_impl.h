@@ -28,16 +28,14 @@ static inline __attribute__((always_inline)) uint64_t nidus_window_dead_fields(c
     return (rel + dead) & w->age_carry;
 }
 
-/* Whether one of the fields of one-word buckets wi, wj holds fingerprint fp with an age live at `now` (a time
- * before mask_until_d1): the fingerprint fields compared with the dead bits ORed in, one zero test for both. */
-static inline __attribute__((always_inline)) bool nidus_window_live_match(const nidus_window *w, uint64_t wi,
-                                                                          uint64_t wj, uint32_t fp, uint64_t now)
+/* Nonzero when a field of one-word bucket `word` holds the fingerprint repeated in `pat` with a live age (`dead`:
+ * w->age_dead[d]): the fingerprint bits compared with the dead bits ORed in, and Mycroft's zero test. */
+static inline __attribute__((always_inline)) uint64_t nidus_window_live_in(const nidus_window *w, uint64_t word,
+                                                                           uint64_t pat, uint64_t dead)
 {
     const nidus_swar *s = &w->table.chunk_swar[0];
-    uint64_t pat = fp * s->ones, dead = w->age_dead[now >= w->mask_until];
-    uint64_t xi = ((wi ^ pat) & w->fp_fields) | nidus_window_dead_fields(w, wi, dead);
-    uint64_t xj = ((wj ^ pat) & w->fp_fields) | nidus_window_dead_fields(w, wj, dead);
-    return ((nidus_swar_any_zero(s, xi) | nidus_swar_any_zero(s, xj)) & s->high) != 0;
+    uint64_t x = ((word ^ pat) & w->fp_fields) | nidus_window_dead_fields(w, word, dead);
+    return nidus_swar_any_zero(s, x) & s->high;
 }
 
 /* The key's hash (nidus_hash with the filter's seed): an 8-byte key with the seed's part precomputed. */
@@ -53,31 +51,45 @@ static inline __attribute__((always_inline)) uint64_t nidus_window_key_hash(cons
 #error "define NIDUS_ISA and NIDUS_ISA_TARGET before including window_kernels_impl.h"
 #endif
 
-/* A fingerprint matched in wi or wj: whether a match is live. Out of line, so that the probe (an absent key,
- * usually) keeps to the registers a call may use. */
-static NIDUS_ISA_TARGET __attribute__((noinline)) bool NIDUS_ISA_FN(nidus_wkernel_hit)(const nidus_window *w,
-                                                                                     uint64_t wi, uint64_t wj,
-                                                                                     uint32_t fp, uint64_t now)
+/* Fingerprints matched in both wi and wj (rare: a collision, or copies in both buckets): whether one is live. */
+static NIDUS_ISA_TARGET __attribute__((noinline)) bool NIDUS_ISA_FN(nidus_wkernel_both)(const nidus_window *w,
+                                                                                      uint64_t wi, uint64_t wj,
+                                                                                      uint64_t pat, uint64_t now)
 {
-    return nidus_window_live_match(w, wi, wj, fp, now);
+    uint64_t dead = w->age_dead[now >= w->mask_until];
+    return (nidus_window_live_in(w, wi, pat, dead) | nidus_window_live_in(w, wj, pat, dead)) != 0;
+}
+
+/* A fingerprint matched in `word` (one bucket's): whether a match is live. Out of line, so that the probe (an
+ * absent key, usually) keeps to the registers a call may use. */
+static NIDUS_ISA_TARGET __attribute__((noinline)) bool NIDUS_ISA_FN(nidus_wkernel_hit)(const nidus_window *w,
+                                                                                     uint64_t word, uint64_t pat,
+                                                                                     uint64_t now)
+{
+    return nidus_window_live_in(w, word, pat, w->age_dead[now >= w->mask_until]) != 0;
 }
 
 /* Whether fingerprint fp has a live copy at `now` in bucket i or j of a filter the kernel `fast` serves
  * (NIDUS_FAST_PLAIN: whole-byte words, NIDUS_FAST_PLAIN_BITS: at a bit offset; a constant at every call) at a
- * time it serves (nidus_window_kernel_serves). Mycroft's test over both words, its borrow run through each
+ * time it serves (nidus_window_kernel_serves). Mycroft's test over each word, its borrow run through each
  * field's low f bits and read at their top bit (fp_high), so the ages need no masking off: a field whose
  * fingerprint bits equal fp's sets its bit f - 1; one that does not sets it only when a borrow came from a lower
- * field, which itself matched, so the answer is exact as a yes/no. */
+ * field, which itself matched, so the answer is exact as a yes/no for each word. On a match the ages of the
+ * matching word, chosen by a select (not a branch on which bucket), are tested; matches in both words test
+ * both. */
 static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(nidus_wkernel_probe)(
     const nidus_window *w, uint64_t i, uint64_t j, uint32_t fp, uint64_t now, unsigned fast)
 {
     const nidus_table *t = &w->table;
     uint64_t wi = nidus_table_fast_word(t, i, fast), wj = nidus_table_fast_word(t, j, fast);
     const nidus_swar *s = &t->chunk_swar[0];
-    uint64_t pat = fp * s->ones;
-    if ((nidus_swar_any_zero(s, wi ^ pat) | nidus_swar_any_zero(s, wj ^ pat)) & w->fp_high)
-        return NIDUS_ISA_FN(nidus_wkernel_hit)(w, wi, wj, fp, now);
-    return false;
+    uint64_t pat = fp * s->ones, high = w->fp_high;
+    uint64_t hi = nidus_swar_any_zero(s, wi ^ pat) & high, hj = nidus_swar_any_zero(s, wj ^ pat) & high;
+    if (!(hi | hj))
+        return false;
+    if (__builtin_expect(hi && hj, 0))
+        return NIDUS_ISA_FN(nidus_wkernel_both)(w, wi, wj, pat, now);
+    return NIDUS_ISA_FN(nidus_wkernel_hit)(w, hi ? wi : wj, pat, now);
 }
 
 /* One lookup by hash with kernel `fast` (a constant at every call). */
