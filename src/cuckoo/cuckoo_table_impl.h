@@ -367,17 +367,19 @@ static inline bool nidus_table_contains(const nidus_table *t, uint64_t i, uint64
  * table) have kernels with no test of the table's shape but one predicted branch. */
 
 /* Bucket, alternate and fingerprint of a hash in a t->fast table (range placement, stride 1), the fingerprint the
- * hash's bits under fp_mask (t->fp_mask; a windowed table's slots hold more bits than that: its ages). The bucket
+ * hash's bits under fp_mask (t->fp_mask; a windowed table's slots hold more bits than that: its ages); `may_wrap`
+ * false (a constant) for a caller that knows the table is not smaller than the reach (!t->offset_wraps). The bucket
  * (one multiply, high half) and the fingerprint (a mask) come from opposite ends of the hash, and the offset's
  * multiply waits only for the mask: three short chains side by side. */
 static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate_fp(const nidus_table *t,
                                                                                  uint64_t hash, uint32_t fp_mask,
-                                                                                 uint64_t *i, uint64_t *j)
+                                                                                 bool may_wrap, uint64_t *i,
+                                                                                 uint64_t *j)
 {
     uint32_t fp = nidus_inline_cuckoo_fingerprint((uint32_t)hash, fp_mask);
     *i = nidus_range_reduce(hash, t->shape.buckets);
     uint64_t r = nidus_inline_cuckoo_offset(fp, t->offset_shift);
-    if (t->offset_wraps) /* a table smaller than the reach: a per-table constant, so a predicted branch */
+    if (may_wrap && t->offset_wraps) /* a table smaller than the reach: a per-table constant, so a predicted branch */
         r = nidus_fastmod_reduce(&t->bucket_mod, r);
     *j = nidus_range_alt0(t, *i, r, t->shape.buckets);
     return fp;
@@ -386,7 +388,7 @@ static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate_fp
 static inline __attribute__((always_inline)) uint32_t nidus_table_fast_locate(const nidus_table *t, uint64_t hash,
                                                                               uint64_t *i, uint64_t *j)
 {
-    return nidus_table_fast_locate_fp(t, hash, t->fp_mask, i, j);
+    return nidus_table_fast_locate_fp(t, hash, t->fp_mask, true, i, j);
 }
 
 /* True when fp is in plain one-chunk bucket word wi or wj (the bits past the bucket ignored). */

@@ -430,16 +430,7 @@ bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t n
     if (!w)
         return false;
     unsigned k = w->kernel;
-#if NIDUS_HAVE_ISA_V3
-    if (k == (NIDUS_WKERNEL_BITS | NIDUS_ISA_V3))
-        return nidus_wkernel_bits_hash_v3(w, hash, now);
-    if (k == (NIDUS_WKERNEL_WORD | NIDUS_ISA_V3))
-        return nidus_wkernel_word_hash_v3(w, hash, now);
-#endif
-    if (k == NIDUS_WKERNEL_BITS)
-        return nidus_wkernel_bits_hash_base(w, hash, now);
-    if (k == NIDUS_WKERNEL_WORD)
-        return nidus_wkernel_word_hash_base(w, hash, now);
+    NIDUS_WKERNEL_DISPATCH(k, hash, w, hash, now)
     return nidus_window_contains_general(w, hash, now);
 }
 
@@ -448,16 +439,7 @@ bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, u
     if (!w || (!key && len))
         return false;
     unsigned k = w->kernel;
-#if NIDUS_HAVE_ISA_V3
-    if (k == (NIDUS_WKERNEL_BITS | NIDUS_ISA_V3))
-        return nidus_wkernel_bits_key_v3(w, key, len, now);
-    if (k == (NIDUS_WKERNEL_WORD | NIDUS_ISA_V3))
-        return nidus_wkernel_word_key_v3(w, key, len, now);
-#endif
-    if (k == NIDUS_WKERNEL_BITS)
-        return nidus_wkernel_bits_key_base(w, key, len, now);
-    if (k == NIDUS_WKERNEL_WORD)
-        return nidus_wkernel_word_key_base(w, key, len, now);
+    NIDUS_WKERNEL_DISPATCH(k, key, w, key, len, now)
     return nidus_window_contains_general(w, nidus_hash(key, len, w->seed), now);
 }
 

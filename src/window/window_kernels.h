@@ -19,8 +19,9 @@
 #include "isa_impl.h"
 #include "window_filter.h"
 
-/* Values of nidus_window.kernel; | NIDUS_ISA_V3 for the x86-64-v3 copy. */
-enum { NIDUS_WKERNEL_GENERAL = 0, NIDUS_WKERNEL_WORD = 2, NIDUS_WKERNEL_BITS = 4 };
+/* Values of nidus_window.kernel: WORD or BITS, | NOWRAP for a table not smaller than the reach (its offsets need
+ * no reducing: nidus_table.offset_wraps false), | NIDUS_ISA_V3 for the x86-64-v3 copy. */
+enum { NIDUS_WKERNEL_GENERAL = 0, NIDUS_WKERNEL_WORD = 2, NIDUS_WKERNEL_BITS = 4, NIDUS_WKERNEL_NOWRAP = 8 };
 
 /* The kernel a filter's table calls for (its shape and the CPU's copy; the table's state is read by the kernels). */
 static inline uint8_t nidus_window_plan_kernel(const nidus_window *w)
@@ -29,6 +30,8 @@ static inline uint8_t nidus_window_plan_kernel(const nidus_window *w)
     unsigned k = t->probe == NIDUS_PROBE_PLAIN_WORD                                         ? NIDUS_WKERNEL_WORD
                  : t->probe == NIDUS_PROBE_PLAIN_BITS && t->bucket_bits <= NIDUS_SHORT_BITS_MAX ? NIDUS_WKERNEL_BITS
                                                                                             : NIDUS_WKERNEL_GENERAL;
+    if (k && !t->offset_wraps)
+        k |= NIDUS_WKERNEL_NOWRAP;
     return (uint8_t)(k && t->isa == NIDUS_ISA_V3 ? k | NIDUS_ISA_V3 : k);
 }
 
@@ -39,17 +42,41 @@ static inline bool nidus_window_kernel_serves(const nidus_window *w, uint64_t no
     return now < w->mask_until_d1 && !w->table.overflow_sig;
 }
 
+#define NIDUS_WKERNEL_DECL_ONE(name, ISA)                                                                       \
+    bool nidus_wkernel_##name##_hash_##ISA(const nidus_window *w, uint64_t hash, uint64_t now);                 \
+    bool nidus_wkernel_##name##_key_##ISA(const nidus_window *w, const void *key, size_t len, uint64_t now);
+
 #define NIDUS_WINDOW_KERNEL_DECLS(ISA)                                                                          \
-    bool nidus_wkernel_word_hash_##ISA(const nidus_window *w, uint64_t hash, uint64_t now);                     \
-    bool nidus_wkernel_bits_hash_##ISA(const nidus_window *w, uint64_t hash, uint64_t now);                     \
-    bool nidus_wkernel_word_key_##ISA(const nidus_window *w, const void *key, size_t len, uint64_t now);        \
-    bool nidus_wkernel_bits_key_##ISA(const nidus_window *w, const void *key, size_t len, uint64_t now);        \
+    NIDUS_WKERNEL_DECL_ONE(word, ISA)                                                                           \
+    NIDUS_WKERNEL_DECL_ONE(bits, ISA)                                                                           \
+    NIDUS_WKERNEL_DECL_ONE(word_nw, ISA)                                                                        \
+    NIDUS_WKERNEL_DECL_ONE(bits_nw, ISA)                                                                        \
     void nidus_wkernel_many_##ISA(const nidus_window *w, const uint64_t *hashes, const void *const *keys,       \
                                   const size_t *lens, size_t n, uint64_t now, bool *out);
 
 NIDUS_WINDOW_KERNEL_DECLS(base)
 #if NIDUS_HAVE_ISA_V3
 NIDUS_WINDOW_KERNEL_DECLS(v3)
+#endif
+
+/* `return`s the kernel's answer of operation `op` (hash, key) with the arguments that follow, for a filter a
+ * kernel serves (kernel byte k); does nothing for any other. Tests, not a switch: the common kernels (tables past
+ * the reach, bits then words) are found with a compare each, without a jump table's indirect jump. */
+#define NIDUS_WKERNEL_CASES(k, op, ISA, V3, ...)                                                                \
+    if ((k) == (NIDUS_WKERNEL_BITS | NIDUS_WKERNEL_NOWRAP | (V3)))                                              \
+        return nidus_wkernel_bits_nw_##op##_##ISA(__VA_ARGS__);                                                \
+    if ((k) == (NIDUS_WKERNEL_WORD | NIDUS_WKERNEL_NOWRAP | (V3)))                                              \
+        return nidus_wkernel_word_nw_##op##_##ISA(__VA_ARGS__);                                                \
+    if ((k) == (NIDUS_WKERNEL_BITS | (V3)))                                                                     \
+        return nidus_wkernel_bits_##op##_##ISA(__VA_ARGS__);                                                   \
+    if ((k) == (NIDUS_WKERNEL_WORD | (V3)))                                                                     \
+        return nidus_wkernel_word_##op##_##ISA(__VA_ARGS__);
+#if NIDUS_HAVE_ISA_V3
+#define NIDUS_WKERNEL_DISPATCH(k, op, ...)                                                                      \
+    NIDUS_WKERNEL_CASES(k, op, v3, NIDUS_ISA_V3, __VA_ARGS__)                                                  \
+    NIDUS_WKERNEL_CASES(k, op, base, 0, __VA_ARGS__)
+#else
+#define NIDUS_WKERNEL_DISPATCH(k, op, ...) NIDUS_WKERNEL_CASES(k, op, base, 0, __VA_ARGS__)
 #endif
 
 /* window.c: the lookup of any windowed filter at any time (two buckets of any shape, the overflow map). */

@@ -45,6 +45,19 @@ static inline __attribute__((always_inline)) uint64_t nidus_window_key_hash(cons
     return len == 8 ? nidus_hash8(key, w->hash8_flip) : nidus_hash_bytes(key, len, w->seed);
 }
 
+/* The single lookups of one kernel, by hash and by key, in the copy being compiled. */
+#define NIDUS_WKERNEL_DEFINE(name, fast, may_wrap)                                                             \
+    NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_##name##_hash)(const nidus_window *w, uint64_t hash,        \
+                                                                    uint64_t now)                              \
+    {                                                                                                          \
+        return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, hash, now, fast, may_wrap);                               \
+    }                                                                                                          \
+    NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_##name##_key)(const nidus_window *w, const void *key,      \
+                                                                   size_t len, uint64_t now)                   \
+    {                                                                                                          \
+        return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, nidus_window_key_hash(w, key, len), now, fast, may_wrap);  \
+    }
+
 #endif /* the shared part */
 
 #if !defined(NIDUS_ISA) || !defined(NIDUS_ISA_TARGET)
@@ -92,23 +105,25 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(
     return NIDUS_ISA_FN(nidus_wkernel_hit)(w, hi ? wi : wj, pat, now);
 }
 
-/* One lookup by hash with kernel `fast` (a constant at every call). */
+/* One lookup by hash with kernel `fast` (a constant at every call; `may_wrap` too: false for a table not smaller
+ * than the reach, whose offsets need no reducing). */
 static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(nidus_wkernel_lookup)(
-    const nidus_window *w, uint64_t hash, uint64_t now, unsigned fast)
+    const nidus_window *w, uint64_t hash, uint64_t now, unsigned fast, bool may_wrap)
 {
     if (__builtin_expect(!nidus_window_kernel_serves(w, now), 0))
         return nidus_window_contains_general(w, hash, now);
     uint64_t i, j;
-    uint32_t fp = nidus_table_fast_locate_fp(&w->table, hash, w->fp_mask, &i, &j);
+    uint32_t fp = nidus_table_fast_locate_fp(&w->table, hash, w->fp_mask, may_wrap, &i, &j);
     return NIDUS_ISA_FN(nidus_wkernel_probe)(w, i, j, fp, now, fast);
 }
 
 /* Batched lookups a block at a time: hash (`by_key`: keys[] and lens[], else hashes[]), locate and prefetch the
- * block's buckets, then probe them. `fast` and `by_key` are constants at every call; the caller checked that the
- * kernel serves `now` (nidus_window_kernel_serves). */
+ * block's buckets, then probe them. `fast` and `by_key` are constants where the caller calls it, and so is
+ * `may_wrap` (for the kernels' copies, not the loop, to differ); the caller checked that the kernel serves `now`
+ * (nidus_window_kernel_serves). */
 static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(nidus_wkernel_blocks)(
-    const nidus_window *w, unsigned fast, bool by_key, const uint64_t *hashes, const void *const *keys,
-    const size_t *lens, size_t n, uint64_t now, bool *out)
+    const nidus_window *w, unsigned fast, bool may_wrap, bool by_key, const uint64_t *hashes,
+    const void *const *keys, const size_t *lens, size_t n, uint64_t now, bool *out)
 {
     const nidus_table *t = &w->table;
     uint64_t i[NIDUS_WKERNEL_BLOCK], j[NIDUS_WKERNEL_BLOCK];
@@ -117,7 +132,7 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(
         size_t m = n - base < NIDUS_WKERNEL_BLOCK ? n - base : NIDUS_WKERNEL_BLOCK;
         for (size_t k = 0; k < m; k++) {
             uint64_t h = by_key ? nidus_window_key_hash(w, keys[base + k], lens[base + k]) : hashes[base + k];
-            fp[k] = nidus_table_fast_locate_fp(t, h, w->fp_mask, &i[k], &j[k]);
+            fp[k] = nidus_table_fast_locate_fp(t, h, w->fp_mask, may_wrap, &i[k], &j[k]);
             nidus_table_prefetch_word(t, i[k], fast);
             nidus_table_prefetch_word(t, j[k], fast);
         }
@@ -127,39 +142,33 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(
 }
 
 
-NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_word_hash)(const nidus_window *w, uint64_t hash, uint64_t now)
-{
-    return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, hash, now, NIDUS_FAST_PLAIN);
-}
+NIDUS_WKERNEL_DEFINE(word, NIDUS_FAST_PLAIN, true)
+NIDUS_WKERNEL_DEFINE(bits, NIDUS_FAST_PLAIN_BITS, true)
+NIDUS_WKERNEL_DEFINE(word_nw, NIDUS_FAST_PLAIN, false)
+NIDUS_WKERNEL_DEFINE(bits_nw, NIDUS_FAST_PLAIN_BITS, false)
 
-NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_bits_hash)(const nidus_window *w, uint64_t hash, uint64_t now)
+/* Batched lookups by the filter's kernel, `may_wrap` a constant at every call. */
+static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(nidus_wkernel_many_of)(
+    const nidus_window *w, bool may_wrap, const uint64_t *hashes, const void *const *keys, const size_t *lens,
+    size_t n, uint64_t now, bool *out)
 {
-    return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, hash, now, NIDUS_FAST_PLAIN_BITS);
-}
-
-NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_word_key)(const nidus_window *w, const void *key, size_t len,
-                                                           uint64_t now)
-{
-    return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, nidus_window_key_hash(w, key, len), now, NIDUS_FAST_PLAIN);
-}
-
-NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_bits_key)(const nidus_window *w, const void *key, size_t len,
-                                                           uint64_t now)
-{
-    return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, nidus_window_key_hash(w, key, len), now, NIDUS_FAST_PLAIN_BITS);
+    bool bits = (w->kernel & NIDUS_WKERNEL_BITS) != 0;
+    if (hashes && bits)
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, may_wrap, false, hashes, NULL, NULL, n, now, out);
+    else if (hashes)
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, may_wrap, false, hashes, NULL, NULL, n, now, out);
+    else if (bits)
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, may_wrap, true, NULL, keys, lens, n, now, out);
+    else
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, may_wrap, true, NULL, keys, lens, n, now, out);
 }
 
 NIDUS_ISA_TARGET void NIDUS_ISA_FN(nidus_wkernel_many)(const nidus_window *w, const uint64_t *hashes,
                                                        const void *const *keys, const size_t *lens, size_t n,
                                                        uint64_t now, bool *out)
 {
-    bool bits = (w->kernel & ~NIDUS_ISA_V3) == NIDUS_WKERNEL_BITS;
-    if (hashes && bits)
-        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, false, hashes, NULL, NULL, n, now, out);
-    else if (hashes)
-        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, false, hashes, NULL, NULL, n, now, out);
-    else if (bits)
-        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, true, NULL, keys, lens, n, now, out);
+    if (w->kernel & NIDUS_WKERNEL_NOWRAP)
+        NIDUS_ISA_FN(nidus_wkernel_many_of)(w, false, hashes, keys, lens, n, now, out);
     else
-        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, true, NULL, keys, lens, n, now, out);
+        NIDUS_ISA_FN(nidus_wkernel_many_of)(w, true, hashes, keys, lens, n, now, out);
 }

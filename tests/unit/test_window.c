@@ -350,9 +350,10 @@ static void test_encoding(void **state)
 }
 
 /* Every answer of w at `now` through its kernel (single by hash and by key, batched both ways), in each compiled
- * copy the CPU runs, equals the general lookup's, for keys 0..n of namespace `ns`. */
-static void assert_kernels_agree(nidus_window *w, uint64_t n, uint64_t now)
+ * copy the CPU runs, equals the general lookup's, for keys from..to. */
+static void assert_kernels_agree(nidus_window *w, uint64_t from, uint64_t to, uint64_t now)
 {
+    uint64_t n = to - from;
     uint64_t *hashes = malloc(n * sizeof *hashes);
     char (*keys)[24] = malloc(n * sizeof *keys);
     const void **kp = malloc(n * sizeof *kp);
@@ -360,7 +361,7 @@ static void assert_kernels_agree(nidus_window *w, uint64_t n, uint64_t now)
     bool *many = malloc(n * sizeof *many), *many_keys = malloc(n * sizeof *many_keys);
     assert_true(hashes && keys && kp && lens && many && many_keys);
     for (uint64_t k = 0; k < n; k++) {
-        key_of(k, keys[k]);
+        key_of(from + k, keys[k]);
         kp[k] = keys[k];
         lens[k] = strlen(keys[k]);
         hashes[k] = nidus_window_hash(w, kp[k], lens[k]);
@@ -375,7 +376,8 @@ static void assert_kernels_agree(nidus_window *w, uint64_t n, uint64_t now)
             bool want = nidus_window_contains_general(w, hashes[k], now);
             if (nidus_window_contains_hash(w, hashes[k], now) != want || many[k] != want || many_keys[k] != want ||
                 nidus_window_contains(w, kp[k], lens[k], now) != want)
-                fail_msg("kernel %u, key %llu at %llu: the general lookup says %d", copies[c], (unsigned long long)k,
+                fail_msg("kernel %u, key %llu at %llu: the general lookup says %d", copies[c],
+                         (unsigned long long)(from + k),
                          (unsigned long long)now, want);
         }
     }
@@ -395,27 +397,39 @@ static void assert_kernels_agree(nidus_window *w, uint64_t n, uint64_t now)
 static void test_kernels_agree(void **state)
 {
     (void)state;
-    const unsigned shapes[][2] = {{4, 4}, {6, 4}, {10, 4}, {13, 4}, {8, 2}, {20, 2}, {20, 4}}; /* f, b */
+    /* f, b, capacity (from 300,000 the table reaches past the offsets' reach: kernels that never reduce them) */
+    const unsigned shapes[][3] = {{4, 4, 3000},  {6, 4, 3000},  {10, 4, 3000},   {13, 4, 3000},  {8, 2, 3000},
+                                  {20, 2, 3000}, {20, 4, 3000}, {10, 4, 300000}, {13, 4, 300000}};
     for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
-        uint64_t window = 6000, g = nidus_window_epoch_ticks(window), n = 3000, now = 1000000;
+        uint64_t n = shapes[sh][2], window = 2 * n, g = nidus_window_epoch_ticks(window), now = 1000000;
         nidus_window *w = make_window(n, window, shapes[sh][0], shapes[sh][1]);
-        assert_kernels_agree(w, 2 * n, now); /* never written */
+        uint64_t from = n > 10000 ? n - 20000 : 0, to = n > 10000 ? n + n / 4 + 10000 : 3 * n;
+        assert_kernels_agree(w, from, to, now); /* never written */
         char key[24];
         uint64_t full = 0;
-        for (uint64_t k = 0; k < 2 * n; k++) { /* two windows of a stream: expired entries, some unswept */
+        uint64_t adds = n > 10000 ? n + n / 4 : 2 * n; /* past a window: expired entries, some unswept */
+        for (uint64_t k = 0; k < adds; k++) {
             key_of(k, key);
             now += window / n;
-            /* duplicates: the overflow map (with short fingerprints a pair may fill with colliding copies) */
-            for (int d = 0; d < (k % 499 ? 1 : 2 * (int)shapes[sh][1]); d++) {
-                nidus_status st = nidus_window_add(w, key, strlen(key), now);
-                assert_true(st == NIDUS_OK || st == NIDUS_ERR_FULL);
-                full += st == NIDUS_ERR_FULL;
-            }
+            nidus_status st = nidus_window_add(w, key, strlen(key), now);
+            assert_true(st == NIDUS_OK || st == NIDUS_ERR_FULL); /* 4-bit fingerprints: colliding copies */
+            full += st == NIDUS_ERR_FULL;
         }
         assert_true(full < n / 20);
-        assert_true(w->table.overflow.used > 0);
+        assert_int_equal(w->table.offset_wraps, n < 300000);
+        if (shapes[sh][0] >= 10 && w->kernel) /* no overflow map: the kernels serve these times */
+            assert_true(nidus_window_kernel_serves(w, now) && nidus_window_kernel_serves(w, now + g));
         for (uint64_t later = 0; later < 8; later++)
-            assert_kernels_agree(w, 3 * n, now + later * g);
+            assert_kernels_agree(w, from, to, now + later * g); /* the latest window, expired keys, absent ones */
+        for (uint64_t k = adds - n / 2; k < adds; k += 499) { /* duplicates: the overflow map, the general path */
+            key_of(k, key);
+            for (unsigned d = 0; d < 2 * shapes[sh][1]; d++) {
+                nidus_status st = nidus_window_add(w, key, strlen(key), now);
+                assert_true(st == NIDUS_OK || st == NIDUS_ERR_FULL);
+            }
+        }
+        assert_true(w->table.overflow.used > 0);
+        assert_kernels_agree(w, from, to, now);
         nidus_window_free(w);
     }
 }
