@@ -1642,7 +1642,9 @@ static PyMethodDef common_methods[] = {
 static PyMethodDef cuckoo_methods[] = {
     ADD_DOC(cuckoo_add,
             "Adds one copy of the key (a key added twice is counted twice). Raises nidus.FilterFull when no "
-            "room can be made (expansion=0, or a limit reached); the filter is then unchanged."),
+            "room can be made (expansion=0, or a limit reached); the filter is then unchanged. An add that cannot "
+            "raise FilterFull may be queued and applied with later ones, always before any other call on the "
+            "filter sees it."),
     UPDATE_DOC,
     {"remove", (PyCFunction)filter_remove, METH_O,
      "remove($self, key, /)\n--\n\nRemoves one copy of the key; KeyError when none is there. Remove only keys that "
