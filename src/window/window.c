@@ -434,13 +434,21 @@ bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t n
     return nidus_window_contains_general(w, hash, now);
 }
 
+/* A key's lookup through its hash: out of line, so that an 8-byte key's path needs no stack frame. */
+__attribute__((noinline)) static bool contains_hashed(const nidus_window *w, const void *key, size_t len, uint64_t now)
+{
+    return nidus_window_contains_hash(w, nidus_hash(key, len, w->seed), now);
+}
+
 bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, uint64_t now)
 {
     if (!w || (!key && len))
         return false;
-    unsigned k = w->kernel;
-    NIDUS_WKERNEL_DISPATCH(k, key, w, key, len, now)
-    return nidus_window_contains_general(w, nidus_hash(key, len, w->seed), now);
+    if (len == 8) { /* the common key: XXH3's 8-byte branch with the seed's part precomputed, in the kernel */
+        unsigned k = w->kernel;
+        NIDUS_WKERNEL_DISPATCH(k, key8, w, key, now)
+    }
+    return contains_hashed(w, key, len, now);
 }
 
 /* Batched lookups by hashes[] or by keys[] and lens[]: the kernel's blocks, else one by one. */

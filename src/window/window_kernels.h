@@ -2,7 +2,7 @@
 /* Internal: the windowed filter's lookup kernels, one copy per instruction set (isa_impl.h) from one template
  * (window_kernels_impl.h), as the cuckoo kernels are. A filter's `kernel` byte (nidus_window_plan_kernel, set at
  * making) names the kernel its lookups take and the copy:
- *   word_* / bits_*: a table of one-word buckets, read with one 64-bit load each at i * bucket_bytes (whole-byte
+ *   word_* / bits_* (by hash, by 8-byte key; _nw for tables past the offsets' reach): a table of one-word buckets, read with one 64-bit load each at i * bucket_bytes (whole-byte
  *     buckets: b=4 f=13 + 3) or at bit i * bucket_bits (at most NIDUS_SHORT_BITS_MAX bits: b=4 f=10 + 3);
  *   many: batched lookups of either, by blocks (hash, locate and prefetch a block, then probe it).
  * Every kernel answers exactly as nidus_window_contains_general, which serves what the kernels do not
@@ -44,7 +44,7 @@ static inline bool nidus_window_kernel_serves(const nidus_window *w, uint64_t no
 
 #define NIDUS_WKERNEL_DECL_ONE(name, ISA)                                                                       \
     bool nidus_wkernel_##name##_hash_##ISA(const nidus_window *w, uint64_t hash, uint64_t now);                 \
-    bool nidus_wkernel_##name##_key_##ISA(const nidus_window *w, const void *key, size_t len, uint64_t now);
+    bool nidus_wkernel_##name##_key8_##ISA(const nidus_window *w, const void *key, uint64_t now);
 
 #define NIDUS_WINDOW_KERNEL_DECLS(ISA)                                                                          \
     NIDUS_WKERNEL_DECL_ONE(word, ISA)                                                                           \
@@ -59,7 +59,7 @@ NIDUS_WINDOW_KERNEL_DECLS(base)
 NIDUS_WINDOW_KERNEL_DECLS(v3)
 #endif
 
-/* `return`s the kernel's answer of operation `op` (hash, key) with the arguments that follow, for a filter a
+/* `return`s the kernel's answer of operation `op` (hash, key8: an 8-byte key) with the arguments that follow, for a filter a
  * kernel serves (kernel byte k); does nothing for any other. Tests, not a switch: the common kernels (tables past
  * the reach, bits then words) are found with a compare each, without a jump table's indirect jump. */
 #define NIDUS_WKERNEL_CASES(k, op, ISA, V3, ...)                                                                \

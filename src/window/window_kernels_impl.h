@@ -45,17 +45,17 @@ static inline __attribute__((always_inline)) uint64_t nidus_window_key_hash(cons
     return len == 8 ? nidus_hash8(key, w->hash8_flip) : nidus_hash_bytes(key, len, w->seed);
 }
 
-/* The single lookups of one kernel, by hash and by key, in the copy being compiled. */
+/* The single lookups of one kernel, by hash and by 8-byte key, in the copy being compiled. */
 #define NIDUS_WKERNEL_DEFINE(name, fast, may_wrap)                                                             \
     NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_##name##_hash)(const nidus_window *w, uint64_t hash,        \
                                                                     uint64_t now)                              \
     {                                                                                                          \
         return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, hash, now, fast, may_wrap);                               \
     }                                                                                                          \
-    NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_##name##_key)(const nidus_window *w, const void *key,      \
-                                                                   size_t len, uint64_t now)                   \
+    NIDUS_ISA_TARGET bool NIDUS_ISA_FN(nidus_wkernel_##name##_key8)(const nidus_window *w, const void *key,     \
+                                                                    uint64_t now)                              \
     {                                                                                                          \
-        return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, nidus_window_key_hash(w, key, len), now, fast, may_wrap);  \
+        return NIDUS_ISA_FN(nidus_wkernel_lookup)(w, nidus_hash8(key, w->hash8_flip), now, fast, may_wrap);     \
     }
 
 #endif /* the shared part */
