@@ -100,7 +100,9 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(
     uint64_t hi = nidus_swar_any_zero(s, wi ^ pat) & high, hj = nidus_swar_any_zero(s, wj ^ pat) & high;
     if (!(hi | hj))
         return false;
-    if (__builtin_expect(hi && hj, 0))
+    /* both nonzero, as one test (the marks lie below bit 63): a branch on hi or hj alone would be a coin flip for
+     * a present key, and its mispredictions cost more than the whole age test */
+    if (__builtin_expect(!(((hi - 1) | (hj - 1)) >> 63), 0))
         return NIDUS_ISA_FN(nidus_wkernel_both)(w, wi, wj, pat, now);
     return NIDUS_ISA_FN(nidus_wkernel_hit)(w, hi ? wi : wj, pat, now);
 }
