@@ -52,7 +52,7 @@ int damage_error(const char *path, nidus_status st, const nidus_file_report *r)
         return file_error(path, st);
     if (st == NIDUS_ERR_VERSION)
         fprintf(stderr, "nidus: %s: written by another version of the format: the format version (byte 5) is %u, "
-                        "this build reads 1 to %u\n", path, r->version, NIDUS_FILE_FORMAT_VERSION_SIBLINGS);
+                        "this build reads 1 to %u\n", path, r->version, NIDUS_FILE_FORMAT_VERSION_WINDOW_GROWN);
     else if (r->block != NIDUS_FILE_NO_BLOCK)
         fprintf(stderr, "nidus: %s: corrupt: block %llu of %llu (bytes %llu-%llu) does not match its checksum "
                         "(damaged blocks: %llu of %llu)\n", path, (unsigned long long)r->block,

@@ -32,6 +32,10 @@ extern "C" {
 /* The newest versions this build reads and writes: cuckoo filters with sibling tables (above). */
 #define NIDUS_FORMAT_VERSION_SIBLINGS 9u
 #define NIDUS_FILE_FORMAT_VERSION_SIBLINGS 10u
+/* Windowed filters with an expansion (grown or not: the growth factor and every grown table are in the meta);
+ * only windowed filters are written as 11 and 12, a windowed filter that never grows as 7 and 8. */
+#define NIDUS_FORMAT_VERSION_WINDOW_GROWN 11u
+#define NIDUS_FILE_FORMAT_VERSION_WINDOW_GROWN 12u
 
 /* Data chunks carry at most this many bytes of the encoding, plus NIDUS_CHUNK_OVERHEAD of framing. */
 #define NIDUS_CHUNK_PAYLOAD_MAX (4u << 20)

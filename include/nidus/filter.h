@@ -51,10 +51,10 @@ typedef struct nidus_filter_params {
     double error_rate;  /* false-positive bound in (0, 1); 0: 0.01 */
     /* Growth when full: 0 never (an add then fails with NIDUS_ERR_FULL); else a cuckoo filter adds a table
      * `expansion` times its newest one's buckets, a Bloom filter a layer `expansion` times the last one's
-     * capacity. A counting Bloom filter never grows: it must be 0. */
+     * capacity, a windowed filter a table of expansion^k times its capacity (nidus_window_params). A counting
+     * Bloom filter never grows: it must be 0. */
     unsigned expansion;
-    /* NIDUS_KIND_WINDOW: the window W in ticks, [1, NIDUS_WINDOW_MAX_TICKS] (other kinds: must be 0). A windowed
-     * filter never grows: its expansion must be 0. */
+    /* NIDUS_KIND_WINDOW: the window W in ticks, [1, NIDUS_WINDOW_MAX_TICKS] (other kinds: must be 0). */
     uint64_t window;
     /* NULL: libc. The handle's, and the filter's unless kind_params names its own; must outlive the filter. */
     const nidus_allocator *allocator;
@@ -138,10 +138,10 @@ typedef struct nidus_filter_stats {
     uint64_t memory_bytes; /* what it holds through the allocator or in its mapping */
     double bits_per_item;  /* memory bits / capacity, as the kinds' stats: the cost per item when full */
     double error_bound;    /* the false-positive bound at capacity, all sub-filters */
-    unsigned sub_filters;  /* cuckoo tables, Bloom layers; 1 for a counting Bloom filter */
+    unsigned sub_filters;  /* cuckoo tables, Bloom layers, windowed tables; 1 for a counting Bloom filter */
     bool read_only;
     uint64_t window;       /* a windowed filter's W in ticks (items then counts its live entries at the handle's
-                              time, capacity the items of one window it is sized for); 0 for other kinds */
+                              time, capacity the items of one window its tables are sized for); 0 for other kinds */
 } nidus_filter_stats;
 
 /* Fills `*stats` from the kind's own stats (the same items, memory and error bound). */

@@ -41,6 +41,8 @@ extern "C" {
 
 #define NIDUS_WINDOW_MAX_TICKS (UINT64_C(1) << 48) /* the longest window: about 8,900 years of milliseconds */
 #define NIDUS_WINDOW_AGE_BITS 3u                    /* bits of age beside each fingerprint */
+#define NIDUS_WINDOW_MAX_EXPANSION 32768u           /* the largest growth factor (as RedisBloom's EXPANSION) */
+#define NIDUS_WINDOW_MAX_TABLES 32u                 /* tables a filter may hold, the first one included */
 
 typedef struct nidus_window nidus_window;
 
@@ -54,6 +56,12 @@ typedef struct nidus_window_params {
     unsigned max_kicks;        /* fingerprints one add may move to make room, [1, 65535]; 0: 500 */
     uint64_t seed;             /* hash seed (nidus_hash) */
     const nidus_allocator *allocator; /* NULL: the C library's; else kept by pointer: must outlive the filter */
+    /* Growth. 0 (the default) never grows: an add that finds no room fails with NIDUS_ERR_FULL. Otherwise, in
+     * [1, NIDUS_WINDOW_MAX_EXPANSION], an add that finds no room in any table makes a table of level k (one more
+     * than the newest's) sized for capacity * expansion^k, its fingerprint wide enough that the tables' error
+     * bounds sum to at most twice the first's. A grown table is released at the first write that finds no live
+     * item in it. */
+    unsigned expansion;
 } nidus_window_params;
 
 typedef struct nidus_window_stats {
@@ -68,21 +76,28 @@ typedef struct nidus_window_stats {
     unsigned fingerprint_bits; /* f, without the age bits */
     uint64_t memory_bytes;  /* everything the filter holds through its allocator */
     double bits_per_item;   /* memory bits / capacity */
-    double error_bound;     /* false-positive bound with every slot holding a live item */
+    double error_bound;     /* false-positive bound with every slot holding a live item: the tables' bounds summed */
     uint64_t latest_write;  /* the epoch of the latest write, times g: a tick in it */
-    uint64_t sweep_cursor;  /* the next bucket the sweep visits */
+    uint64_t sweep_cursor;  /* the next bucket the sweep visits (the first table's) */
+    unsigned tables;        /* tables held: 1, or more once grown; buckets, slots and fingerprint_bits are the first's */
+    unsigned expansion;     /* the growth factor, 0: never grows */
+    uint64_t total_capacity; /* items within one window the tables are sized for, in all */
+    uint64_t total_slots;   /* slots of every table */
 } nidus_window_stats;
 
-/* Makes an empty windowed filter. NIDUS_ERR_INVALID_ARGUMENT for a parameter out of range, NIDUS_ERR_TOO_LARGE
+/* Makes an empty windowed filter (one table). NIDUS_ERR_INVALID_ARGUMENT for a parameter out of range, NIDUS_ERR_TOO_LARGE
  * when the table would not fit, NIDUS_ERR_NO_MEMORY from the allocator. `*out` is set only on success. */
 NIDUS_API nidus_status nidus_window_new(const nidus_window_params *params, nidus_window **out);
 
 /* Frees the filter and everything it holds; NULL is allowed. */
 NIDUS_API void nidus_window_free(nidus_window *w);
 
-/* Adds one copy of the key at time `now` (every add makes a copy with its own age, as in a cuckoo filter).
- * NIDUS_ERR_FULL when no room is found among live entries: nothing was added (expired entries may have been
- * swept, which no answer shows); NIDUS_ERR_NO_MEMORY when a duplicate's overflow map could not grow. */
+/* Adds one copy of the key at time `now` (every add makes a copy with its own age, as in a cuckoo filter) to the
+ * oldest table holding fewer live items than it is sized for, else the next one with room, else (expansion > 0)
+ * a new table. NIDUS_ERR_FULL when no room is found among live entries and the filter does not grow: nothing
+ * was added (expired entries may have been swept, which no answer shows); NIDUS_ERR_LIMIT_TABLES or
+ * NIDUS_ERR_TOO_LARGE when growth would pass NIDUS_WINDOW_MAX_TABLES, 29 fingerprint bits or the address
+ * space; NIDUS_ERR_NO_MEMORY when a new table or a duplicate's overflow map could not be allocated. */
 NIDUS_API nidus_status nidus_window_add(nidus_window *w, const void *key, size_t len, uint64_t now);
 NIDUS_API nidus_status nidus_window_add_hash(nidus_window *w, uint64_t hash, uint64_t now);
 
@@ -106,8 +121,8 @@ NIDUS_API void nidus_window_contains_many_hash(const nidus_window *w, const uint
 /* Live copies of the key at `now` (an upper bound, as a cuckoo filter's count: collisions add to it). */
 NIDUS_API uint64_t nidus_window_count(const nidus_window *w, const void *key, size_t len, uint64_t now);
 
-/* Removes the oldest live copy of the key at `now`. NIDUS_ERR_NOT_FOUND when there is none (an expired copy is
- * not removable: it is gone already). */
+/* Removes the oldest live copy of the key at `now`, whichever table holds it. NIDUS_ERR_NOT_FOUND when there is
+ * none (an expired copy is not removable: it is gone already). */
 NIDUS_API nidus_status nidus_window_remove(nidus_window *w, const void *key, size_t len, uint64_t now);
 
 /* Sweeps at most `max_buckets` buckets at time `now` (a step of bounded work the caller can drive from a timer,
@@ -134,8 +149,9 @@ NIDUS_API bool nidus_window_is_read_only(const nidus_window *w);
 NIDUS_API bool nidus_window_relocate(nidus_window **filter, const nidus_mover *mover, uint64_t *cursor);
 
 /* Merges src into dst: each live copy of src (at the later of the two filters' latest times) is added to dst
- * with its own age, so the union answers as one filter given both filters' adds would. The filters must have
- * the same window, shape (buckets, bucket size, fingerprint bits) and seed, else NIDUS_ERR_INCOMPATIBLE;
+ * with its own age, into dst's table of the level of the copy's table (made when dst has none), so the union
+ * answers as one filter given both filters' adds would. The filters must have the same window, first-table
+ * shape (buckets, bucket size, fingerprint bits), seed and expansion, else NIDUS_ERR_INCOMPATIBLE;
  * NIDUS_ERR_READ_ONLY for a dst that is a view or loading; NIDUS_ERR_FULL, NIDUS_ERR_NO_MEMORY. On any failure
  * dst is unchanged (the union is built in a copy first). */
 NIDUS_API nidus_status nidus_window_merge(nidus_window *dst, const nidus_window *src);
@@ -147,7 +163,9 @@ NIDUS_API size_t nidus_window_merge_difference(const nidus_window *dst, const ni
 
 /* ---- Encoding (nidus/codec.h's format, kind NIDUS_KIND_WINDOW), files and chunks ---- */
 
-/* Bytes nidus_window_encode writes. */
+/* Bytes nidus_window_encode writes. A filter that never grows (expansion 0) is written as encoding version 7 (file
+ * version 8); one with an expansion, grown or not, as NIDUS_FORMAT_VERSION_WINDOW_GROWN (file version
+ * NIDUS_FILE_FORMAT_VERSION_WINDOW_GROWN), which also holds every grown table. */
 NIDUS_API uint64_t nidus_window_encoded_size(const nidus_window *w);
 
 /* Writes the filter's encoding into `buf`, its length in `*written` (may be NULL): NIDUS_ERR_TOO_LARGE when

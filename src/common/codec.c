@@ -134,7 +134,7 @@ nidus_status nidus_codec_peek(const void *buf, size_t len, nidus_kind *kind)
     const uint8_t *p = buf;
     if (!buf || len < 16 || memcmp(p, magic, sizeof magic))
         return NIDUS_ERR_CORRUPT;
-    if (p[5] < 1 || p[5] > NIDUS_FILE_FORMAT_VERSION_SIBLINGS)
+    if (p[5] < 1 || p[5] > NIDUS_FILE_FORMAT_VERSION_WINDOW_GROWN)
         return NIDUS_ERR_VERSION;
     if (kind)
         *kind = (nidus_kind)p[6];

@@ -44,7 +44,7 @@ static nidus_status check_prefix(const uint8_t *f, uint64_t len, nidus_file_repo
     if (memcmp(f, "NIDUS", 5))
         return fail(r, NIDUS_ERR_CORRUPT, "magic", "is not \"NIDUS\": not a nidus filter, or damaged", 0, 5);
     r->version = f[5];
-    if (f[5] < 1 || f[5] > NIDUS_FILE_FORMAT_VERSION_SIBLINGS)
+    if (f[5] < 1 || f[5] > NIDUS_FILE_FORMAT_VERSION_WINDOW_GROWN)
         return fail(r, NIDUS_ERR_VERSION, "format version", "is not one this build reads", 5, 1);
     if (f[6] < NIDUS_KIND_CUCKOO || f[6] > NIDUS_KIND_WINDOW)
         return fail(r, NIDUS_ERR_CORRUPT, "kind", "is not a kind of filter", 6, 1);
@@ -71,7 +71,7 @@ static nidus_status check_whole(const uint8_t *f, uint64_t len, nidus_file_repor
     nidus_reader m;
     size_t prefix;
     /* the newest version of any kind: the kind's own decoder (below) refuses one newer than it writes */
-    if (nidus_codec_open_whole(f, (size_t)len, r->kind, NIDUS_FORMAT_VERSION_SIBLINGS, &m, &prefix))
+    if (nidus_codec_open_whole(f, (size_t)len, r->kind, NIDUS_FORMAT_VERSION_WINDOW_GROWN, &m, &prefix))
         return fail(r, NIDUS_ERR_CORRUPT, "whole-file checksum", "does not match the bytes before it", len - 8, 8);
     return NIDUS_OK;
 }

@@ -36,7 +36,7 @@ nidus_status nidus_filter_new(const nidus_filter_params *p, nidus_filter **out)
     if (p->kind != NIDUS_KIND_CUCKOO && p->kind != NIDUS_KIND_BLOOM && p->kind != NIDUS_KIND_COUNTING_BLOOM &&
         p->kind != NIDUS_KIND_WINDOW)
         return NIDUS_ERR_INVALID_ARGUMENT;
-    if ((p->kind == NIDUS_KIND_COUNTING_BLOOM || p->kind == NIDUS_KIND_WINDOW) && !p->kind_params && p->expansion)
+    if (p->kind == NIDUS_KIND_COUNTING_BLOOM && !p->kind_params && p->expansion)
         return NIDUS_ERR_INVALID_ARGUMENT; /* one table, never grows: an expansion would be silently dropped */
     if (p->kind != NIDUS_KIND_WINDOW && p->window)
         return NIDUS_ERR_INVALID_ARGUMENT; /* only a windowed filter has a window */
@@ -65,7 +65,7 @@ nidus_status nidus_filter_new(const nidus_filter_params *p, nidus_filter **out)
     }
     case NIDUS_KIND_WINDOW: {
         nidus_window_params w = {.capacity = p->capacity, .window = p->window, .error_rate = error,
-                                 .allocator = p->allocator};
+                                 .expansion = p->expansion, .allocator = p->allocator};
         st = nidus_window_new(p->kind_params ? p->kind_params : &w, &f->f.window);
         break;
     }
@@ -383,8 +383,8 @@ void nidus_filter_get_stats(const nidus_filter *f, nidus_filter_stats *s)
     case NIDUS_KIND_WINDOW: {
         nidus_window_stats w;
         nidus_window_get_stats(f->f.window, f->now, &w);
-        s->items = w.live, s->capacity = w.capacity, s->memory_bytes = w.memory_bytes;
-        s->bits_per_item = w.bits_per_item, s->error_bound = w.error_bound, s->sub_filters = 1;
+        s->items = w.live, s->capacity = w.total_capacity, s->memory_bytes = w.memory_bytes;
+        s->bits_per_item = w.bits_per_item, s->error_bound = w.error_bound, s->sub_filters = w.tables;
         s->window = w.window;
         break;
     }

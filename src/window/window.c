@@ -243,6 +243,26 @@ static unsigned begin_write(nidus_window *w, uint64_t now)
     return s;
 }
 
+/* Releases the grown tables that hold no live entry (a burst's tables, once its items have expired). */
+static void release_idle(nidus_window *w)
+{
+    for (uint32_t k = w->ngrown; k >= 1; k--)
+        if (!nidus_window_live_entries(w->grown[k - 1]))
+            nidus_window_detach(w, k);
+}
+
+/* begin_write on every table of the filter (their clocks move together), then the idle grown tables released. */
+static unsigned begin_write_all(nidus_window *w, uint64_t now)
+{
+    unsigned s = begin_write(w, now);
+    if (w->ngrown) {
+        for (uint32_t k = 0; k < w->ngrown; k++)
+            begin_write(w->grown[k], now);
+        release_idle(w);
+    }
+    return s;
+}
+
 /* ---- adds ---- */
 
 typedef struct kick {
@@ -326,17 +346,55 @@ static nidus_status insert(nidus_window *w, uint64_t i, uint32_t v)
 /* Writes are refused on views and while chunks are loading. */
 static inline bool writable(const nidus_window *w) { return !w->read_only && !w->loader; }
 
+/* Inserts the key's value of age s into table t. */
+static nidus_status insert_hash(nidus_window *t, uint64_t hash, unsigned s)
+{
+    uint64_t i;
+    uint32_t fp;
+    locate(t, hash, &i, &fp);
+    return insert(t, i, value_of(t, fp, s));
+}
+
+/* Makes a table one level past the newest and puts it last. */
+static nidus_status grow(nidus_window *w)
+{
+    if (1 + w->ngrown >= NIDUS_WINDOW_MAX_TABLES)
+        return NIDUS_ERR_LIMIT_TABLES;
+    nidus_window *g;
+    nidus_status st = nidus_window_level_new(w, nidus_window_table_at(w, w->ngrown)->level + 1, &g);
+    if (st)
+        return st;
+    if ((st = nidus_window_attach(w, g)))
+        nidus_window_free(g);
+    return st;
+}
+
+/* An add of age s after begin_write_all: into the oldest table holding fewer live entries than it is sized for
+ * (the newest when none is), else the next ones in turn, else a new table when the filter grows. */
+static nidus_status add_value(nidus_window *w, uint64_t hash, unsigned s)
+{
+    uint32_t n = 1 + w->ngrown, k = 0;
+    if (n == 1 && !w->expansion)
+        return insert_hash(w, hash, s);
+    while (k + 1 < n && nidus_window_live_entries(nidus_window_table_at(w, k)) >=
+                            nidus_window_sized_entries(nidus_window_table_at(w, k)))
+        k++;
+    for (; k < n; k++) {
+        nidus_status st = insert_hash(nidus_window_table_at(w, k), hash, s);
+        if (st != NIDUS_ERR_FULL || !w->expansion)
+            return st;
+    }
+    nidus_status st = grow(w);
+    return st ? st : insert_hash(w->grown[w->ngrown - 1], hash, s);
+}
+
 nidus_status nidus_window_add_hash(nidus_window *w, uint64_t hash, uint64_t now)
 {
     if (!w)
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (!writable(w))
         return NIDUS_ERR_READ_ONLY;
-    unsigned s = begin_write(w, now);
-    uint64_t i;
-    uint32_t fp;
-    locate(w, hash, &i, &fp);
-    return insert(w, i, value_of(w, fp, s));
+    return add_value(w, hash, begin_write_all(w, now));
 }
 
 nidus_status nidus_window_add(nidus_window *w, const void *key, size_t len, uint64_t now)
@@ -357,49 +415,100 @@ static unsigned oldest_live(const nidus_window *w, uint64_t i, uint32_t fp)
     return NIDUS_WINDOW_AGES;
 }
 
+/* The table (index) holding the oldest live copy of the key, and that copy's age value in `*age`; UINT32_MAX
+ * when no table holds a live copy. Every table's clock is the same after begin_write_all, so ages compare. */
+static uint32_t oldest_table(const nidus_window *w, uint64_t hash, unsigned *age)
+{
+    uint32_t best = UINT32_MAX;
+    unsigned oldest = 0;
+    for (uint32_t k = 0; k <= w->ngrown; k++) {
+        const nidus_window *t = nidus_window_table_at(w, k);
+        uint64_t i;
+        uint32_t fp;
+        locate(t, hash, &i, &fp);
+        unsigned s = oldest_live(t, i, fp);
+        if (s == NIDUS_WINDOW_AGES)
+            continue;
+        unsigned r = nidus_window_rel_age(t->latest, s);
+        if (best == UINT32_MAX || r > oldest) {
+            best = k;
+            oldest = r;
+            *age = s;
+        }
+    }
+    return best;
+}
+
+/* Refreshes the live copy of age `old` of the key in table w to age s: NIDUS_ERR_FULL (nothing changed) when the
+ * new copy found no room in w. */
+static nidus_status refresh(nidus_window *w, uint64_t hash, unsigned old, unsigned s)
+{
+    uint64_t i;
+    uint32_t fp;
+    locate(w, hash, &i, &fp);
+    nidus_table *t = &w->table;
+    uint32_t v = value_of(w, fp, s), o = value_of(w, fp, old);
+    uint64_t j = nidus_table_alt(t, i, o), lower = i < j ? i : j;
+    if (t->overflow.used && nidus_overflow_get(&t->overflow, lower, o)) {
+        /* a copy counted on the side (a duplicate beside the pair's share, or a stash entry): the new copy is
+         * added first, then one old copy removed as a remove does it (the side's first, so the pair's slots
+         * keep their share; a slot's refilled from the stash), and a failed add changes no copy */
+        nidus_status st = insert(w, i, v);
+        if (st)
+            return st;
+        nidus_table_remove(t, i, o); /* live, so the add's sweep left every copy of it */
+        w->per_age[old]--;
+        return NIDUS_OK;
+    }
+    /* in a slot of the pair, with no copy on the side: the new age takes its place in the pair (in the
+     * emptier bucket, so x may keep a free slot, which a stash entry of another pair through x then takes) */
+    uint64_t x = nidus_table_take(t, i, o) ? i : nidus_table_take(t, j, o) ? j : UINT64_MAX;
+    if (x == UINT64_MAX)
+        return NIDUS_ERR_FULL; /* not reached: oldest_live found the copy in the pair */
+    nidus_table_place_free(t, x, v);
+    nidus_table_stash_refill(t, x);
+    w->per_age[old]--;
+    w->per_age[s]++;
+    return NIDUS_OK;
+}
+
 nidus_status nidus_window_add_unique(nidus_window *w, const void *key, size_t len, uint64_t now, bool *added)
 {
     if (!w || (!key && len))
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (!writable(w))
         return NIDUS_ERR_READ_ONLY;
-    unsigned s = begin_write(w, now);
-    uint64_t i;
-    uint32_t fp;
-    locate(w, nidus_hash(key, len, w->seed), &i, &fp);
-    nidus_table *t = &w->table;
-    uint32_t v = value_of(w, fp, s);
+    unsigned s = begin_write_all(w, now);
+    uint64_t hash = nidus_hash(key, len, w->seed);
     if (added)
         *added = false;
-    if (nidus_table_count(t, i, v))
-        return NIDUS_OK;
-    unsigned old = oldest_live(w, i, fp);
-    if (old < NIDUS_WINDOW_AGES) { /* refresh: one copy of the oldest age fewer, one of the new age more */
-        uint32_t o = value_of(w, fp, old);
-        uint64_t j = nidus_table_alt(t, i, o), lower = i < j ? i : j;
-        if (t->overflow.used && nidus_overflow_get(&t->overflow, lower, o)) {
-            /* a copy counted on the side (a duplicate beside the pair's share, or a stash entry): the new copy is
-             * added first, then one old copy removed as a remove does it (the side's first, so the pair's slots
-             * keep their share; a slot's refilled from the stash), and a failed add changes no copy */
-            nidus_status st = insert(w, i, v);
-            if (st)
-                return st;
-            nidus_table_remove(t, i, o); /* live, so the add's sweep left every copy of it */
-            w->per_age[old]--;
+    for (uint32_t k = 0; k <= w->ngrown; k++) { /* a copy of this epoch's age: nothing to renew */
+        const nidus_window *t = nidus_window_table_at(w, k);
+        uint64_t i;
+        uint32_t fp;
+        locate(t, hash, &i, &fp);
+        if (nidus_table_count(&t->table, i, value_of(t, fp, s)))
             return NIDUS_OK;
-        }
-        /* in a slot of the pair, with no copy on the side: the new age takes its place in the pair (in the
-         * emptier bucket, so x may keep a free slot, which a stash entry of another pair through x then takes) */
-        uint64_t x = nidus_table_take(t, i, o) ? i : nidus_table_take(t, j, o) ? j : UINT64_MAX;
-        if (x != UINT64_MAX) {
-            nidus_table_place_free(t, x, v);
-            nidus_table_stash_refill(t, x);
-            w->per_age[old]--;
-            w->per_age[s]++;
-            return NIDUS_OK;
-        }
     }
-    nidus_status st = insert(w, i, v);
+    unsigned old = 0;
+    uint32_t k = oldest_table(w, hash, &old);
+    if (k != UINT32_MAX) { /* refresh: one copy of the oldest age fewer, one of the new age more */
+        nidus_window *t = nidus_window_table_at(w, k);
+        nidus_status st = refresh(t, hash, old, s);
+        if (st != NIDUS_ERR_FULL)
+            return st;
+        /* its table has no room for the new age beside the old: the new copy goes where an add's would, then
+         * the old one is removed (a failed add changes no copy) */
+        if ((st = add_value(w, hash, s)))
+            return st;
+        uint64_t i;
+        uint32_t fp;
+        locate(t, hash, &i, &fp);
+        nidus_table_remove(&t->table, i, value_of(t, fp, old));
+        t->per_age[old]--;
+        return NIDUS_OK;
+    }
+    nidus_status st = add_value(w, hash, s);
     if (!st && added)
         *added = true;
     return st;
@@ -423,15 +532,35 @@ bool nidus_window_contains_general(const nidus_window *w, uint64_t hash, uint64_
            overflow_matches(w, i, j, fp, mask) != 0;
 }
 
-/* Lookups go by the filter's kernel byte (window_kernels.h): a plain cuckoo lookup of the two buckets with one
- * age test on a match, no division, whatever W. */
+/* One table's lookup, the kernel every lookup of a windowed filter calls for each of its tables: by the table's
+ * kernel byte (window_kernels.h), a plain cuckoo lookup of the two buckets with one age test on a match, no
+ * division, whatever W. */
+static inline __attribute__((always_inline)) bool table_contains(const nidus_window *w, uint64_t hash,
+                                                                   uint64_t now)
+{
+    unsigned k = w->kernel;
+    NIDUS_WKERNEL_DISPATCH(k, hash, w, hash, now)
+    return nidus_window_contains_general(w, hash, now);
+}
+
+/* The grown tables' lookups, off the one-table path. */
+__attribute__((noinline)) static bool grown_contains(const nidus_window *w, uint64_t hash, uint64_t now)
+{
+    if (w->loader)
+        return false;
+    for (uint32_t k = 0; k < w->ngrown; k++)
+        if (table_contains(w->grown[k], hash, now))
+            return true;
+    return false;
+}
+
 bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t now)
 {
     if (!w)
         return false;
-    unsigned k = w->kernel;
-    NIDUS_WKERNEL_DISPATCH(k, hash, w, hash, now)
-    return nidus_window_contains_general(w, hash, now);
+    if (table_contains(w, hash, now))
+        return true;
+    return __builtin_expect(w->ngrown != 0, 0) && grown_contains(w, hash, now);
 }
 
 /* A key's lookup through its hash: out of line, so that an 8-byte key's path needs no stack frame. */
@@ -444,17 +573,24 @@ bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, u
 {
     if (!w || (!key && len))
         return false;
-    if (len == 8) { /* the common key: XXH3's 8-byte branch with the seed's part precomputed, in the kernel */
+    if (len == 8 && __builtin_expect(!w->ngrown, 1)) { /* the common key: XXH3's 8-byte branch with the seed's
+                                                        * part precomputed, in the kernel (grown: every table) */
         unsigned k = w->kernel;
         NIDUS_WKERNEL_DISPATCH(k, key8, w, key, now)
     }
     return contains_hashed(w, key, len, now);
 }
 
-/* Batched lookups by hashes[] or by keys[] and lens[]: the kernel's blocks, else one by one. */
+/* Batched lookups by hashes[] or by keys[] and lens[]: the kernel's blocks, else one by one; a grown filter's
+ * other tables after the first's, for the keys it did not hold. */
 static void contains_many(const nidus_window *w, const uint64_t *hashes, const void *const *keys,
                           const size_t *lens, size_t n, uint64_t now, bool *out)
 {
+    if (__builtin_expect(w->ngrown != 0, 0)) {
+        for (size_t k = 0; k < n; k++)
+            out[k] = nidus_window_contains_hash(w, hashes ? hashes[k] : nidus_hash(keys[k], lens[k], w->seed), now);
+        return;
+    }
     if (w->kernel && nidus_window_kernel_serves(w, now)) {
 #if NIDUS_HAVE_ISA_V3
         if (w->kernel & NIDUS_ISA_V3) {
@@ -505,10 +641,9 @@ uint64_t nidus_window_count(const nidus_window *w, const void *key, size_t len, 
     return nidus_window_count_hash(w, nidus_hash(key, len, w->seed), now);
 }
 
-uint64_t nidus_window_count_hash(const nidus_window *w, uint64_t hash, uint64_t now)
+/* Live copies of the key in one table. */
+static uint64_t table_count(const nidus_window *w, uint64_t hash, uint64_t now)
 {
-    if (!w)
-        return 0;
     unsigned mask = nidus_window_mask_at(w, now); /* 0 while loading */
     if (!mask)
         return 0;
@@ -519,6 +654,16 @@ uint64_t nidus_window_count_hash(const nidus_window *w, uint64_t hash, uint64_t 
     uint64_t n = bucket_matches(w, i, fp, mask, true) + overflow_matches(w, i, j, fp, mask);
     if (j != i)
         n += bucket_matches(w, j, fp, mask, true);
+    return n;
+}
+
+uint64_t nidus_window_count_hash(const nidus_window *w, uint64_t hash, uint64_t now)
+{
+    if (!w || (w->ngrown && w->loader))
+        return 0;
+    uint64_t n = 0;
+    for (uint32_t k = 0; k <= w->ngrown; k++)
+        n += table_count(nidus_window_table_at(w, k), hash, now);
     return n;
 }
 
@@ -535,19 +680,26 @@ nidus_status nidus_window_remove_hash(nidus_window *w, uint64_t hash, uint64_t n
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (!writable(w))
         return NIDUS_ERR_READ_ONLY;
-    begin_write(w, now);
+    begin_write_all(w, now);
+    unsigned s = 0;
+    uint32_t k = oldest_table(w, hash, &s);
+    if (k == UINT32_MAX)
+        return NIDUS_ERR_NOT_FOUND;
+    nidus_window *t = nidus_window_table_at(w, k);
     uint64_t i;
     uint32_t fp;
-    locate(w, hash, &i, &fp);
-    unsigned s = oldest_live(w, i, fp);
-    if (s == NIDUS_WINDOW_AGES || !nidus_table_remove(&w->table, i, value_of(w, fp, s)))
+    locate(t, hash, &i, &fp);
+    if (!nidus_table_remove(&t->table, i, value_of(t, fp, s)))
         return NIDUS_ERR_NOT_FOUND;
-    w->per_age[s]--;
+    t->per_age[s]--;
+    if (k && !nidus_window_live_entries(t))
+        nidus_window_detach(w, k); /* its last live item gone */
     return NIDUS_OK;
 }
 
-/* nidus_window_advance's steps on a filter written before; the caller sets the lookups' shortcut after. */
-static void advance(nidus_window *w, uint64_t now, uint64_t max_buckets, bool *done)
+/* nidus_window_advance's steps on a table written before; the caller sets the lookups' shortcut after. Returns
+ * the buckets it swept. */
+static uint64_t advance(nidus_window *w, uint64_t now, uint64_t max_buckets, bool *done)
 {
     uint64_t e = nidus_window_reading_epoch(w, now);
     uint64_t tick = now > w->latest_tick ? now : w->latest_tick;
@@ -555,24 +707,27 @@ static void advance(nidus_window *w, uint64_t now, uint64_t max_buckets, bool *d
         clear_all(w);
         w->latest = e;
         w->latest_tick = tick;
-        return;
+        return 0;
     }
     accrue(w, tick);
+    uint64_t n = 0;
     if (ages_reused(w, e)) { /* sweeps toward the whole pass a write would make, and stays in the latest write's
                               * epoch; readers read at e already (reading_epoch) */
-        uint64_t n = max_buckets < w->table.shape.buckets ? max_buckets : w->table.shape.buckets;
+        n = max_buckets < w->table.shape.buckets ? max_buckets : w->table.shape.buckets;
         sweep(w, n, e);
         w->owed = n >= w->owed ? 0 : w->owed - n;
         if (ages_reused(w, e)) {
             if (done)
                 *done = false;
-            return;
+            return n;
         }
     }
+    uint64_t paid = max_buckets < w->owed ? max_buckets : w->owed;
     pay(w, max_buckets, e);
     w->latest = e;
     if (done)
         *done = w->owed == 0;
+    return n + paid;
 }
 
 nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_buckets, bool *done)
@@ -585,8 +740,16 @@ nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint64_t max_bu
         *done = true;
     if (!w->written)
         return NIDUS_OK;
-    advance(w, now, max_buckets, done);
+    uint64_t swept = advance(w, now, max_buckets, done);
     nidus_window_clock_changed(w);
+    for (uint32_t k = 0; k < w->ngrown; k++) { /* the budget's rest, table by table; every clock moves */
+        bool d = true;
+        swept += advance(w->grown[k], now, swept < max_buckets ? max_buckets - swept : 0, &d);
+        nidus_window_clock_changed(w->grown[k]);
+        if (done && !d)
+            *done = false;
+    }
+    release_idle(w);
     return NIDUS_OK;
 }
 
@@ -606,22 +769,24 @@ size_t nidus_window_merge_difference(const nidus_window *dst, const nidus_window
         what = "fingerprint bits", a = src->f, b = dst->f;
     else if (src->seed != dst->seed)
         what = "seed", a = src->seed, b = dst->seed;
+    else if (src->expansion != dst->expansion)
+        what = "expansion", a = src->expansion, b = dst->expansion;
     int n = what ? snprintf(buf, cap, "%s %llu, not %llu", what, (unsigned long long)a, (unsigned long long)b) : 0;
     if (!what && cap)
         buf[0] = '\0';
     return n > 0 ? (size_t)n : 0;
 }
 
-/* Adds `count` copies of value v, found in src's bucket x, to w: one by one while the pair has room for them in
- * its slots, the rest to the duplicate map at once. */
-static nidus_status merge_copies(nidus_window *w, uint64_t x, uint32_t v, uint64_t count)
+/* Adds `*left` copies of value v, found in src's bucket x, to table w: one by one while the pair has room for
+ * them in its slots, the rest to the duplicate map at once. `*left` counts down the copies still to add. */
+static nidus_status merge_copies(nidus_window *w, uint64_t x, uint32_t v, uint64_t *left)
 {
     nidus_table *t = &w->table;
     unsigned s = v >> w->f;
     uint64_t j = nidus_table_alt(t, x, v), lower = x < j ? x : j;
-    for (uint64_t k = 0; k < count; k++) {
+    while (*left) {
         if (pair_copies(w, x, j, v) >= t->shape.bucket_size && t->overflow.used) {
-            uint64_t have = nidus_overflow_get(&t->overflow, lower, v), rest = count - k;
+            uint64_t have = nidus_overflow_get(&t->overflow, lower, v), rest = *left;
             if (have && (have > UINT64_MAX - rest || nidus_window_entries(w) > UINT64_MAX - rest))
                 return NIDUS_ERR_FULL;
             if (have) { /* the map already counts v's copies beside the pair: the rest join them */
@@ -630,12 +795,14 @@ static nidus_status merge_copies(nidus_window *w, uint64_t x, uint32_t v, uint64
                     return st;
                 nidus_table_overflow_changed(t);
                 w->per_age[s] += rest;
+                *left = 0;
                 return NIDUS_OK;
             }
         }
         nidus_status st = insert(w, x, v);
         if (st)
             return st;
+        --*left;
     }
     return NIDUS_OK;
 }
@@ -647,8 +814,52 @@ static inline bool src_live(const nidus_window *src, uint32_t v, uint64_t e)
     return e - epoch < NIDUS_WINDOW_LIVE_EPOCHS;
 }
 
-/* Every live entry of src added to w, at w's latest epoch (which is at least src's). */
-static nidus_status merge_into(nidus_window *w, const nidus_window *src)
+/* The tables of a merge's destination found full, skipped by later entries of their level. */
+typedef struct merge_full {
+    const nidus_window *t[NIDUS_WINDOW_MAX_TABLES];
+    unsigned n;
+} merge_full;
+
+static bool found_full(const merge_full *m, const nidus_window *t)
+{
+    for (unsigned k = 0; k < m->n; k++)
+        if (m->t[k] == t)
+            return true;
+    return false;
+}
+
+/* Adds `count` copies of value v (in bucket x of a source table of `level`) to filter w: into its tables of that
+ * level in turn (those of the same shape), then, when w grows, into a new sibling table of that level. */
+static nidus_status merge_entry(nidus_window *w, unsigned level, uint64_t x, uint32_t v, uint64_t count,
+                                merge_full *full)
+{
+    uint64_t left = count;
+    for (uint32_t k = 0; k <= w->ngrown; k++) {
+        nidus_window *t = nidus_window_table_at(w, k);
+        if (t->level != level || found_full(full, t))
+            continue;
+        nidus_status st = merge_copies(t, x, v, &left);
+        if (st != NIDUS_ERR_FULL)
+            return st;
+        full->t[full->n++] = t; /* at most one entry per table: a table found full is skipped after */
+    }
+    if (!w->expansion)
+        return NIDUS_ERR_FULL;
+    if (1 + w->ngrown >= NIDUS_WINDOW_MAX_TABLES)
+        return NIDUS_ERR_LIMIT_TABLES;
+    nidus_window *g;
+    nidus_status st = nidus_window_level_new(w, level, &g);
+    if (st)
+        return st;
+    if ((st = nidus_window_attach(w, g))) {
+        nidus_window_free(g);
+        return st;
+    }
+    return merge_copies(g, x, v, &left);
+}
+
+/* Every live entry of table src added to filter w, at w's latest epoch (which is at least src's). */
+static nidus_status merge_into(nidus_window *w, const nidus_window *src, merge_full *full)
 {
     const nidus_table *t = &src->table;
     uint64_t e = w->latest;
@@ -658,12 +869,12 @@ static nidus_status merge_into(nidus_window *w, const nidus_window *src)
         nidus_table_read_bucket(t, x, vals);
         for (unsigned k = 0; k < t->shape.bucket_size && !st; k++)
             if (vals[k] && src_live(src, vals[k], e))
-                st = merge_copies(w, x, vals[k], 1);
+                st = merge_entry(w, src->level, x, vals[k], 1, full);
     }
     for (uint32_t k = 0; !st && t->overflow.used && k < t->overflow.capacity; k++) {
         const nidus_overflow_entry *en = &t->overflow.entries[k];
         if (en->count && src_live(src, en->fingerprint, e))
-            st = merge_copies(w, en->bucket, en->fingerprint, en->count);
+            st = merge_entry(w, src->level, en->bucket, en->fingerprint, en->count, full);
     }
     return st;
 }
@@ -694,8 +905,11 @@ nidus_status nidus_window_merge(nidus_window *dst, const nidus_window *src)
     if (st)
         return st == NIDUS_ERR_NO_MEMORY ? st : NIDUS_ERR_CORRUPT;
     uint64_t now = src->latest_tick > c->latest_tick ? src->latest_tick : c->latest_tick;
-    begin_write(c, now); /* now is at least src's latest write: src's live entries are live at or before it */
-    if (!(st = merge_into(c, src))) {
+    begin_write_all(c, now); /* now is at least src's latest write: src's live entries are live at or before it */
+    merge_full full = {.n = 0};
+    for (uint32_t k = 0; !st && k <= src->ngrown; k++) /* each table into c's of its level, made if need be */
+        st = merge_into(c, nidus_window_table_at(src, k), &full);
+    if (!st) {
         nidus_window tmp = *dst;
         *dst = *c;
         *c = tmp;

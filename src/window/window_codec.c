@@ -9,8 +9,14 @@
  *               bucket u64 | value u32 | count u64, ordered by (bucket, value): not the map's slot order, which
  *               depends on the order of the adds and on the map's size, so equal filters encode equally and a
  *               decoded filter re-encodes to the same bytes
- * A decoder re-derives everything else (the shape's offset bits and reach, g, the per-age counts) and checks
- * every field against what a filter could have written. Files are this encoding framed with block checksums
+ * A filter with an expansion (grown or not) is written as NIDUS_FORMAT_VERSION_WINDOW_GROWN: the meta above, then
+ *               expansion u32 | grown tables u8, then for each grown table, in order of level (a merge's
+ *               siblings of a level, level 0 included, in the order they were made):
+ *               level u8 | capacity u64 | buckets u64 | f u8 | written u8 | latest u64 | latest_tick u64 |
+ *               cursor u64 | owed u64 | credit u64 | overflow entries u32
+ *     segments: each table's slots and overflow entries as above, the first table's, then the grown ones'
+ * A decoder re-derives everything else (the shape's offset bits and reach, g, the per-age counts, a grown table's
+ * capacity and shape from its level) and checks every field against what a filter could have written. Files are this encoding framed with block checksums
  * (file_io.h); chunks cut it as every kind's are (codec.h), the segments being the table's slots and the
  * sorted overflow entries. */
 #include <stdlib.h>
@@ -26,8 +32,22 @@
 
 enum { META_BYTES = 8 * 4 + 1 + 1 + 2 + 1 + 8 * 5 + 4, OVERFLOW_ENTRY_BYTES = 8 + 4 + 8 };
 enum { PREFIX_BYTES = NIDUS_CODEC_PREFIX_FIXED + META_BYTES };
+enum { GROWTH_BYTES = 4 + 1, GROWN_META_BYTES = 1 + 8 + 8 + 1 + 1 + 8 * 5 + 4 };
+enum { MAX_GROWN = NIDUS_WINDOW_MAX_TABLES - 1, MAX_SEGMENTS = 2 * NIDUS_WINDOW_MAX_TABLES };
 
 static uint64_t table_bytes(const nidus_window *w) { return nidus_table_shape_bytes(&w->table.shape); }
+
+/* The prefix and meta's bytes: the grown tables' metas after the first's for a filter with an expansion. */
+static size_t prefix_bytes(const nidus_window *w)
+{
+    return PREFIX_BYTES + (w->expansion ? GROWTH_BYTES + (size_t)w->ngrown * GROWN_META_BYTES : 0);
+}
+
+/* A table's overflow entries: the map's, or while loading, the pending ones. */
+static uint32_t entry_count(const nidus_window *t, const nidus_window *w)
+{
+    return w->loader ? t->pending_entries : t->table.overflow.used;
+}
 
 /* Orders serialised overflow entries by (bucket, value): little-endian fields, so compare the values. */
 static int entry_order(const void *a, const void *b)
@@ -44,16 +64,32 @@ uint64_t nidus_window_encoded_size(const nidus_window *w)
 {
     if (!w)
         return 0;
-    uint32_t entries = w->loader ? w->pending_entries : w->table.overflow.used;
-    return PREFIX_BYTES + table_bytes(w) + (uint64_t)entries * OVERFLOW_ENTRY_BYTES + NIDUS_CODEC_CHECKSUM_BYTES;
+    uint64_t n = prefix_bytes(w) + NIDUS_CODEC_CHECKSUM_BYTES;
+    for (uint32_t k = 0; k <= w->ngrown; k++) {
+        const nidus_window *t = nidus_window_table_at(w, k);
+        n += table_bytes(t) + (uint64_t)entry_count(t, w) * OVERFLOW_ENTRY_BYTES;
+    }
+    return n;
 }
 
-/* The prefix and meta (PREFIX_BYTES) of an encoding of `total` bytes. */
+/* A table's clock and sweep. */
+static void put_clock(nidus_writer *wr, const nidus_window *t)
+{
+    nidus_put_u8(wr, t->written);
+    nidus_put_u64(wr, t->latest);
+    nidus_put_u64(wr, t->latest_tick);
+    nidus_put_u64(wr, t->cursor);
+    nidus_put_u64(wr, t->owed);
+    nidus_put_u64(wr, t->credit);
+}
+
+/* The prefix and meta (prefix_bytes) of an encoding of `total` bytes. */
 static void put_prefix(const nidus_window *w, uint8_t *out, uint64_t total)
 {
     const nidus_table *t = &w->table;
     nidus_writer wr = {out};
-    nidus_codec_put_prefix(&wr, NIDUS_FORMAT_VERSION, NIDUS_KIND_WINDOW, total, META_BYTES);
+    nidus_codec_put_prefix(&wr, w->expansion ? NIDUS_FORMAT_VERSION_WINDOW_GROWN : NIDUS_FORMAT_VERSION,
+                           NIDUS_KIND_WINDOW, total, (uint32_t)(prefix_bytes(w) - NIDUS_CODEC_PREFIX_FIXED));
     nidus_put_u64(&wr, w->capacity);
     nidus_put_u64(&wr, w->window);
     nidus_put_u64(&wr, w->seed);
@@ -62,13 +98,21 @@ static void put_prefix(const nidus_window *w, uint8_t *out, uint64_t total)
     nidus_put_u8(&wr, w->f);
     nidus_put_u8(&wr, w->max_kicks & 0xff);
     nidus_put_u8(&wr, w->max_kicks >> 8);
-    nidus_put_u8(&wr, w->written);
-    nidus_put_u64(&wr, w->latest);
-    nidus_put_u64(&wr, w->latest_tick);
-    nidus_put_u64(&wr, w->cursor);
-    nidus_put_u64(&wr, w->owed);
-    nidus_put_u64(&wr, w->credit);
-    nidus_put_u32(&wr, t->overflow.used);
+    put_clock(&wr, w);
+    nidus_put_u32(&wr, entry_count(w, w));
+    if (!w->expansion)
+        return;
+    nidus_put_u32(&wr, w->expansion);
+    nidus_put_u8(&wr, (uint8_t)w->ngrown);
+    for (uint32_t k = 0; k < w->ngrown; k++) {
+        const nidus_window *g = w->grown[k];
+        nidus_put_u8(&wr, (uint8_t)g->level);
+        nidus_put_u64(&wr, g->capacity);
+        nidus_put_u64(&wr, g->table.shape.buckets);
+        nidus_put_u8(&wr, (uint8_t)g->f);
+        put_clock(&wr, g);
+        nidus_put_u32(&wr, entry_count(g, w));
+    }
 }
 
 /* The overflow entries as the encoding orders them, into `out` (used * OVERFLOW_ENTRY_BYTES bytes). */
@@ -96,10 +140,15 @@ nidus_status nidus_window_encode(const nidus_window *w, void *buf, size_t cap, s
     uint64_t total = nidus_window_encoded_size(w);
     if (cap < total)
         return NIDUS_ERR_TOO_LARGE;
-    uint8_t *out = buf;
+    uint8_t *out = buf, *at = out + prefix_bytes(w);
     put_prefix(w, out, total);
-    memcpy(out + PREFIX_BYTES, w->table.data, (size_t)table_bytes(w));
-    put_entries(w, out + PREFIX_BYTES + table_bytes(w));
+    for (uint32_t k = 0; k <= w->ngrown; k++) {
+        const nidus_window *t = nidus_window_table_at(w, k);
+        memcpy(at, t->table.data, (size_t)table_bytes(t));
+        at += table_bytes(t);
+        put_entries(t, at);
+        at += (size_t)t->table.overflow.used * OVERFLOW_ENTRY_BYTES;
+    }
     uint64_t sum = nidus_codec_checksum(out, (size_t)(total - NIDUS_CODEC_CHECKSUM_BYTES), NULL, 0);
     nidus_writer wr = {out + total - NIDUS_CODEC_CHECKSUM_BYTES};
     nidus_put_u64(&wr, sum);
@@ -138,69 +187,155 @@ static nidus_status recount(nidus_window *w)
     return NIDUS_OK;
 }
 
-/* The meta's fields, checked against what a filter could have written. */
-typedef struct window_meta {
-    uint64_t capacity, window, seed, latest, latest_tick, cursor, owed, credit;
+/* A table's meta fields, checked against what a filter could have written. */
+typedef struct table_meta {
+    uint64_t capacity, latest, latest_tick, cursor, owed, credit;
     nidus_table_shape shape;
-    unsigned kicks, written;
+    unsigned written, level;
     uint32_t overflow;
+} table_meta;
+
+/* The meta's fields: the first table's and the filter's, then the grown tables'. */
+typedef struct window_meta {
+    uint64_t window, seed;
+    unsigned kicks, expansion, ngrown;
+    table_meta t[NIDUS_WINDOW_MAX_TABLES];
 } window_meta;
 
-static nidus_status read_meta(nidus_reader *r, window_meta *m)
+/* A table's clock and sweep against its shape and g: the sweep's clock may be a few epochs past the latest
+ * write's (an advance that still owed a pass stayed in the latest write's epoch). */
+static bool clock_ok(const table_meta *t, uint64_t g)
 {
-    if (r->left != META_BYTES)
+    uint64_t buckets = t->shape.buckets;
+    return t->written <= 1 && t->cursor < buckets && t->owed <= buckets && t->credit < g &&
+           (t->written ? t->latest <= t->latest_tick / g && t->latest_tick / g - t->latest < NIDUS_WINDOW_LIVE_EPOCHS
+                       : !t->latest && !t->latest_tick && !t->cursor && !t->owed && !t->credit);
+}
+
+static void read_clock(nidus_reader *r, table_meta *t)
+{
+    t->written = nidus_get_u8(r);
+    t->latest = nidus_get_u64(r);
+    t->latest_tick = nidus_get_u64(r);
+    t->cursor = nidus_get_u64(r);
+    t->owed = nidus_get_u64(r);
+    t->credit = nidus_get_u64(r);
+}
+
+/* The grown tables' metas (version 11), each checked against the shape its level gives. */
+static nidus_status read_growth(nidus_reader *r, window_meta *m)
+{
+    const table_meta *first = &m->t[0];
+    if (r->left < GROWTH_BYTES)
         return NIDUS_ERR_CORRUPT;
-    m->capacity = nidus_get_u64(r);
+    m->expansion = nidus_get_u32(r);
+    m->ngrown = nidus_get_u8(r);
+    if (m->expansion < 1 || m->expansion > NIDUS_WINDOW_MAX_EXPANSION || m->ngrown > MAX_GROWN ||
+        r->left != (size_t)m->ngrown * GROWN_META_BYTES || (m->ngrown && !first->written))
+        return NIDUS_ERR_CORRUPT;
+    nidus_window_base base = {.capacity = first->capacity, .window = m->window, .buckets = first->shape.buckets,
+                              .bucket_size = first->shape.bucket_size, .f = first->shape.offset_bits,
+                              .max_kicks = m->kicks, .expansion = m->expansion};
+    uint64_t g = nidus_window_epoch_ticks(m->window);
+    for (unsigned k = 1; k <= m->ngrown; k++) {
+        table_meta *t = &m->t[k];
+        t->level = nidus_get_u8(r);
+        t->capacity = nidus_get_u64(r);
+        uint64_t buckets = nidus_get_u64(r), capacity;
+        unsigned f = nidus_get_u8(r);
+        read_clock(r, t);
+        t->overflow = nidus_get_u32(r);
+        if (r->bad || t->level < m->t[k - 1].level ||
+            nidus_window_level_shape(&base, t->level, &capacity, &t->shape) || capacity != t->capacity ||
+            buckets != t->shape.buckets || f != t->shape.offset_bits || !t->written || !clock_ok(t, g) ||
+            t->latest_tick != first->latest_tick)
+            return NIDUS_ERR_CORRUPT; /* every table's clock moves with the first's */
+    }
+    return NIDUS_OK;
+}
+
+static nidus_status read_meta(nidus_reader *r, unsigned version, window_meta *m)
+{
+    table_meta *t = &m->t[0];
+    memset(m, 0, sizeof *m);
+    if (version == NIDUS_FORMAT_VERSION ? r->left != META_BYTES : r->left < META_BYTES)
+        return NIDUS_ERR_CORRUPT;
+    t->capacity = nidus_get_u64(r);
     m->window = nidus_get_u64(r);
     m->seed = nidus_get_u64(r);
     uint64_t buckets = nidus_get_u64(r);
     unsigned b = nidus_get_u8(r), f = nidus_get_u8(r);
     m->kicks = nidus_get_u8(r);
     m->kicks |= nidus_get_u8(r) << 8;
-    m->written = nidus_get_u8(r);
-    m->latest = nidus_get_u64(r);
-    m->latest_tick = nidus_get_u64(r);
-    m->cursor = nidus_get_u64(r);
-    m->owed = nidus_get_u64(r);
-    m->credit = nidus_get_u64(r);
-    m->overflow = nidus_get_u32(r);
-    if (r->bad || m->capacity < 1 || m->window < 1 || m->window > NIDUS_WINDOW_MAX_TICKS || m->written > 1 ||
+    read_clock(r, t);
+    t->overflow = nidus_get_u32(r);
+    if (r->bad || t->capacity < 1 || m->window < 1 || m->window > NIDUS_WINDOW_MAX_TICKS || t->written > 1 ||
         m->kicks < 1 || f < NIDUS_CUCKOO_MIN_FINGERPRINT_BITS || f > 32 - NIDUS_WINDOW_AGE_BITS)
         return NIDUS_ERR_CORRUPT;
-    m->shape = nidus_window_shape(buckets, b, f);
-    if (nidus_table_check_shape(&m->shape) != NIDUS_OK)
+    t->shape = nidus_window_shape(buckets, b, f);
+    if (nidus_table_check_shape(&t->shape) != NIDUS_OK || !clock_ok(t, nidus_window_epoch_ticks(m->window)))
         return NIDUS_ERR_CORRUPT;
-    uint64_t g = nidus_window_epoch_ticks(m->window);
-    /* the sweep's clock may be a few epochs past the latest write's: an advance that still owed a pass stayed in
-     * the latest write's epoch */
-    if (m->cursor >= buckets || m->owed > buckets || m->credit >= g ||
-        (m->written ? m->latest > m->latest_tick / g || m->latest_tick / g - m->latest >= NIDUS_WINDOW_LIVE_EPOCHS
-                    : m->latest || m->latest_tick || m->cursor || m->owed || m->credit))
-        return NIDUS_ERR_CORRUPT;
-    return NIDUS_OK;
+    return version == NIDUS_FORMAT_VERSION ? NIDUS_OK : read_growth(r, m);
 }
 
-/* An empty filter of the meta's shape and state (table owned, or borrowed from `borrow`). */
+/* The bytes of the tables' slots and overflow entries the meta announces, or UINT64_MAX past `limit` (summed
+ * without wrapping: each term is checked against what is left of the limit first). */
+static uint64_t body_bytes(const window_meta *m, uint64_t limit)
+{
+    uint64_t n = 0;
+    for (unsigned k = 0; k <= m->ngrown; k++) {
+        uint64_t t = nidus_table_shape_bytes(&m->t[k].shape), e = (uint64_t)m->t[k].overflow * OVERFLOW_ENTRY_BYTES;
+        if (t > limit - n || e > limit - n - t)
+            return UINT64_MAX;
+        n += t + e;
+    }
+    return n;
+}
+
+/* A table's clock and sweep from its meta. */
+static void set_clock(nidus_window *w, const table_meta *t)
+{
+    w->capacity = t->capacity;
+    w->level = t->level;
+    w->written = t->written;
+    w->latest = t->latest;
+    w->latest_tick = t->latest_tick;
+    w->cursor = t->cursor;
+    w->owed = t->owed;
+    w->credit = t->credit;
+}
+
+/* An empty filter of the meta's shapes and state (the first table owned, or borrowed from `borrow`; the grown
+ * ones owned), each table still to be filled. */
 static nidus_status from_meta(const window_meta *m, const nidus_allocator *a, const uint8_t *borrow, bool writable,
                               nidus_window **out)
 {
     nidus_window *w;
-    nidus_status st = nidus_window_make(a, &m->shape, m->kicks, borrow, writable, &w);
+    nidus_status st = nidus_window_make(a, &m->t[0].shape, m->kicks, borrow, writable, &w);
     if (st)
         return st;
-    w->capacity = m->capacity;
     w->window = m->window;
     w->epoch_ticks = nidus_window_epoch_ticks(m->window);
     w->epoch_inverse = UINT64_MAX / w->epoch_ticks;
     w->seed = m->seed;
     w->hash8_flip = nidus_hash8_flip(m->seed);
-    w->written = m->written;
-    w->latest = m->latest;
-    w->latest_tick = m->latest_tick;
-    w->cursor = m->cursor;
-    w->owed = m->owed;
-    w->credit = m->credit;
+    w->expansion = m->expansion;
+    set_clock(w, &m->t[0]);
     nidus_window_clock_changed(w);
+    for (unsigned k = 1; k <= m->ngrown && !st; k++) {
+        nidus_window *g;
+        st = nidus_window_table_new(a, &m->t[k].shape, m->kicks, m->t[k].capacity, m->window, m->seed, &g);
+        if (!st) {
+            set_clock(g, &m->t[k]);
+            nidus_window_clock_changed(g);
+            if ((st = nidus_window_attach(w, g)))
+                nidus_window_free(g);
+        }
+    }
+    if (st) {
+        nidus_window_free(w);
+        return st;
+    }
     *out = w;
     return NIDUS_OK;
 }
@@ -248,12 +383,12 @@ static nidus_status finish(nidus_window *w, const uint8_t *entries, uint32_t cou
     return st;
 }
 
-/* Windowed filters came with encoding version 7 and file version 8: no older format holds them. */
-static nidus_status check_version(const uint8_t *buf, nidus_decode_mode mode)
+/* Windowed filters came with encoding version 7 and file version 8: no older format holds them; those with an
+ * expansion are 11 and 12. The encoding version of the buffer's, or 0 for one this build does not read. */
+static unsigned encoding_version(const uint8_t *buf, nidus_decode_mode mode)
 {
-    return buf[5] == (mode == NIDUS_DECODE_WHOLE ? NIDUS_FORMAT_VERSION : NIDUS_FILE_FORMAT_VERSION)
-               ? NIDUS_OK
-               : NIDUS_ERR_VERSION;
+    unsigned v = buf[5] - (mode == NIDUS_DECODE_WHOLE ? 0u : 1u);
+    return v == NIDUS_FORMAT_VERSION || v == NIDUS_FORMAT_VERSION_WINDOW_GROWN ? v : 0;
 }
 
 nidus_status nidus_window_decode_mode(const void *buf, size_t len, const nidus_allocator *allocator,
@@ -265,25 +400,35 @@ nidus_status nidus_window_decode_mode(const void *buf, size_t len, const nidus_a
     nidus_reader meta;
     size_t prefix, tail;
     window_meta m;
-    nidus_status st = nidus_codec_open(in, len, NIDUS_KIND_WINDOW, NIDUS_FORMAT_VERSION, mode, &meta, &prefix, &tail);
-    if (st || (st = check_version(in, mode)) || (st = read_meta(&meta, &m)))
+    nidus_status st = nidus_codec_open(in, len, NIDUS_KIND_WINDOW, NIDUS_FORMAT_VERSION_WINDOW_GROWN, mode, &meta, &prefix, &tail);
+    unsigned version = st ? 0 : encoding_version(in, mode);
+    if (st || (st = version ? NIDUS_OK : NIDUS_ERR_VERSION) || (st = read_meta(&meta, version, &m)))
         return st;
-    /* the table and the overflow entries must be in the buffer before anything is allocated for them */
-    uint64_t body = len - prefix - tail, tbytes = nidus_table_shape_bytes(&m.shape);
-    if (tbytes > body || (body - tbytes) / OVERFLOW_ENTRY_BYTES != m.overflow || (body - tbytes) % OVERFLOW_ENTRY_BYTES)
+    /* every table and its overflow entries must be in the buffer before anything is allocated for them */
+    uint64_t body = len - prefix - tail, tbytes = nidus_table_shape_bytes(&m.t[0].shape);
+    if (body_bytes(&m, body) != body)
         return NIDUS_ERR_CORRUPT;
     /* a view or a borrowed table reads its words in place: the slack past the table must be in the buffer (the
-     * overflow entries, the checksum, a file's block table and footer), else the table is copied */
+     * overflow entries, the checksum, a file's block table and footer), else the table is copied; grown tables
+     * are always copied */
     const uint8_t *table = in + prefix;
     bool in_place = target != NIDUS_DECODE_COPY && len - prefix - tbytes >= NIDUS_BITS_SLACK;
     nidus_window *w;
     if ((st = from_meta(&m, nidus_alloc_pick(allocator), in_place ? table : NULL,
                         target == NIDUS_DECODE_BORROW, &w)))
         return st;
-    if (!in_place)
-        memcpy(w->table.data, table, (size_t)tbytes);
     w->read_only = target == NIDUS_DECODE_VIEW;
-    if ((st = finish(w, table + tbytes, m.overflow))) {
+    const uint8_t *at = table;
+    for (uint32_t k = 0; k <= w->ngrown && !st; k++) {
+        nidus_window *t = nidus_window_table_at(w, k);
+        uint64_t n = table_bytes(t);
+        if (k || !in_place)
+            memcpy(t->table.data, at, (size_t)n);
+        at += n;
+        st = finish(t, at, m.t[k].overflow);
+        at += (size_t)m.t[k].overflow * OVERFLOW_ENTRY_BYTES;
+    }
+    if (st) {
         nidus_window_free(w);
         return st;
     }
@@ -304,19 +449,20 @@ nidus_status nidus_window_view(const void *buf, size_t len, const nidus_allocato
 nidus_status nidus_window_rewrite_body(const nidus_window *w, uint8_t *body, size_t len)
 {
     uint64_t total = nidus_window_encoded_size(w), tbytes = table_bytes(w);
-    if (w->loader || total - NIDUS_CODEC_CHECKSUM_BYTES != len || !w->table.borrowed ||
-        w->table.data != body + PREFIX_BYTES)
-        return NIDUS_ERR_UNSUPPORTED; /* the same size means the same count of overflow entries: same layout */
-    uint8_t prefix[PREFIX_BYTES];
+    if (w->loader || w->ngrown || total - NIDUS_CODEC_CHECKSUM_BYTES != len || !w->table.borrowed ||
+        w->table.data != body + prefix_bytes(w))
+        return NIDUS_ERR_UNSUPPORTED; /* the same size means the same count of overflow entries: same layout
+                                       * (a grown filter is saved whole) */
+    uint8_t prefix[PREFIX_BYTES + GROWTH_BYTES];
     put_prefix(w, prefix, total);
-    nidus_codec_put_if_changed(body, prefix, PREFIX_BYTES);
+    nidus_codec_put_if_changed(body, prefix, prefix_bytes(w));
     size_t n = (size_t)w->table.overflow.used * OVERFLOW_ENTRY_BYTES;
     if (n) {
         uint8_t *entries = nidus_malloc(w->alloc, n);
         if (!entries)
             return NIDUS_ERR_NO_MEMORY;
         put_entries(w, entries);
-        nidus_codec_put_if_changed(body + PREFIX_BYTES + tbytes, entries, n);
+        nidus_codec_put_if_changed(body + prefix_bytes(w) + tbytes, entries, n);
         nidus_free(w->alloc, entries);
     }
     return NIDUS_OK;
@@ -325,6 +471,20 @@ nidus_status nidus_window_rewrite_body(const nidus_window *w, uint8_t *body, siz
 /* ---- chunks ---- */
 
 bool nidus_window_loading(const nidus_window *w) { return w && w->loader; }
+
+/* The encoding's segments after the prefix: each table's slots, then its overflow entries (`entries[k]` for
+ * table k, or the pending ones while loading). Returns their count. */
+static unsigned segments(const nidus_window *w, uint8_t *const *entries, nidus_segment *segs)
+{
+    unsigned n = 0;
+    for (uint32_t k = 0; k <= w->ngrown; k++) {
+        const nidus_window *t = nidus_window_table_at(w, k);
+        segs[n++] = (nidus_segment){t->table.data, table_bytes(t)};
+        segs[n++] = w->loader ? (nidus_segment){t->pending, (uint64_t)t->pending_entries * OVERFLOW_ENTRY_BYTES}
+                              : (nidus_segment){entries[k], (uint64_t)t->table.overflow.used * OVERFLOW_ENTRY_BYTES};
+    }
+    return n;
+}
 
 nidus_status nidus_window_dump_chunk(const nidus_window *w, uint64_t cursor, void *buf, size_t cap, size_t *len,
                                      uint64_t *next)
@@ -337,46 +497,57 @@ nidus_status nidus_window_dump_chunk_sum(const nidus_window *w, uint64_t cursor,
 {
     if (!w || !buf || !len || !next || cursor > UINT32_MAX)
         return NIDUS_ERR_INVALID_ARGUMENT;
-    if (w->loader) {
-        nidus_segment segs[2] = {{w->table.data, table_bytes(w)},
-                                 {w->pending, (uint64_t)w->pending_entries * OVERFLOW_ENTRY_BYTES}};
-        return nidus_codec_dump_received(w->loader, segs, 2, cursor, buf, cap, len, next);
+    nidus_segment segs[MAX_SEGMENTS];
+    if (w->loader)
+        return nidus_codec_dump_received(w->loader, segs, segments(w, NULL, segs), cursor, buf, cap, len, next);
+    uint8_t *entries[NIDUS_WINDOW_MAX_TABLES] = {0};
+    nidus_status st = NIDUS_OK;
+    for (uint32_t k = 0; k <= w->ngrown && !st; k++) {
+        const nidus_window *t = nidus_window_table_at(w, k);
+        size_t n = (size_t)t->table.overflow.used * OVERFLOW_ENTRY_BYTES;
+        if (n && !(entries[k] = nidus_malloc(w->alloc, n)))
+            st = NIDUS_ERR_NO_MEMORY;
+        else if (n)
+            put_entries(t, entries[k]);
     }
-    size_t n = (size_t)w->table.overflow.used * OVERFLOW_ENTRY_BYTES;
-    uint8_t *entries = n ? nidus_malloc(w->alloc, n) : NULL;
-    if (n && !entries)
-        return NIDUS_ERR_NO_MEMORY;
-    if (n)
-        put_entries(w, entries);
-    uint8_t prefix[PREFIX_BYTES];
-    put_prefix(w, prefix, nidus_window_encoded_size(w));
-    nidus_segment segs[2] = {{w->table.data, table_bytes(w)}, {entries, n}};
-    nidus_status st = nidus_codec_dump_chunk(prefix, PREFIX_BYTES, segs, 2, cursor, buf, cap, len, next, sum);
-    nidus_free(w->alloc, entries);
+    if (!st) {
+        uint8_t prefix[PREFIX_BYTES + GROWTH_BYTES + MAX_GROWN * GROWN_META_BYTES];
+        put_prefix(w, prefix, nidus_window_encoded_size(w));
+        st = nidus_codec_dump_chunk(prefix, prefix_bytes(w), segs, segments(w, entries, segs), cursor, buf, cap,
+                                    len, next, sum);
+    }
+    for (uint32_t k = 0; k <= w->ngrown; k++)
+        nidus_free(w->alloc, entries[k]);
     return st;
 }
 
-/* The header chunk: an empty filter of its shape, loading. */
+/* The header chunk: an empty filter of its shapes, loading. */
 static nidus_status load_header(const uint8_t *payload, uint32_t n, uint64_t token, uint64_t max_bytes,
                                 const nidus_allocator *allocator, nidus_window **out)
 {
     nidus_reader meta;
     uint64_t total;
     window_meta m;
-    nidus_status st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_WINDOW, NIDUS_FORMAT_VERSION, &meta, &total);
-    if (st || (st = check_version(payload, NIDUS_DECODE_WHOLE)) || (st = read_meta(&meta, &m)))
+    nidus_status st = nidus_codec_open_header(payload, n, token, NIDUS_KIND_WINDOW, NIDUS_FORMAT_VERSION_WINDOW_GROWN,
+                                                 &meta, &total);
+    unsigned version = st ? 0 : encoding_version(payload, NIDUS_DECODE_WHOLE);
+    if (st || (st = version ? NIDUS_OK : NIDUS_ERR_VERSION) || (st = read_meta(&meta, version, &m)))
         return st;
-    uint64_t tbytes = nidus_table_shape_bytes(&m.shape), ebytes = (uint64_t)m.overflow * OVERFLOW_ENTRY_BYTES;
-    if (total < n || total - n != tbytes + ebytes + NIDUS_CODEC_CHECKSUM_BYTES)
+    if (total < n || total - n < NIDUS_CODEC_CHECKSUM_BYTES ||
+        body_bytes(&m, total - n - NIDUS_CODEC_CHECKSUM_BYTES) != total - n - NIDUS_CODEC_CHECKSUM_BYTES)
         return NIDUS_ERR_CORRUPT;
     if (max_bytes && total > max_bytes)
         return NIDUS_ERR_LIMIT_MEMORY;
     nidus_window *w;
     if ((st = from_meta(&m, nidus_alloc_pick(allocator), NULL, false, &w)))
         return st;
-    if (ebytes && !(w->pending = nidus_malloc(w->alloc, (size_t)ebytes)))
-        st = NIDUS_ERR_NO_MEMORY;
-    w->pending_entries = m.overflow;
+    for (uint32_t k = 0; k <= w->ngrown && !st; k++) {
+        nidus_window *t = nidus_window_table_at(w, k);
+        uint64_t ebytes = (uint64_t)m.t[k].overflow * OVERFLOW_ENTRY_BYTES;
+        if (ebytes && !(t->pending = nidus_malloc(w->alloc, (size_t)ebytes)))
+            st = NIDUS_ERR_NO_MEMORY;
+        t->pending_entries = m.t[k].overflow;
+    }
     if (!st)
         st = nidus_chunk_loader_begin(&w->loader, w->alloc, payload, n, token, total - n);
     nidus_window_clock_changed(w); /* loading: every lookup false */
@@ -409,21 +580,27 @@ nidus_status nidus_window_load_chunk(nidus_window **filter, const void *chunk, s
         return NIDUS_ERR_SEQUENCE;
     if (w->loader->failed)
         return NIDUS_ERR_CORRUPT;
-    nidus_segment segs[2] = {{w->table.data, table_bytes(w)},
-                             {w->pending, (uint64_t)w->pending_entries * OVERFLOW_ENTRY_BYTES}};
+    nidus_segment segs[MAX_SEGMENTS];
     bool complete;
-    st = nidus_chunk_accept(w->loader, seq, token, payload, n, segs, 2, &complete);
+    st = nidus_chunk_accept(w->loader, seq, token, payload, n, segs, segments(w, NULL, segs), &complete);
     if (st || !complete)
         return st;
-    if ((st = finish(w, w->pending, w->pending_entries))) {
-        w->loader->failed = true; /* the table may hold part of the entries: it stays loading, to be freed */
+    for (uint32_t k = 0; k <= w->ngrown && !st; k++) {
+        nidus_window *t = nidus_window_table_at(w, k);
+        st = finish(t, t->pending, t->pending_entries);
+    }
+    if (st) {
+        w->loader->failed = true; /* the tables may hold part of the entries: it stays loading, to be freed */
         return st;
     }
     nidus_chunk_loader_release(&w->loader, w->alloc);
-    nidus_window_clock_changed(w);
-    nidus_free(w->alloc, w->pending);
-    w->pending = NULL;
-    w->pending_entries = 0;
+    for (uint32_t k = 0; k <= w->ngrown; k++) {
+        nidus_window *t = nidus_window_table_at(w, k);
+        nidus_window_clock_changed(t);
+        nidus_free(w->alloc, t->pending);
+        t->pending = NULL;
+        t->pending_entries = 0;
+    }
     return NIDUS_OK;
 }
 

@@ -61,7 +61,21 @@ struct nidus_window {
     nidus_chunk_loader *loader;  /* while chunks are being loaded: the table and `pending` are incomplete */
     uint8_t *pending;     /* the overflow entries' bytes while loading, applied when the last chunk lands */
     uint32_t pending_entries;
+    /* Growth. The struct is the first table and the filter; each grown table is a one-table nidus_window of the
+     * same window, bucket size, seed and clock (every write moves all the tables' clocks), held in `grown` in
+     * order of level (siblings of a level in the order they were made). */
+    unsigned expansion;   /* 0: never grows (the first table only) */
+    unsigned level;       /* this table's growth step: 0 for the first table (and its siblings), k for capacity *
+                           * expansion^k (a merge adds sibling tables of a level that has no room) */
+    uint32_t ngrown;      /* grown tables held (the first table's struct only) */
+    struct nidus_window **grown;
 };
+
+/* Table k of a filter: 0 the first (the filter itself), then the grown ones. */
+static inline nidus_window *nidus_window_table_at(const nidus_window *w, uint32_t k)
+{
+    return k ? w->grown[k - 1] : (nidus_window *)w;
+}
 
 /* g = ceil(window / 5): the ticks of an epoch. */
 static inline uint64_t nidus_window_epoch_ticks(uint64_t window) { return window / 5 + (window % 5 != 0); }
@@ -72,6 +86,37 @@ static inline uint64_t nidus_window_epoch_ticks(uint64_t window) { return window
 nidus_table_shape nidus_window_shape(uint64_t buckets, unsigned b, unsigned f);
 nidus_status nidus_window_make(const nidus_allocator *a, const nidus_table_shape *shape, unsigned max_kicks,
                               const uint8_t *borrow, bool writable, nidus_window **out);
+
+/* What a filter's grown tables are derived from: its first table's parameters. */
+typedef struct nidus_window_base {
+    uint64_t capacity, window, buckets;
+    unsigned bucket_size, f, max_kicks, expansion;
+} nidus_window_base;
+nidus_window_base nidus_window_base_of(const nidus_window *w);
+
+/* The capacity and table shape of a grown table of `level`: capacity * expansion^level, at the bucket size of
+ * the first table and the fewest fingerprint bits (no fewer than its) within the level's share of the error
+ * budget (nidus_cuckoo_table_budget), so that one table a level sums to at most twice the first's bound; level
+ * 0 (a merge's sibling of the first table) is the first table's shape.
+ * NIDUS_ERR_LIMIT_TABLES past 29 bits or level 255, NIDUS_ERR_TOO_LARGE past the addresses. */
+nidus_status nidus_window_level_shape(const nidus_window_base *base, unsigned level, uint64_t *capacity,
+                                      nidus_table_shape *shape);
+/* An empty one-table filter of this shape and these fields (no clock, level 0: the caller sets them). */
+nidus_status nidus_window_table_new(const nidus_allocator *a, const nidus_table_shape *shape, unsigned max_kicks,
+                                    uint64_t capacity, uint64_t window, uint64_t seed, nidus_window **out);
+/* An empty table of `level` for w (nidus_window_level_shape), its clock w's. */
+nidus_status nidus_window_level_new(const nidus_window *w, unsigned level, nidus_window **out);
+/* Puts table g in w's grown tables, in order of level (the array grows by one). NIDUS_ERR_NO_MEMORY. */
+nidus_status nidus_window_attach(nidus_window *w, nidus_window *g);
+/* Frees grown table k (>= 1) and closes the gap. */
+void nidus_window_detach(nidus_window *w, uint32_t k);
+/* Entries of table t alive at its latest tick (per-age counts, no scan). */
+uint64_t nidus_window_live_entries(const nidus_window *t);
+/* Items of one window table t is sized for (its capacity), and the entries (1.2 x that) its slots are sized for. */
+static inline uint64_t nidus_window_sized_entries(const nidus_window *t)
+{
+    return t->capacity + t->capacity / 5 + (t->capacity % 5 != 0);
+}
 
 /* window_codec.c: reading encodings and files (decode targets and modes as codec.h's), and rewriting a
  * borrowed filter's file body in place. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "cuckoo_filter.h"
 #include "codec.h"
 #include "hash_impl.h"
 #include "cuckoo_table_impl.h"
@@ -56,14 +57,16 @@ nidus_status nidus_window_make(const nidus_allocator *a, const nidus_table_shape
     return NIDUS_OK;
 }
 
-nidus_status nidus_window_new(const nidus_window_params *p, nidus_window **out)
+/* The table shape (and kicks) of a windowed filter of these parameters: entries stay for 6 epochs of W/5, so the
+ * table is sized for 1.2 windows of items at the plain filter's design load. */
+static nidus_status plan(const nidus_window_params *p, nidus_table_shape *shape, unsigned *kicks)
 {
-    if (!p || !out || p->capacity < 1 || p->window < 1 || p->window > NIDUS_WINDOW_MAX_TICKS)
+    if (p->capacity < 1 || p->window < 1 || p->window > NIDUS_WINDOW_MAX_TICKS ||
+        p->expansion > NIDUS_WINDOW_MAX_EXPANSION)
         return NIDUS_ERR_INVALID_ARGUMENT;
     if (p->fingerprint_bits && (p->fingerprint_bits < NIDUS_CUCKOO_MIN_FINGERPRINT_BITS ||
                                 p->fingerprint_bits > 32 - NIDUS_WINDOW_AGE_BITS))
         return NIDUS_ERR_INVALID_ARGUMENT;
-    /* entries stay for 6 epochs of W/5: sized for 1.2 windows of items */
     if (p->capacity > UINT64_MAX / 2)
         return NIDUS_ERR_TOO_LARGE;
     nidus_cuckoo_params cp = {
@@ -73,28 +76,146 @@ nidus_status nidus_window_new(const nidus_window_params *p, nidus_window **out)
         .bucket_size = p->bucket_size,
         .max_kicks = p->max_kicks,
     };
-    nidus_cuckoo_plan plan;
+    nidus_cuckoo_plan cplan;
     nidus_table_shape base;
-    unsigned kicks;
-    nidus_status st = nidus_cuckoo_resolve(&cp, &plan, &base, &kicks);
+    nidus_status st = nidus_cuckoo_resolve(&cp, &cplan, &base, kicks);
     if (st)
         return st;
-    if (plan.fingerprint_bits > 32 - NIDUS_WINDOW_AGE_BITS)
+    if (cplan.fingerprint_bits > 32 - NIDUS_WINDOW_AGE_BITS)
         return NIDUS_ERR_INVALID_ARGUMENT; /* the error rate needs more bits than a slot has beside the age */
-    nidus_table_shape shape = nidus_window_shape(base.buckets, plan.bucket_size, plan.fingerprint_bits);
-    if ((st = nidus_table_check_shape(&shape)))
-        return st;
-    nidus_window *w;
-    if ((st = nidus_window_make(nidus_alloc_pick(p->allocator), &shape, kicks, NULL, false, &w)))
-        return st;
-    w->capacity = p->capacity;
-    w->window = p->window;
-    w->epoch_ticks = nidus_window_epoch_ticks(p->window);
+    *shape = nidus_window_shape(base.buckets, cplan.bucket_size, cplan.fingerprint_bits);
+    return nidus_table_check_shape(shape);
+}
+
+/* The fields every table of a filter of these parameters has beside its table. */
+static void set_fields(nidus_window *w, uint64_t capacity, uint64_t window, uint64_t seed)
+{
+    w->capacity = capacity;
+    w->window = window;
+    w->epoch_ticks = nidus_window_epoch_ticks(window);
     w->epoch_inverse = UINT64_MAX / w->epoch_ticks;
-    w->seed = p->seed;
-    w->hash8_flip = nidus_hash8_flip(p->seed);
+    w->seed = seed;
+    w->hash8_flip = nidus_hash8_flip(seed);
+}
+
+nidus_status nidus_window_new(const nidus_window_params *p, nidus_window **out)
+{
+    if (!p || !out)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    nidus_table_shape shape;
+    unsigned kicks;
+    nidus_status st = plan(p, &shape, &kicks);
+    nidus_window *w;
+    if (st || (st = nidus_window_make(nidus_alloc_pick(p->allocator), &shape, kicks, NULL, false, &w)))
+        return st;
+    set_fields(w, p->capacity, p->window, p->seed);
+    w->expansion = p->expansion;
     *out = w;
     return NIDUS_OK;
+}
+
+nidus_status nidus_window_level_shape(const nidus_window_base *base, unsigned level, uint64_t *capacity,
+                                      nidus_table_shape *shape)
+{
+    if (level > UINT8_MAX || !base->expansion || base->expansion > NIDUS_WINDOW_MAX_EXPANSION)
+        return NIDUS_ERR_LIMIT_TABLES;
+    if (!level) { /* a sibling of the first table (a merge's): its shape */
+        *capacity = base->capacity;
+        *shape = nidus_window_shape(base->buckets, base->bucket_size, base->f);
+        return nidus_table_check_shape(shape);
+    }
+    uint64_t cap = base->capacity;
+    for (unsigned k = 0; k < level; k++) {
+        if (cap > UINT64_MAX / 2 / base->expansion)
+            return NIDUS_ERR_TOO_LARGE;
+        cap *= base->expansion;
+    }
+    unsigned b = base->bucket_size, f = base->f;
+    double budget = nidus_cuckoo_table_budget(nidus_cuckoo_error_bound(b, base->f), level);
+    while (f <= 32 - NIDUS_WINDOW_AGE_BITS && nidus_cuckoo_error_bound(b, f) > budget)
+        f++;
+    if (f > 32 - NIDUS_WINDOW_AGE_BITS)
+        return NIDUS_ERR_LIMIT_TABLES;
+    nidus_window_params p = {.capacity = cap, .window = base->window, .fingerprint_bits = f, .bucket_size = b,
+                             .max_kicks = base->max_kicks};
+    unsigned kicks;
+    nidus_status st = plan(&p, shape, &kicks);
+    if (!st)
+        *capacity = cap;
+    return st == NIDUS_ERR_INVALID_ARGUMENT ? NIDUS_ERR_LIMIT_TABLES : st;
+}
+
+nidus_window_base nidus_window_base_of(const nidus_window *w)
+{
+    return (nidus_window_base){.capacity = w->capacity, .window = w->window, .buckets = w->table.shape.buckets,
+                               .bucket_size = w->table.shape.bucket_size, .f = w->f, .max_kicks = w->max_kicks,
+                               .expansion = w->expansion};
+}
+
+nidus_status nidus_window_table_new(const nidus_allocator *a, const nidus_table_shape *shape, unsigned max_kicks,
+                                    uint64_t capacity, uint64_t window, uint64_t seed, nidus_window **out)
+{
+    nidus_window *g;
+    nidus_status st = nidus_window_make(a, shape, max_kicks, NULL, false, &g);
+    if (st)
+        return st;
+    set_fields(g, capacity, window, seed);
+    *out = g;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_window_level_new(const nidus_window *w, unsigned level, nidus_window **out)
+{
+    nidus_table_shape shape;
+    uint64_t cap;
+    nidus_window_base base = nidus_window_base_of(w);
+    nidus_window *g;
+    nidus_status st = nidus_window_level_shape(&base, level, &cap, &shape);
+    if (st || (st = nidus_window_table_new(w->alloc, &shape, w->max_kicks, cap, w->window, w->seed, &g)))
+        return st;
+    g->level = level;
+    g->written = w->written;
+    g->latest = w->latest;
+    g->latest_tick = w->latest_tick;
+    nidus_window_clock_changed(g);
+    *out = g;
+    return NIDUS_OK;
+}
+
+nidus_status nidus_window_attach(nidus_window *w, nidus_window *g)
+{
+    nidus_window **a = nidus_realloc(w->alloc, w->grown, ((size_t)w->ngrown + 1) * sizeof *a);
+    if (!a)
+        return NIDUS_ERR_NO_MEMORY;
+    w->grown = a;
+    uint32_t k = w->ngrown;
+    while (k > 0 && a[k - 1]->level > g->level) {
+        a[k] = a[k - 1];
+        k--;
+    }
+    a[k] = g;
+    w->ngrown++;
+    return NIDUS_OK;
+}
+
+void nidus_window_detach(nidus_window *w, uint32_t k)
+{
+    nidus_window_free(w->grown[k - 1]);
+    memmove(&w->grown[k - 1], &w->grown[k], (size_t)(w->ngrown - k) * sizeof *w->grown);
+    if (!--w->ngrown) {
+        nidus_free(w->alloc, w->grown);
+        w->grown = NULL;
+    }
+}
+
+uint64_t nidus_window_live_entries(const nidus_window *t)
+{
+    unsigned live = nidus_window_live_mask(t, t->latest_tick);
+    uint64_t n = 0;
+    for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
+        if (live >> a & 1)
+            n += t->per_age[a];
+    return n;
 }
 
 void nidus_window_free(nidus_window *w)
@@ -102,6 +223,9 @@ void nidus_window_free(nidus_window *w)
     if (!w)
         return;
     const nidus_allocator *a = w->alloc;
+    for (uint32_t k = 0; k < w->ngrown; k++)
+        nidus_window_free(w->grown[k]);
+    nidus_free(a, w->grown);
     nidus_table_release(&w->table, a);
     nidus_chunk_loader_release(&w->loader, a);
     nidus_free(a, w->pending);
@@ -118,24 +242,33 @@ void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_st
     s->capacity = w->capacity;
     s->window = w->window;
     s->epoch_ticks = w->epoch_ticks;
-    s->entries = nidus_window_entries(w);
-    unsigned live = nidus_window_live_mask(w, now);
-    for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
-        if (live >> a & 1)
-            s->live += w->per_age[a];
+    s->tables = 1 + w->ngrown;
+    s->expansion = w->expansion;
+    s->memory_bytes = (uint64_t)w->ngrown * sizeof *w->grown;
+    for (uint32_t k = 0; k <= w->ngrown; k++) {
+        const nidus_window *x = nidus_window_table_at(w, k);
+        s->entries += nidus_window_entries(x);
+        unsigned live = nidus_window_live_mask(x, now);
+        for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
+            if (live >> a & 1)
+                s->live += x->per_age[a];
+        s->total_capacity += x->capacity;
+        s->total_slots += x->table.shape.buckets * x->table.shape.bucket_size;
+        s->memory_bytes += sizeof *x + nidus_table_memory(&x->table);
+        s->error_bound += nidus_cuckoo_error_bound(x->table.shape.bucket_size, x->f);
+    }
     if (w->written)
         s->latest_write = w->latest * w->epoch_ticks;
     s->buckets = t->shape.buckets;
     s->bucket_size = t->shape.bucket_size;
     s->slots = t->shape.buckets * t->shape.bucket_size;
     s->fingerprint_bits = w->f;
-    s->memory_bytes = sizeof *w + nidus_table_memory(t);
-    s->bits_per_item = (double)s->memory_bytes * 8.0 / (double)w->capacity;
-    s->error_bound = nidus_cuckoo_error_bound(t->shape.bucket_size, w->f);
+    s->bits_per_item = (double)s->memory_bytes * 8.0 / (double)s->total_capacity;
     s->sweep_cursor = w->cursor;
 }
 
-/* Positions: the struct 0, the table's slots 1, its overflow entries 2. */
+/* Positions: the struct 0, the grown tables' array 1, the first table's slots 2 and overflow entries 3, then each
+ * grown table's struct, slots and overflow entries. */
 bool nidus_window_relocate(nidus_window **filter, const nidus_mover *mover, uint64_t *cursor)
 {
     nidus_window *w = *filter;
@@ -147,11 +280,19 @@ bool nidus_window_relocate(nidus_window **filter, const nidus_mover *mover, uint
     nidus_window *moved = nidus_walk_offer(&walk, w);
     if (moved)
         *filter = w = moved;
-    uint8_t *data = nidus_walk_offer(&walk, w->table.borrowed ? NULL : w->table.data);
-    if (data)
-        w->table.data = data;
-    nidus_overflow_entry *entries = nidus_walk_offer(&walk, w->table.overflow.entries);
-    if (entries)
-        w->table.overflow.entries = entries;
+    nidus_window **grown = nidus_walk_offer(&walk, w->grown);
+    if (grown)
+        w->grown = grown;
+    for (uint32_t k = 0; k <= w->ngrown; k++) {
+        nidus_window *x = nidus_window_table_at(w, k);
+        if (k && (moved = nidus_walk_offer(&walk, x)))
+            w->grown[k - 1] = x = moved;
+        uint8_t *data = nidus_walk_offer(&walk, x->table.borrowed ? NULL : x->table.data);
+        if (data)
+            x->table.data = data;
+        nidus_overflow_entry *entries = nidus_walk_offer(&walk, x->table.overflow.entries);
+        if (entries)
+            x->table.overflow.entries = entries;
+    }
     return nidus_walk_end(&walk, cursor);
 }

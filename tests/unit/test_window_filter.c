@@ -29,6 +29,22 @@ static nidus_filter *make(uint64_t capacity, uint64_t window)
     return f;
 }
 
+static nidus_filter *make_growing(uint64_t capacity, uint64_t window, unsigned expansion)
+{
+    nidus_filter_params p = {.kind = NIDUS_KIND_WINDOW, .capacity = capacity, .error_rate = 0.001,
+                             .window = window, .expansion = expansion};
+    nidus_filter *f = NULL;
+    assert_int_equal(nidus_filter_new(&p, &f), NIDUS_OK);
+    return f;
+}
+
+static unsigned tables_of(nidus_filter *f)
+{
+    nidus_filter_stats s;
+    nidus_filter_get_stats(f, &s);
+    return s.sub_filters;
+}
+
 static void add_at(nidus_filter *f, const char *ns, uint64_t from, uint64_t to, uint64_t now)
 {
     char key[64];
@@ -195,6 +211,69 @@ static void test_every_state_through_files_and_chunks(void **state)
     nidus_filter_free(f);
 }
 
+/* A filter that grows (expansion 2) through every state: with its expansion but one table, half, grown to two and
+ * three tables (duplicates on the side in a grown table too), shrunk back by expiry, full at its limit of tables,
+ * each through files (every open mode), views, decodes and chunks one at a time (half-loaded included). */
+static void test_grown_states_through_files_and_chunks(void **state)
+{
+    (void)state;
+    nidus_filter *f = make_growing(2000, W, 2);
+    check_everything(f); /* never written: one table, written as a growing filter */
+    size_t n;
+    uint8_t *e = encoding_of(f, &n);
+    assert_int_equal(e[5], NIDUS_FORMAT_VERSION_WINDOW_GROWN);
+    free(e);
+    add_at(f, "a", 0, 1000, T0); /* half */
+    assert_int_equal(tables_of(f), 1);
+    check_everything(f);
+
+    add_at(f, "b", 0, 3000, T0 + 1000); /* past the first table: a second of 4,000 */
+    assert_int_equal(tables_of(f), 2);
+    for (int i = 0; i < 40; i++) /* duplicates past a pair's slots, in the table adds go to */
+        add_at(f, "dup", 0, 1, T0 + 1500);
+    check_everything(f);
+    assert_keys(f, "a", 0, 1000, T0 + W, true);
+    assert_keys(f, "b", 0, 3000, T0 + 1000 + W, true);
+    nidus_filter_set_time(f, T0 + 2000);
+    assert_int_equal(nidus_filter_count(f, "dup:0", 5), 40);
+
+    add_at(f, "c", 0, 6000, T0 + 2000); /* and a third of 8,000 */
+    assert_int_equal(tables_of(f), 3);
+    check_everything(f);
+    assert_keys(f, "a", 0, 1000, T0 + W, true);
+    assert_keys(f, "c", 0, 6000, T0 + 2000 + W, true);
+    nidus_filter_stats s;
+    nidus_filter_get_stats(f, &s);
+    assert_int_equal(s.capacity, 2000 + 4000 + 8000);
+    assert_true(s.error_bound <= 2 * 0.001 * 1.0001); /* the tables' bounds sum to at most twice the first's */
+    e = encoding_of(f, &n);
+    assert_int_equal(e[5], NIDUS_FORMAT_VERSION_WINDOW_GROWN);
+    free(e);
+
+    /* an add after the burst has expired: every grown table released, and read back so */
+    assert_keys(f, "c", 0, 6000, T0 + 2000 + 2 * W, false);
+    add_at(f, "late", 0, 100, T0 + 2000 + 2 * W);
+    assert_int_equal(tables_of(f), 1);
+    check_everything(f);
+    assert_keys(f, "late", 0, 100, T0 + 2000 + 3 * W - 1, true);
+    nidus_filter_free(f);
+
+    /* at the limit of tables: expansion 1, 32 tables, then NIDUS_ERR_LIMIT_TABLES and nothing else changes */
+    f = make_growing(50, W, 1);
+    char key[64];
+    nidus_status st = NIDUS_OK;
+    nidus_filter_set_time(f, T0);
+    uint64_t i = 0;
+    for (; st == NIDUS_OK; i++)
+        st = nidus_filter_add(f, key, test_key(key, sizeof key, "lim", i));
+    assert_int_equal(st, NIDUS_ERR_LIMIT_TABLES);
+    assert_int_equal(tables_of(f), NIDUS_WINDOW_MAX_TABLES);
+    assert_true(i > 32 * 50);
+    check_everything(f);
+    assert_keys(f, "lim", 0, i - 1, T0 + W, true);
+    nidus_filter_free(f);
+}
+
 /* A file mapped writable, written and saved, is byte for byte what a whole save of the same filter writes,
  * whether the overflow map kept its size (patched in place) or not (written whole). */
 static void test_a_writable_mapping_saves_as_a_whole_save(void **state)
@@ -264,6 +343,30 @@ static void test_damaged_window_files_are_refused(void **state)
         assert_int_not_equal(nidus_file_verify(path, NULL, NULL), NIDUS_OK);
         assert_null(o);
     }
+}
+
+/* Grown windows merge table by table (each copy into dst's table of its level, or a new sibling of that level
+ * when those have no room): every key of both answers through its window; a different expansion is refused. */
+static void test_grown_windows_merge(void **state)
+{
+    (void)state;
+    nidus_filter *a = make_growing(1000, W, 2), *b = make_growing(1000, W, 2), *x = make_growing(1000, W, 4);
+    add_at(a, "a", 0, 500, T0);
+    add_at(b, "b", 0, 3000, T0 + 100); /* b grows to two tables, a has one */
+    assert_int_equal(tables_of(b), 2);
+    assert_int_equal(nidus_filter_merge(a, b), NIDUS_OK);
+    assert_int_equal(tables_of(a), 3); /* a's first, a sibling of it for what of b's first did not fit, b's second */
+    assert_keys(a, "a", 0, 500, T0 + W, true);
+    assert_keys(a, "b", 0, 3000, T0 + 100 + W, true);
+    assert_keys(a, "b", 0, 3000, T0 + 100 + 2 * W, false);
+    check_chunks(a);
+    char why[128];
+    assert_int_equal(nidus_filter_merge(a, x), NIDUS_ERR_INCOMPATIBLE);
+    nidus_filter_merge_difference(a, x, why, sizeof why);
+    assert_string_equal(why, "expansion 4, not 2");
+    nidus_filter_free(a);
+    nidus_filter_free(b);
+    nidus_filter_free(x);
 }
 
 /* Merges keep each copy's age: keys of both answer through their own windows, expired ones do not come back. */
@@ -359,7 +462,7 @@ static void test_parameters_and_stats(void **state)
     assert_int_equal(nidus_filter_new(&p, &f), NIDUS_ERR_INVALID_ARGUMENT); /* no window */
     p.window = NIDUS_WINDOW_MAX_TICKS + 1;
     assert_int_equal(nidus_filter_new(&p, &f), NIDUS_ERR_INVALID_ARGUMENT);
-    p.window = W, p.expansion = 2;
+    p.window = W, p.expansion = NIDUS_WINDOW_MAX_EXPANSION + 1;
     assert_int_equal(nidus_filter_new(&p, &f), NIDUS_ERR_INVALID_ARGUMENT);
     p.kind = NIDUS_KIND_CUCKOO, p.expansion = 0; /* a window on another kind */
     assert_int_equal(nidus_filter_new(&p, &f), NIDUS_ERR_INVALID_ARGUMENT);
@@ -440,6 +543,32 @@ static void test_relocation_moves_every_block(void **state)
     nidus_filter_free(f);
 }
 
+/* A grown filter's blocks: the struct, the grown tables' array, the first table's slots and overflow entries,
+ * then each grown table's struct, slots and overflow entries. */
+static void test_relocation_of_a_grown_filter(void **state)
+{
+    (void)state;
+    nidus_filter *f = make_growing(1000, W, 2);
+    add_at(f, "a", 0, 3000, T0);
+    for (int i = 0; i < 20; i++)
+        add_at(f, "dup", 0, 1, T0 + 1);
+    assert_int_equal(tables_of(f), 2);
+    size_t n;
+    uint8_t *before = encoding_of(f, &n);
+    unsigned moved = 0;
+    nidus_mover m = {move_block, stop_each, &moved};
+    uint64_t cursor = 0;
+    while (!nidus_filter_relocate(f, &m, &cursor))
+        ;
+    assert_true(moved >= 2 + 1 + 2); /* the structs, the array and the slots at least (overflow maps if held) */
+    uint8_t *after = encoding_of(f, &n);
+    assert_memory_equal(before, after, n);
+    assert_keys(f, "a", 0, 3000, T0 + W, true);
+    free(before);
+    free(after);
+    nidus_filter_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +578,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_window_files_are_refused, make_dir, remove_dir),
         cmocka_unit_test(test_like_windows_merge_and_unlike_are_refused),
         cmocka_unit_test(test_relocation_moves_every_block),
+        cmocka_unit_test_setup_teardown(test_grown_states_through_files_and_chunks, make_dir, remove_dir),
+        cmocka_unit_test(test_grown_windows_merge),
+        cmocka_unit_test(test_relocation_of_a_grown_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
