@@ -4,7 +4,7 @@
  * (decode/) and as length-prefixed chunk streams (chunks/); the merged cuckoo filter and binary fuse filters
  * also whole and as files (file/); windowed filters whole (window/ and decode/), as chunks and as files: empty,
  * mid-stream, with duplicates past a pair's slots, with stash entries, after a silence, with a sweep step still
- * owed.
+ * owed, and growing ones (one table, grown, shrunk again).
  * usage: nidus_fuzz_corpus DIR */
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +213,31 @@ static void window_seeds(const char *dir)
         (void)nidus_window_advance(w, t + 2 * W, 1, &done); /* a step of one bucket: more owed */
         write_window(dir, n++, w);
         (void)nidus_window_add(w, "late", 4, t + 100 * W); /* after a silence */
+        write_window(dir, n++, w);
+        nidus_window_free(w);
+    }
+    /* filters that grow (encoding version 11): one table yet, grown to several (duplicates in a grown table),
+     * a grown table kept by a later item, and released again after a silence */
+    static const unsigned grows[][5] = {{4, 12, 40, 7, 2}, {2, 8, 50, 1000, 1}};
+    for (unsigned s = 0; s < sizeof grows / sizeof grows[0]; s++) {
+        nidus_window_params p = {.bucket_size = grows[s][0], .fingerprint_bits = grows[s][1],
+                                 .capacity = grows[s][2], .window = grows[s][3], .max_kicks = 20, .seed = s,
+                                 .expansion = grows[s][4]};
+        nidus_window *w;
+        if (nidus_window_new(&p, &w))
+            exit(2);
+        write_window(dir, n++, w); /* empty */
+        uint64_t W = grows[s][3], t = 2000003;
+        for (uint64_t k = 0; k < 5 * grows[s][2]; k++) /* five capacities in one window */
+            (void)nidus_window_add_hash(w, k * UINT64_C(0x9E3779B97F4A7C15) + s, t + k % 2);
+        for (int k = 0; k < 20; k++)
+            (void)nidus_window_add(w, "dup", 3, t + 1);
+        write_window(dir, n++, w);
+        (void)nidus_window_add(w, "kept", 4, t + W); /* in a grown table: the first is still at its size */
+        bool done;
+        (void)nidus_window_advance(w, t + W + W / 2, 1, &done);
+        write_window(dir, n++, w);
+        (void)nidus_window_add(w, "late", 4, t + 100 * W); /* after a silence: one table again */
         write_window(dir, n++, w);
         nidus_window_free(w);
     }

@@ -14,7 +14,14 @@
  * copies; random hashes outside the model answer present at most at the filter's error bound. After every
  * write: stats' live equals the model's live copies (at least them when groups are shared), entries at least
  * live, a write after 6 silent epochs leaves at most its own entry; the encoding decodes, re-encodes to the same
- * bytes and gives the same figures (the decoder recounts the ages the filter kept incrementally). */
+ * bytes and gives the same figures (the decoder recounts the ages the filter kept incrementally).
+ *
+ * A third of the episodes grow (expansion 1, 2 or 4): an add never fails for room then (only at the limits of
+ * tables or fingerprint bits), keys are grouped in every table level the filter has had, and the same checks
+ * hold across its tables; a grown table holds a live entry at every write's end (idle ones are released). Removes
+ * and renewals there take keys alone in their group in every level: a key's group differs from table to table,
+ * so removing one key may take a copy of another that shares its group in one table only (the false negatives
+ * a cuckoo filter's remove can cause through collisions), which the model does not follow. */
 #include "property.h"
 
 #include <inttypes.h>
@@ -25,6 +32,7 @@
 
 #include "cuckoo_table_impl.h" /* white box: a key's bucket pair */
 #include "hash_impl.h"
+#include "params.h"
 #include "window_filter.h"
 
 typedef struct wcopy {
@@ -47,6 +55,8 @@ typedef struct wrun {
     uint32_t hot;     /* a key that takes a share of the adds (duplicates past a pair's slots) */
     unsigned hot_share;
     uint32_t *live_of; /* check_all's count of each key's live copies */
+    bool level_seen[256]; /* table levels whose groups are in `shared` */
+    bool grew;            /* the filter has had more than one table */
     wcopy *copies;
     size_t n, cap;
     prop_bytes enc, again;
@@ -54,7 +64,7 @@ typedef struct wrun {
 
 static struct {
     uint64_t episodes, checks, expired_checks, shared_expired_checks, shared_expired_present, probes, probe_hits,
-        fulls, clears, refreshes, decodes;
+        fulls, clears, refreshes, decodes, grown_episodes, most_tables;
     double probe_bound;
 } wstat;
 
@@ -71,6 +81,8 @@ void prop_window_summary(void)
            " decodes\n",
            wstat.probes, wstat.probe_hits, wstat.probe_bound, wstat.fulls, wstat.clears, wstat.refreshes,
            wstat.decodes);
+    printf("   window: %" PRIu64 " episodes grew (at most %" PRIu64 " tables)\n", wstat.grown_episodes,
+           wstat.most_tables);
 }
 
 static uint64_t epoch_of(const wrun *R, uint64_t t) { return t / R->g; }
@@ -277,7 +289,12 @@ static void check_figures(wrun *R, uint64_t latest_before, bool was_written, boo
     PROP_CHECK(s.entries >= s.live);
     /* every overflow entry a duplicate beside its pair's share or a stash entry beside a full pair (white box: what
      * the decoder requires) */
-    PROP_CHECK(nidus_table_validate_overflow(&R->w->table) == NIDUS_OK);
+    for (uint32_t k = 0; k <= R->w->ngrown; k++) {
+        const nidus_window *t = nidus_window_table_at(R->w, k);
+        PROP_CHECK(nidus_table_validate_overflow(&t->table) == NIDUS_OK);
+        if (k) /* grown tables share the clock; an idle one was released */
+            PROP_CHECK(t->latest_tick == R->w->latest_tick && nidus_window_live_entries(t) > 0);
+    }
     PROP_CHECK(R->any_shared ? s.live >= model : s.live == model);
     /* a write moves the filter's latest write to the model's; an advance may stay behind while it still owes a
      * pass, at most 5 epochs */
@@ -301,7 +318,9 @@ static uint32_t pick_key(wrun *R)
 
 static bool write_status_ok(wrun *R, nidus_status st)
 {
-    if (st == NIDUS_ERR_FULL)
+    if (R->params.expansion) /* growing: never full, but at the limits */
+        PROP_CHECK(st != NIDUS_ERR_FULL);
+    if (st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_TOO_LARGE)
         wstat.fulls++;
     else
         PROP_CHECK(st == NIDUS_OK || (st == NIDUS_ERR_NO_MEMORY && R->alloc.fail_one_in));
@@ -374,7 +393,7 @@ static bool op_remove(wrun *R)
         size_t start = (size_t)prop_range(&R->r, 0, R->n - 1);
         for (size_t i = 0; i < R->n && id == UINT32_MAX; i++) {
             const wcopy *c = &R->copies[(start + i) % R->n];
-            if (live_at(c->epoch, to))
+            if (live_at(c->epoch, to) && !(R->params.expansion && R->shared[c->id]))
                 id = c->id;
         }
     } else { /* a key with none, alone in its group: nothing to remove (another's copy may be any other's) */
@@ -428,9 +447,15 @@ static void op_probe(wrun *R, uint64_t *hits, double *bound)
     prop_at.op = "probe";
     nidus_window_stats s;
     nidus_window_get_stats(R->w, R->now, &s);
-    /* the bound counts the 2b slots of a pair; a stash entry (white box) is one more value a probe may meet */
+    /* the bound counts the 2b slots of a pair; a stash entry (white box) is one more value a probe may meet; the
+     * tables' bounds add up */
     unsigned b = s.bucket_size;
-    double each = s.error_bound * (double)(2 * b + nidus_table_stash_entries(&R->w->table)) / (double)(2 * b);
+    double each = 0;
+    for (uint32_t k = 0; k <= R->w->ngrown; k++) {
+        const nidus_window *t = nidus_window_table_at(R->w, k);
+        each += nidus_cuckoo_error_bound(b, t->f) * (double)(2 * b + nidus_table_stash_entries(&t->table)) /
+                (double)(2 * b);
+    }
     for (unsigned i = 0; i < 16; i++) {
         uint64_t q = reading_time(R);
         *hits += nidus_window_contains_hash(R->w, prop_next(&R->r), q);
@@ -468,9 +493,9 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void find_groups(wrun *R)
+/* Marks the groups of table w (a table of the filter: a level's shape). */
+static void find_groups(wrun *R, const nidus_window *w)
 {
-    const nidus_window *w = R->w;
     uint64_t *g = malloc(R->universe * 2 * sizeof *g);
     if (!g)
         exit(2);
@@ -484,13 +509,28 @@ static void find_groups(wrun *R)
         g[2 * id + 1] = id;
     }
     qsort(g, R->universe, 2 * sizeof *g, cmp_u64); /* pairs of (group, id), by group then id */
-    R->any_shared = false;
     for (uint64_t x = 0; x + 1 < R->universe; x++)
         if (g[2 * x] == g[2 * x + 2]) {
             R->shared[g[2 * x + 1]] = R->shared[g[2 * x + 3]] = true;
             R->any_shared = true;
         }
     free(g);
+    R->level_seen[w->level] = true;
+}
+
+/* Groups of the table levels the filter has now that were not seen before (a key is alone only if alone in every
+ * level that may hold a copy of it). */
+static void find_new_groups(wrun *R)
+{
+    if (R->w->ngrown + UINT64_C(1) > wstat.most_tables)
+        wstat.most_tables = R->w->ngrown + UINT64_C(1);
+    if (R->w->ngrown && !R->grew) {
+        R->grew = true;
+        wstat.grown_episodes++;
+    }
+    for (uint32_t k = 0; k <= R->w->ngrown; k++)
+        if (!R->level_seen[nidus_window_table_at(R->w, k)->level])
+            find_groups(R, nidus_window_table_at(R->w, k));
 }
 
 static void new_filter(wrun *R)
@@ -518,6 +558,9 @@ static void new_filter(wrun *R)
         R->params.fingerprint_bits = (unsigned)(p < 7 ? prop_range(r, 4, 8) : prop_range(r, 9, 29));
     p = (unsigned)prop_range(r, 0, 4);
     R->params.max_kicks = p < 4 ? kicks[p] : (unsigned)prop_range(r, 2, 100);
+    /* from the seed's bits, not the stream, so that an episode's seed keeps giving the configuration it gave */
+    static const unsigned expansions[] = {0, 0, 0, 0, 0, 0, 1, 2, 2, 4};
+    R->params.expansion = expansions[(R->params.seed >> 40) % 10];
     R->g = W / 5 + (W % 5 != 0);
     nidus_status st;
     for (;;) {
@@ -532,9 +575,9 @@ static void new_filter(wrun *R)
     nidus_window_get_stats(R->w, 0, &s);
     snprintf(prop_at.config, sizeof prop_at.config,
              "window W %" PRIu64 " capacity %" PRIu64 " b %u f %u (asked %u, rate %g) kicks %u buckets %" PRIu64
-             " fail 1/%u",
+             " expansion %u fail 1/%u",
              W, capacity, s.bucket_size, s.fingerprint_bits, R->params.fingerprint_bits, R->params.error_rate,
-             R->params.max_kicks, s.buckets, R->alloc.fail_one_in);
+             R->params.max_kicks, s.buckets, R->params.expansion, R->alloc.fail_one_in);
 }
 
 uint64_t prop_window_episode(uint64_t seed, uint64_t budget)
@@ -556,7 +599,7 @@ uint64_t prop_window_episode(uint64_t seed, uint64_t budget)
     R.live_of = calloc((size_t)R.universe, sizeof *R.live_of);
     if (!R.shared || !R.live_of)
         exit(2);
-    find_groups(&R);
+    find_groups(&R, R.w);
     R.hot = (uint32_t)prop_range(&R.r, 0, R.universe - 1);
     R.hot_share = prop_chance(&R.r, 1, 4) ? (unsigned)prop_range(&R.r, 10, 60) : 0;
     static const unsigned paces[] = {1, 3, 10, 100, 1000};
@@ -578,8 +621,13 @@ uint64_t prop_window_episode(uint64_t seed, uint64_t budget)
         unsigned op = (unsigned)prop_range(&R.r, 0, 99);
         if (op < 35)
             op_add(&R, pick_key(&R));
-        else if (op < 45)
-            op_add_unique(&R, pick_key(&R));
+        else if (op < 45) {
+            uint32_t id = pick_key(&R);
+            if (R.params.expansion && R.shared[id])
+                op_add(&R, id);
+            else
+                op_add_unique(&R, id);
+        }
         else if (op < 55)
             wrote = op_remove(&R);
         else if (op < 58) {
@@ -600,6 +648,13 @@ uint64_t prop_window_episode(uint64_t seed, uint64_t budget)
                 for (unsigned i = 0; i < 4; i++)
                     check_key(&R, pick_key(&R), q);
             wrote = false;
+        }
+        find_new_groups(&R);
+        if (R.w->ngrown && R.step < length) { /* every write sweeps every table: a grown episode ends at 2^21 slots */
+            nidus_window_stats t;
+            nidus_window_get_stats(R.w, R.now, &t);
+            if (t.total_slots > (UINT64_C(1) << 21))
+                length = R.step;
         }
         if (wrote)
             check_figures(&R, before, was_written, false);
