@@ -322,10 +322,7 @@ void nidus_filter_contains_many_hash(const nidus_filter *f, const uint64_t *hash
     case NIDUS_KIND_BLOOM: nidus_bloom_contains_many_hash(f->f.bloom, hashes, n, out); return;
     case NIDUS_KIND_COUNTING_BLOOM: nidus_counting_bloom_contains_many_hash(f->f.counting, hashes, n, out); return;
     case NIDUS_KIND_FUSE: nidus_fuse_contains_many_hash(f->f.fuse, hashes, n, out); return;
-    case NIDUS_KIND_WINDOW:
-        for (size_t i = 0; i < n; i++)
-            out[i] = nidus_window_contains_hash(f->f.window, hashes[i], f->now);
-        return;
+    case NIDUS_KIND_WINDOW: nidus_window_contains_many_hash(f->f.window, hashes, n, f->now, out); return;
     }
     for (size_t i = 0; i < n; i++)
         out[i] = false;
