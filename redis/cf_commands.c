@@ -43,6 +43,7 @@ static void *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *opt
             .fingerprint_bits = (unsigned)o->fingerprint_bits,
             .bucket_size = supported_bucket_size(o->bucket_size),
             .max_kicks = (unsigned)o->max_iterations,
+            .expansion = (unsigned)o->expansion,
         };
         return mod_window_create(ctx, key, o->name, mod_cw_type, &w);
     }
@@ -155,7 +156,8 @@ int mod_cf_reserve(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 /* Adds `n` items (CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX: `argv`, the whole command), to a windowed key as
  * windowed.c adds them. A key made here is windowed when `window` is nonzero. */
 static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, RedisModuleString **items,
-                            int n, bool nx, bool multi, bool create, long long capacity, long long window)
+                            int n, bool nx, bool multi, bool create, long long capacity, long long window,
+                            long long expansion)
 {
     RedisModuleString *name = argv[1];
     RedisModuleKey *key;
@@ -170,6 +172,8 @@ static int cf_insert_common(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     if (ks == KEY_EMPTY) {
         cf_options o = cf_defaults(capacity);
         o.window = window;
+        if (expansion >= 0)
+            o.expansion = expansion;
         o.name = name;
         if (!(value = cf_create(ctx, key, &o))) {
             RedisModule_CloseKey(key);
@@ -215,15 +219,16 @@ int mod_cf_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (argc != 3)
         return RedisModule_WrongArity(ctx);
     return cf_insert_common(ctx, argv, argc, argv + 2, 1, ends_with_nx(argv[0]), false, true,
-                            (long long)mod_cfg.cf_initial_size, 0);
+                            (long long)mod_cfg.cf_initial_size, 0, -1);
 }
 
-/* CF.INSERT / CF.INSERTNX key [CAPACITY n] [NOCREATE] [WINDOW ms] ITEMS item... */
+/* CF.INSERT / CF.INSERTNX key [CAPACITY n] [NOCREATE] [EXPANSION e] [WINDOW ms] ITEMS item... (EXPANSION, as
+ * CAPACITY, for the filter it creates) */
 int mod_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc < 4)
         return RedisModule_WrongArity(ctx);
-    long long capacity = (long long)mod_cfg.cf_initial_size, window = 0;
+    long long capacity = (long long)mod_cfg.cf_initial_size, window = 0, expansion = -1;
     bool create = true;
     int i = 2;
     for (; i < argc && !mod_arg_is(argv[i], "ITEMS"); i++) {
@@ -237,6 +242,11 @@ int mod_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
                                           (unsigned long long)mod_cfg.max_capacity);
         } else if (mod_arg_is(argv[i], "NOCREATE")) {
             create = false;
+        } else if (mod_arg_is(argv[i], "EXPANSION")) {
+            if (++i == argc)
+                return RedisModule_WrongArity(ctx);
+            if (!mod_option_range(ctx, argv[i], "EXPANSION", 0, 32768, &expansion))
+                return REDISMODULE_OK;
         } else if (mod_arg_is(argv[i], "WINDOW")) {
             if (++i == argc)
                 return RedisModule_WrongArity(ctx);
@@ -249,7 +259,7 @@ int mod_cf_insert(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (i + 1 >= argc)
         return RedisModule_WrongArity(ctx);
     return cf_insert_common(ctx, argv, argc, argv + i + 1, argc - i - 1, ends_with_nx(argv[0]), true, create,
-                            capacity, window);
+                            capacity, window, expansion);
 }
 
 static uint64_t cf_hash_any(const void *f, const void *key, size_t len) { return nidus_cuckoo_hash(f, key, len); }

@@ -71,6 +71,7 @@ static const doc_arg cf_insert[] = {
     {"capacity", REDISMODULE_ARG_TYPE_BLOCK, OPT, NULL,
      (const doc_arg[]){TOKEN("capacity", "CAPACITY"), INTEGER("capacity"), END}},
     FLAG("nocreate", "NOCREATE"),
+    OPTION("expansion", "EXPANSION", REDISMODULE_ARG_TYPE_INTEGER),
     OPTION("window", "WINDOW", REDISMODULE_ARG_TYPE_INTEGER),
     TOKEN("items", "ITEMS"),
     ITEMS,

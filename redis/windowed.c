@@ -547,9 +547,9 @@ static void reply_window_fields(RedisModuleCtx *ctx, const nidus_window_stats *s
     reply_field(ctx, "Entries", (long long)s->entries);
 }
 
-/* CF.INFO key: RedisBloom's fields and nidus's as for any cuckoo filter (items: the live ones; one filter, no
- * expansion), then Window (ms), Epoch (ms: ages are counted in epochs of W/5) and Entries (fingerprints held,
- * expired ones not yet swept included). */
+/* CF.INFO key: RedisBloom's fields and nidus's as for any cuckoo filter (items: the live ones; filters: the tables
+ * held, grown ones included; capacity and load over all of them), then Window (ms), Epoch (ms: ages are counted
+ * in epochs of W/5) and Entries (fingerprints held, expired ones not yet swept included). */
 static int cw_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
@@ -565,20 +565,20 @@ static int cw_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     mod_reply_map(ctx, 17);
     reply_field(ctx, "Size", (long long)s.memory_bytes);
     reply_field(ctx, "Number of buckets", (long long)s.buckets);
-    reply_field(ctx, "Number of filters", 1);
+    reply_field(ctx, "Number of filters", s.tables);
     reply_field(ctx, "Number of items inserted", (long long)s.live);
     reply_field(ctx, "Number of items deleted", 0);
     reply_field(ctx, "Bucket size", s.bucket_size);
-    reply_field(ctx, "Expansion rate", 0);
-    reply_field(ctx, "Max iterations", 0);
+    reply_field(ctx, "Expansion rate", s.expansion);
+    reply_field(ctx, "Max iterations", s.max_kicks);
     reply_field(ctx, "Fingerprint bits", s.fingerprint_bits);
     RedisModule_ReplyWithSimpleString(ctx, "Error rate bound");
     RedisModule_ReplyWithDouble(ctx, s.error_bound);
-    reply_field(ctx, "Capacity", (long long)s.capacity);
+    reply_field(ctx, "Capacity", (long long)s.total_capacity);
     RedisModule_ReplyWithSimpleString(ctx, "Bits per item");
     RedisModule_ReplyWithDouble(ctx, s.bits_per_item);
     RedisModule_ReplyWithSimpleString(ctx, "Load");
-    RedisModule_ReplyWithDouble(ctx, s.slots ? (double)s.entries / (double)s.slots : 0.0);
+    RedisModule_ReplyWithDouble(ctx, s.total_slots ? (double)s.entries / (double)s.total_slots : 0.0);
     reply_field(ctx, "Compacting", 0);
     reply_window_fields(ctx, &s);
     RedisModule_CloseKey(key);
@@ -596,9 +596,10 @@ static int cw_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         nidus_window_get_stats(w, read_time(ctx), &s);
         char line[256];
         int n = snprintf(line, sizeof line,
-                         "bktsize:%u buckets:%llu items:%llu deletes:0 filters:1 max_iterations:0 expansion:0 "
+                         "bktsize:%u buckets:%llu items:%llu deletes:0 filters:%u max_iterations:%u expansion:%u "
                          "window:%llu epoch:%llu entries:%llu",
-                         s.bucket_size, (unsigned long long)s.buckets, (unsigned long long)s.live,
+                         s.bucket_size, (unsigned long long)s.buckets, (unsigned long long)s.live, s.tables,
+                         s.max_kicks, s.expansion,
                          (unsigned long long)s.window, (unsigned long long)s.epoch_ticks,
                          (unsigned long long)s.entries);
         RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
@@ -635,8 +636,9 @@ static int bw_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return loadchunk(ctx, argv, argc, &mod_bw_ops);
 }
 
-/* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | WINDOW]: RedisBloom's five fields (items: the
- * live ones; the expansion nil: a windowed filter does not grow), then Window (ms). */
+/* BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION | WINDOW]: RedisBloom's five fields (capacity: all
+ * tables'; filters: the tables held, grown ones included; items: the live ones; the expansion nil for a filter
+ * that does not grow), then Window (ms). */
 static int bw_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2 && argc != 3)
@@ -659,15 +661,19 @@ static int bw_info(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         }
         return RedisModule_ReplyWithLongLong(ctx, (long long)s.window);
     }
-    long long values[] = {(long long)s.capacity, (long long)s.memory_bytes, 1, (long long)s.live, 0};
+    long long values[] = {(long long)s.total_capacity, (long long)s.memory_bytes, s.tables, (long long)s.live,
+                          s.expansion};
     if (argc == 3)
-        return mod_bf_info_reply(ctx, argv[2], values, false);
+        return mod_bf_info_reply(ctx, argv[2], values, s.expansion != 0);
     mod_reply_map(ctx, 6);
     static const char *const names[] = {"Capacity", "Size", "Number of filters", "Number of items inserted"};
     for (int f = 0; f < 4; f++)
         reply_field(ctx, names[f], values[f]);
     RedisModule_ReplyWithSimpleString(ctx, "Expansion rate");
-    RedisModule_ReplyWithNull(ctx);
+    if (s.expansion)
+        RedisModule_ReplyWithLongLong(ctx, s.expansion);
+    else
+        RedisModule_ReplyWithNull(ctx);
     reply_field(ctx, "Window", (long long)s.window);
     return REDISMODULE_OK;
 }
@@ -702,7 +708,7 @@ static int bw_debug(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         int n = snprintf(line, sizeof line, "size:%llu", (unsigned long long)s.live);
         RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);
         n = snprintf(line, sizeof line, "bytes:%llu capacity:%llu window:%llu epoch:%llu entries:%llu ratio:%g",
-                     (unsigned long long)s.memory_bytes, (unsigned long long)s.capacity,
+                     (unsigned long long)s.memory_bytes, (unsigned long long)s.total_capacity,
                      (unsigned long long)s.window, (unsigned long long)s.epoch_ticks,
                      (unsigned long long)s.entries, s.error_bound);
         RedisModule_ReplyWithStringBuffer(ctx, line, (size_t)n);

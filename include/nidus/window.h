@@ -74,6 +74,7 @@ typedef struct nidus_window_stats {
     uint64_t slots;
     unsigned bucket_size;
     unsigned fingerprint_bits; /* f, without the age bits */
+    unsigned max_kicks;     /* fingerprints one add may move to make room */
     uint64_t memory_bytes;  /* everything the filter holds through its allocator */
     double bits_per_item;   /* memory bits / capacity */
     double error_bound;     /* false-positive bound with every slot holding a live item: the tables' bounds summed */

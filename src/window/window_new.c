@@ -263,6 +263,7 @@ void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_st
     s->bucket_size = t->shape.bucket_size;
     s->slots = t->shape.buckets * t->shape.bucket_size;
     s->fingerprint_bits = w->f;
+    s->max_kicks = w->max_kicks;
     s->bits_per_item = (double)s->memory_bytes * 8.0 / (double)s->total_capacity;
     s->sweep_cursor = w->cursor;
 }

@@ -32,7 +32,8 @@ BF_MANY = "O(k * n), where k is the number of hash functions and n is the number
 BF_INSERT = "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist"
 CF_INSERT_ARGS = [KEY, arg("capacity", "block", flags=["optional"],
                            sub=[arg("capacity", "pure-token", "CAPACITY"), arg("capacity", "integer")]),
-                  arg("nocreate", "pure-token", "NOCREATE", ["optional"]), option("window", "WINDOW", "integer"),
+                  arg("nocreate", "pure-token", "NOCREATE", ["optional"]),
+                  option("expansion", "EXPANSION", "integer"), option("window", "WINDOW", "integer"),
                   arg("items", "pure-token", "ITEMS"), ITEMS]
 SCANDUMP = ("Begins an incremental save of the bloom filter", "O(n), where n is the capacity", "1.0.0", 3,
             ["dont_cache"], READ, "RO", [KEY, arg("iterator", "integer")])

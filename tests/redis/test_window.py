@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Windowed keys (CF.RESERVE / BF.RESERVE ... WINDOW ms, and WINDOW on the INSERTs): the grammar and its
-errors, expiry at the master's clock, live copies only for CF.COUNT / CF.DEL / CF.ADDNX, Bloom renewals, and the
+errors, expiry at the master's clock, live copies only for CF.COUNT / CF.DEL / CF.ADDNX, Bloom renewals, the
 write's time carried through replication, the AOF (without an RDB preamble), RDB, DEBUG RELOAD, DUMP/RESTORE and
-SCANDUMP/LOADCHUNK."""
+SCANDUMP/LOADCHUNK, and keys that grow past their capacity (EXPANSION) through all of these."""
 import time
 
 from conftest import wait_for
@@ -105,7 +105,7 @@ def test_every_command_answers(server):
     b = info(c, "BF", "bw")
     assert list(b) == ["Capacity", "Size", "Number of filters", "Number of items inserted", "Expansion rate",
                        "Window"]
-    assert b["Capacity"] == 1000 and b["Number of items inserted"] == 4 and b["Expansion rate"] is None
+    assert b["Capacity"] == 1000 and b["Number of items inserted"] == 4 and b["Expansion rate"] == 2
     assert b["Window"] == 60000
     assert c("BF.INFO", "bw", "ITEMS") == [4] and c("BF.INFO", "bw", "WINDOW") == [60000]
     assert c("BF.INFO", "bw", "NOPE") == Error("Invalid information value")
@@ -374,3 +374,148 @@ def test_merge_of_like_windows(server):
     assert c("CF.MERGE", "x", 2, "a", "plain") == both and c("BF.MERGE", "ba", 1, "a") == \
         Error("WRONGTYPE Operation against a key holding the wrong kind of value")
     assert c("DEBUG", "DIGEST-VALUE", "a") == before and c("EXISTS", "x") == 0
+
+
+def grown_keys(c, window=STILL):
+    """Windowed keys past their capacity in one window: grown by EXPANSION (CF's default 1, given 2 or 4; BF's
+    default 2), and ones that may not grow (EXPANSION 0, NONSCALING)."""
+    assert c("CF.RESERVE", "cg", 100, "MAXITERATIONS", 50, "EXPANSION", 2, "WINDOW", window) == "OK"
+    assert c("CF.INSERT", "cg", "ITEMS", *KEYS) == [1] * len(KEYS)
+    assert c("CF.ADD", "cg", "k0") == 1  # a second copy, in a grown table
+    assert c("CF.INSERT", "cgi", "CAPACITY", 50, "EXPANSION", 4, "WINDOW", window, "ITEMS", *KEYS) == [1] * len(KEYS)
+    nx = c("CF.INSERTNX", "cgn", "CAPACITY", 50, "WINDOW", window, "ITEMS", *KEYS)
+    assert set(nx) <= {0, 1} and nx.count(0) <= 5  # never full; 0 only for a false positive
+    assert c("CF.MEXISTS", "cgn", *KEYS) == [1] * len(KEYS)
+    assert c("BF.RESERVE", "bg", "0.001", 100, "WINDOW", window) == "OK"
+    assert c("BF.MADD", "bg", *KEYS) == [1] * len(KEYS)
+    bi = c("BF.INSERT", "bgi", "CAPACITY", 50, "EXPANSION", 3, "WINDOW", window, "ITEMS", *KEYS)
+    assert set(bi) <= {0, 1} and bi.count(0) <= 5  # never full; 0 only for a false positive
+    assert c("BF.MEXISTS", "bgi", *KEYS) == [1] * len(KEYS)
+    return ("cg", "cgi", "cgn", "bg", "bgi")
+
+
+def answers(c):
+    return [c(kind + ".MEXISTS", key, *KEYS) for kind, key in
+            (("CF", "cg"), ("CF", "cgi"), ("CF", "cgn"), ("BF", "bg"), ("BF", "bgi"))] + \
+        [c("CF.COUNT", "cg", "k0"), c("CF.INFO", "cg"), c("BF.INFO", "bg"), c("CF.INFO", "cgi"), c("BF.INFO", "bgi")]
+
+
+def test_growth_and_full(server):
+    c = Raw(server.port)
+    grown_keys(c)
+    assert c("CF.MEXISTS", "cg", *KEYS) == [1] * len(KEYS) and c("CF.COUNT", "cg", "k0") == 2
+    i = info(c, "CF", "cg")
+    assert i["Number of filters"] == 2 and i["Expansion rate"] == 2 and i["Max iterations"] == 50
+    assert i["Capacity"] == 100 + 200 and i["Number of items inserted"] == len(KEYS) + 1
+    gi = info(c, "CF", "cgi")
+    assert gi["Number of filters"] == 2 and gi["Expansion rate"] == 4 and gi["Capacity"] == 50 + 200
+    gn = info(c, "CF", "cgn")  # RedisBloom's defaults: expansion 1, 20 iterations
+    assert gn["Expansion rate"] == 1 and gn["Max iterations"] == 20 and gn["Number of filters"] >= 3
+    assert "filters:2 max_iterations:50 expansion:2 " in c("CF.DEBUG", "cg").decode()
+    b = info(c, "BF", "bg")
+    assert b["Expansion rate"] == 2 and b["Number of filters"] == 2 and b["Capacity"] == 100 + 200
+    assert b["Number of items inserted"] == len(KEYS)
+    assert c("BF.INFO", "bg", "FILTERS") == [2] and c("BF.INFO", "bg", "EXPANSION") == [2]
+    assert info(c, "BF", "bgi")["Expansion rate"] == 3
+    assert c("BF.MEXISTS", "bg", *KEYS) == [1] * len(KEYS) and c("BF.CARD", "bg") == len(KEYS)
+    # a renewal of an item in a grown table, and a delete of the oldest copy
+    assert c("BF.ADD", "bg", "k150") == 0 and c("BF.CARD", "bg") == len(KEYS)
+    assert c("CF.DEL", "cg", "k0") == 1 and c("CF.COUNT", "cg", "k0") == 1
+    # EXPANSION 0 and NONSCALING keep "filter is full"
+    assert c("CF.RESERVE", "cf0", 100, "EXPANSION", 0, "WINDOW", STILL) == "OK"
+    replies = c("CF.INSERT", "cf0", "ITEMS", *KEYS)
+    assert -1 in replies and set(replies) == {1, -1}
+    assert c("CF.ADD", "cf0", "more") == Error("Filter is full")
+    assert info(c, "CF", "cf0")["Number of filters"] == 1 and info(c, "CF", "cf0")["Expansion rate"] == 0
+    for args in (("NONSCALING",), ("EXPANSION", 0)):
+        c("DEL", "bf0")
+        assert c("BF.RESERVE", "bf0", "0.01", 100, *args, "WINDOW", STILL) == "OK"
+        replies = c("BF.MADD", "bf0", *KEYS)
+        assert Error("ERR non scaling filter is full") in replies, args
+        b0 = info(c, "BF", "bf0")
+        assert b0["Expansion rate"] is None and b0["Number of filters"] == 1
+    # bad expansions create nothing
+    assert c("CF.INSERT", "x", "EXPANSION", 32769, "WINDOW", 100, "ITEMS", "a") == \
+        Error("EXPANSION: value must be in the range [0, 32768]")
+    assert c("CF.INSERT", "x", "EXPANSION", "abc", "WINDOW", 100, "ITEMS", "a") == Error("Couldn't parse EXPANSION")
+    assert c("CF.RESERVE", "x", 100, "EXPANSION", -1, "WINDOW", 100) == \
+        Error("EXPANSION: value must be in the range [0, 32768]")
+    assert c("BF.RESERVE", "x", "0.01", 100, "EXPANSION", 40000, "WINDOW", 100) == \
+        Error("ERR expansion must be in the range [0, 32768]")
+    assert c("BF.INSERT", "x", "EXPANSION", -2, "WINDOW", 100, "ITEMS", "a") == Error("Bad expansion")
+    assert c("EXISTS", "x") == 0
+
+
+def test_grown_keys_shrink_after_expiry(server):
+    c = Raw(server.port)
+    assert c("CF.RESERVE", "s", 50, "EXPANSION", 2, "WINDOW", 300) == "OK"
+    assert c("CF.INSERT", "s", "ITEMS", *KEYS) == [1] * len(KEYS)
+    assert c("BF.RESERVE", "bs", "0.001", 50, "WINDOW", 300) == "OK"
+    assert -1 not in c("BF.MADD", "bs", *KEYS) and c("BF.MEXISTS", "bs", *KEYS) == [1] * len(KEYS)
+    assert info(c, "CF", "s")["Number of filters"] >= 2 and info(c, "BF", "bs")["Number of filters"] >= 2
+    # once every item of the burst has expired, the grown tables go (at the next write or sweep step)
+    assert wait_for(lambda: info(c, "CF", "s")["Number of filters"] == 1 and
+                    info(c, "BF", "bs")["Number of filters"] == 1, 5)
+    assert c("CF.MEXISTS", "s", *KEYS) == [0] * len(KEYS)
+    assert c("CF.ADD", "s", "new") == 1 and info(c, "CF", "s")["Number of filters"] == 1
+
+
+def test_grown_keys_reload_restart_dump_scandump(server):
+    c = Raw(server.port)
+    keys = grown_keys(c)
+    before = answers(c)
+    digest = digests(c, keys)
+    assert c("DEBUG", "RELOAD") == "OK"
+    assert answers(c) == before and digests(c, keys) == digest
+    assert c("SAVE") == "OK"
+    server.stop(nosave=True)
+    server.start()
+    c = Raw(server.port)
+    assert answers(c) == before and digests(c, keys) == digest
+    for key in keys:
+        payload = c("DUMP", key)
+        assert c("RESTORE", key + "-r", 0, payload) == "OK"
+        assert c("DEBUG", "DIGEST-VALUE", key + "-r") == c("DEBUG", "DIGEST-VALUE", key)
+        bad = bytearray(payload)
+        bad[len(bad) // 2] ^= 0x20
+        assert isinstance(c("RESTORE", key + "-bad", 0, bytes(bad)), Error)
+        kind = "BF" if key.startswith("b") else "CF"
+        chunks = scandump(c, kind, key)
+        for it, data in chunks:
+            assert c(kind + ".LOADCHUNK", key + "-c", it, data) == "OK"
+        assert c("DEBUG", "DIGEST-VALUE", key + "-c") == c("DEBUG", "DIGEST-VALUE", key)
+        assert c(kind + ".INFO", key + "-c") == c(kind + ".INFO", key)
+        assert c(kind + ".MEXISTS", key + "-c", *KEYS) == [1] * len(KEYS)
+    assert c("EXISTS", "cg-bad") == 0
+    # merges of grown like windows: every item of both
+    assert c("CF.MERGE", "cg-m", 2, "cg", "cg-r") == "OK"
+    assert c("CF.MEXISTS", "cg-m", *KEYS) == [1] * len(KEYS) and c("CF.COUNT", "cg-m", "k0") == 4
+
+
+def test_grown_keys_replica_and_aof(make_server):
+    master = make_server("master", extra=("--repl-diskless-sync-delay", "0", "--appendonly", "yes",
+                                          "--aof-use-rdb-preamble", "no"))
+    m = Raw(master.port)
+    m("CF.RESERVE", "early", 50, "EXPANSION", 2, "WINDOW", STILL)
+    m("CF.INSERT", "early", "ITEMS", *KEYS)
+    replica = make_server("replica")
+    r = Raw(replica.port)
+    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
+    replica.wait_replica_link()
+    keys = grown_keys(m) + ("early",)
+    m("CF.RESERVE", "short", 50, "EXPANSION", 2, "WINDOW", 300)
+    m("CF.INSERT", "short", "ITEMS", *KEYS)
+    assert m("WAIT", 1, 5000) == 1
+    assert answers(r) == answers(m)
+    assert r("CF.INFO", "early") == m("CF.INFO", "early") and info(r, "CF", "early")["Number of filters"] >= 2
+    assert digests(r, keys) == digests(m, keys)
+    # the short key's grown tables go on the replica by the master's sweep steps
+    assert wait_for(lambda: info(m, "CF", "short")["Number of filters"] == 1, 5)
+    assert wait_for(lambda: m("WAIT", 1, 1000) == 1 and info(r, "CF", "short")["Number of filters"] == 1 and
+                    digests(r, ("short",)) == digests(m, ("short",)), 5)
+    # the AOF (CF.AT / BF.AT with the master's times, no RDB preamble) replays the same growth
+    before, digest = answers(m), digests(m, keys)
+    master.stop(nosave=True)
+    master.start()
+    m = Raw(master.port)
+    assert answers(m) == before and digests(m, keys) == digest
