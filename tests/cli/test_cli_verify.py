@@ -88,7 +88,7 @@ def test_header_and_footer_fields_are_named(multi, tmp_path):
     bad = damaged(tmp_path, data, 5)  # version 8 -> 24
     assert run("verify", bad, check_rc=2).stderr.decode() == (
         "nidus: %s: written by another version of the format: the format version (byte 5) is 24, this build reads "
-        "1 to 10\n" % bad)
+        "1 to 12\n" % bad)
 
 
 def test_truncated_empty_and_foreign_files(multi, tmp_path):
