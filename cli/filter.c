@@ -25,7 +25,7 @@ nidus_status cli_filter_create(const cli_create_options *o, nidus_filter **out)
         p.kind_params = &c;
     nidus_window_params w = {.capacity = o->capacity, .window = o->window, .error_rate = o->error,
                              .fingerprint_bits = o->fingerprint_bits, .bucket_size = o->bucket_size,
-                             .max_kicks = o->max_kicks};
+                             .max_kicks = o->max_kicks, .expansion = o->expansion < 0 ? 0 : (unsigned)o->expansion};
     if (o->kind == NIDUS_KIND_WINDOW)
         p.kind_params = &w;
     return nidus_filter_new(&p, out);
@@ -196,7 +196,7 @@ static void window_text(char buf[32], uint64_t ms)
 }
 
 /* A windowed filter: items are the copies live at the handle's time (--now, or the clock), capacity the items of
- * one window it is sized for. */
+ * one window its tables are sized for; its expansion and the tables it holds. */
 static void info_window(const nidus_window *f, uint64_t now, const nidus_filter_stats *sum, bool json, FILE *out)
 {
     nidus_window_stats s;
@@ -206,21 +206,27 @@ static void info_window(const nidus_window *f, uint64_t now, const nidus_filter_
     window_text(w, s.window);
     if (json)
         fprintf(out,
-                "\"parameters\": {\"window_ms\": %llu, \"bucket_size\": %u, \"fingerprint_bits\": %u}, "
-                "\"details\": {\"now_ms\": %llu, \"entries\": %llu, \"epoch_ms\": %llu, "
-                "\"latest_write_epoch_ms\": %llu}, \"sub_filters\": [",
-                (unsigned long long)s.window, s.bucket_size, s.fingerprint_bits, (unsigned long long)now,
-                (unsigned long long)s.entries, (unsigned long long)s.epoch_ticks,
-                (unsigned long long)s.latest_write);
+                "\"parameters\": {\"window_ms\": %llu, \"bucket_size\": %u, \"fingerprint_bits\": %u, "
+                "\"expansion\": %u}, \"details\": {\"now_ms\": %llu, \"entries\": %llu, \"epoch_ms\": %llu, "
+                "\"latest_write_epoch_ms\": %llu, \"tables\": %u}, \"sub_filters\": [",
+                (unsigned long long)s.window, s.bucket_size, s.fingerprint_bits, s.expansion,
+                (unsigned long long)now, (unsigned long long)s.entries, (unsigned long long)s.epoch_ticks,
+                (unsigned long long)s.latest_write, s.tables);
     else
         fprintf(out,
                 "window:         %s (%llu ms; items expire 1 to 1.2 windows after their add)\n"
-                "parameters:     bucket size %u, %u-bit fingerprints + 3 bits of age\n"
-                "time:           %llu ms since the epoch; %llu entries stored, %llu of them live\n",
-                w, (unsigned long long)s.window, s.bucket_size, s.fingerprint_bits, (unsigned long long)now,
-                (unsigned long long)s.entries, (unsigned long long)s.live);
-    sub_filter sf = {s.capacity, s.live, s.memory_bytes, s.error_bound};
-    print_sub(out, json, 0, &sf, "", "");
+                "parameters:     bucket size %u, %u-bit fingerprints + 3 bits of age, expansion %u%s\n"
+                "time:           %llu ms since the epoch; %llu entries stored, %llu of them live\n"
+                "tables:         %u (%u grown: each goes once its items have expired)\n",
+                w, (unsigned long long)s.window, s.bucket_size, s.fingerprint_bits, s.expansion,
+                s.expansion ? "" : " (does not grow)", (unsigned long long)now, (unsigned long long)s.entries,
+                (unsigned long long)s.live, s.tables, s.tables - 1);
+    for (unsigned k = 0; k < s.tables; k++) {
+        nidus_window_table_stats t;
+        nidus_window_get_table_stats(f, k, now, &t);
+        sub_filter sf = {t.capacity, t.live, t.memory_bytes, t.error_bound};
+        print_sub(out, json, k, &sf, "", "");
+    }
     if (json)
         fprintf(out, "]");
 }

@@ -33,7 +33,9 @@
     "  --window W            a windowed cuckoo filter: each key expires W after its add (500ms, 30s, 15m,\n" \
     "                        24h, 7d: a whole number and ms, s, m, h or d; at most 2^48 ms). --capacity is\n" \
     "                        then the keys added within any one window; it takes --error or\n"                \
-    "                        --fingerprint-bits (4..29), --bucket-size and --max-kicks; it never grows\n"      \
+    "                        --fingerprint-bits (4..29), --bucket-size, --max-kicks and --expansion\n"       \
+    "                        (default 0: it never grows; E: a table of E^k times the capacity when no\n"     \
+    "                        table has room, released once its items have expired)\n"                        \
     "  --force               replace FILE if it exists (only a regular file: never a device or directory)\n"
 
 #define NOW_TEXT                                                                                               \

@@ -214,8 +214,6 @@ int parse_options(const char *cmd, int *argc, char **argv, options *o, bool crea
                                NULL);
         if (c->semi_sort)
             return usage_error(cmd, "a windowed filter's buckets are not semi-sorted: leave out --semi-sort", NULL);
-        if (c->expansion > 0)
-            return usage_error(cmd, "a windowed filter does not grow: --expansion must be 0 or left out", NULL);
         c->kind = NIDUS_KIND_WINDOW;
     }
     if (c->kind == NIDUS_KIND_FUSE)

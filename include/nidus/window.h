@@ -133,6 +133,21 @@ NIDUS_API nidus_status nidus_window_advance(nidus_window *w, uint64_t now, uint6
 /* Figures of the filter at time `now` (`live` depends on it). */
 NIDUS_API void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_stats *stats);
 
+/* One table of a filter: the first (0), or a grown one (1 .. tables - 1, in order of level). */
+typedef struct nidus_window_table_stats {
+    uint64_t capacity;      /* items within one window it is sized for: capacity * expansion^level */
+    uint64_t live;          /* its entries alive at the `now` the stats were taken at */
+    uint64_t buckets;
+    unsigned fingerprint_bits;
+    unsigned level;         /* its growth step (0: the first table, or a merge's sibling of it) */
+    uint64_t memory_bytes;
+    double error_bound;
+} nidus_window_table_stats;
+
+/* Figures of table k at time `now`; false (nothing written) when k is not below nidus_window_stats.tables. */
+NIDUS_API bool nidus_window_get_table_stats(const nidus_window *w, unsigned k, uint64_t now,
+                                            nidus_window_table_stats *stats);
+
 /* The key's 64-bit hash, as the _hash calls take it (nidus_hash with the filter's seed). */
 NIDUS_API uint64_t nidus_window_hash(const nidus_window *w, const void *key, size_t len);
 

@@ -268,6 +268,25 @@ void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_st
     s->sweep_cursor = w->cursor;
 }
 
+bool nidus_window_get_table_stats(const nidus_window *w, unsigned k, uint64_t now, nidus_window_table_stats *s)
+{
+    if (!w || !s || k > w->ngrown)
+        return false;
+    const nidus_window *x = nidus_window_table_at(w, k);
+    unsigned live = nidus_window_live_mask(x, now);
+    memset(s, 0, sizeof *s);
+    for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
+        if (live >> a & 1)
+            s->live += x->per_age[a];
+    s->capacity = x->capacity;
+    s->buckets = x->table.shape.buckets;
+    s->fingerprint_bits = x->f;
+    s->level = x->level;
+    s->memory_bytes = sizeof *x + nidus_table_memory(&x->table);
+    s->error_bound = nidus_cuckoo_error_bound(x->table.shape.bucket_size, x->f);
+    return true;
+}
+
 /* Positions: the struct 0, the grown tables' array 1, the first table's slots 2 and overflow entries 3, then each
  * grown table's struct, slots and overflow entries. */
 bool nidus_window_relocate(nidus_window **filter, const nidus_mover *mover, uint64_t *cursor)

@@ -49,7 +49,6 @@ def test_bad_windows_are_refused(tmp_path, bad, says):
 
 
 @pytest.mark.parametrize("args,says", [(["--type", "bloom"], "--type must be cuckoo"),
-                                       (["--expansion", "2"], "does not grow"),
                                        (["--semi-sort"], "not semi-sorted"),
                                        (["--fingerprint-bits", "30"], "4 to 29")])
 def test_options_a_window_does_not_take(tmp_path, args, says):
@@ -140,3 +139,25 @@ def test_now_is_checked(tmp_path):
         p = run("check", f, "--now", bad, "k", check_rc=2)
         assert b"--now must be milliseconds" in p.stderr
     run("create", str(tmp_path / "x.nidus"), "--window", "1m", "--capacity", 10, "--now", T0, check_rc=2)
+
+
+def test_a_window_that_grows(tmp_path):
+    f = str(tmp_path / "g.nidus")
+    keys = [f"k{i}" for i in range(1000)]
+    run("create", f, "--window", "1h", "--capacity", 100, "--expansion", 2, check_rc=0)
+    run("add", f, "--now", T0, *keys, check_rc=0)  # ten times the capacity in one window: grown, not full
+    assert check(f, T0 + 3600000, *keys) == [b"1"] * 1000
+    text = run("info", f, "--now", T0, check_rc=0).stdout.decode()
+    assert "expansion 2\n" in text and "tables:         4 (3 grown" in text and "  #3: capacity 800," in text
+    js = json.loads(run("info", f, "--json", "--now", T0, check_rc=0).stdout)
+    assert js["parameters"]["expansion"] == 2 and js["details"]["tables"] == 4 and len(js["sub_filters"]) == 4
+    assert js["capacity"] == 100 + 200 + 400 + 800
+    assert run("verify", f, check_rc=0).returncode == 0
+    # after the window every grown table goes at the next write
+    run("add", f, "--now", T0 + 2 * 3600000, "late", check_rc=0)
+    assert json.loads(run("info", f, "--json", "--now", T0 + 2 * 3600000, check_rc=0).stdout)["details"]["tables"] == 1
+    # expansion 0 (the default): full
+    z = str(tmp_path / "z.nidus")
+    run("create", z, "--window", "1h", "--capacity", 100, check_rc=0)
+    assert run("add", z, "--now", T0, *keys, check_rc=1).returncode == 1
+    assert "expansion 0" in run("info", z, "--now", T0, check_rc=0).stdout.decode()
