@@ -720,7 +720,7 @@ static inline int key_end(FilterObject *self, key_bytes *kb)
     return check_corrupt(self);
 }
 
-/* An add's status as the call's value: None (cuckoo, counting Bloom) or whether the key was new (Bloom). */
+/* An add's status as the call's value: None (add), or whether the key was new (BloomFilter.add_new). */
 static inline PyObject *added_value(FilterObject *self, key_bytes *kb, nidus_status st, PyObject *value)
 {
     if (UNLIKELY(key_end(self, kb)))
@@ -735,7 +735,7 @@ static inline PyObject *added_value(FilterObject *self, key_bytes *kb, nidus_sta
  * handle at time t (time_of). `kind` is a constant at every call, so that each kind's add and `in` below compile
  * without a test of the kind on the way. */
 static inline __attribute__((always_inline)) PyObject *add_at(FilterObject *self, PyObject *key, nidus_kind kind,
-                                                              uint64_t t)
+                                                              uint64_t t, int answer)
 {
     key_bytes kb;
     if (key_begin(self, key, &kb))
@@ -750,7 +750,7 @@ static inline __attribute__((always_inline)) PyObject *add_at(FilterObject *self
         at_time(self, t);
         st = nidus_filter_add(self->f, kb.p, (size_t)kb.n);
     }
-    return added_value(self, &kb, st, kind != NIDUS_KIND_BLOOM ? Py_None : added ? Py_True : Py_False);
+    return added_value(self, &kb, st, !answer ? Py_None : added ? Py_True : Py_False);
 }
 
 static inline __attribute__((always_inline)) int contains_at(FilterObject *self, PyObject *key, nidus_kind kind,
@@ -771,8 +771,9 @@ static inline __attribute__((always_inline)) int contains_at(FilterObject *self,
     return key_end(self, &kb) ? -1 : in;
 }
 
-static PyObject *cuckoo_add(FilterObject *self, PyObject *key) { return add_at(self, key, NIDUS_KIND_CUCKOO, 0); }
-static PyObject *bloom_add(FilterObject *self, PyObject *key) { return add_at(self, key, NIDUS_KIND_BLOOM, 0); }
+static PyObject *cuckoo_add(FilterObject *self, PyObject *key) { return add_at(self, key, NIDUS_KIND_CUCKOO, 0, 0); }
+static PyObject *bloom_add(FilterObject *self, PyObject *key) { return add_at(self, key, NIDUS_KIND_BLOOM, 0, 0); }
+static PyObject *bloom_add_new(FilterObject *self, PyObject *key) { return add_at(self, key, NIDUS_KIND_BLOOM, 0, 1); }
 static int cuckoo_contains(FilterObject *self, PyObject *key) { return contains_at(self, key, NIDUS_KIND_CUCKOO, 0); }
 static int bloom_contains(FilterObject *self, PyObject *key) { return contains_at(self, key, NIDUS_KIND_BLOOM, 0); }
 
@@ -815,7 +816,7 @@ static FAST_TARGET int bloom_contains_fast(FilterObject *self, PyObject *key)
     const nidus_inline_bloom_view *v = nidus_inline_bloom_view_of(self->typed);
     const char *p;
     size_t n;
-    if (!fast_key(self, key, &p, &n))
+    if (!fast_key(self, key, &p, &n) || self->npending) /* deferred adds: applied by ready() first */
         return bloom_contains(self, key);
     if (!nidus_inline_bloom_can_look_up(v)) /* grown, or compact: the library's call */
         return nidus_bloom_contains(self->typed, p, n);
@@ -823,13 +824,14 @@ static FAST_TARGET int bloom_contains_fast(FilterObject *self, PyObject *key)
     return nidus_inline_bloom_probe(nidus_inline_bloom_block(v, h), h);
 }
 
-static FAST_TARGET PyObject *bloom_add_fast(FilterObject *self, PyObject *key)
+/* BloomFilter.add_new: the key's bits set here, after the deferred adds (bloom_add, through ready(), when any). */
+static FAST_TARGET PyObject *bloom_add_new_fast(FilterObject *self, PyObject *key)
 {
     nidus_inline_bloom_view *v = (nidus_inline_bloom_view *)self->typed;
     const char *p;
     size_t n;
-    if (!fast_key(self, key, &p, &n) || !nidus_inline_bloom_can_add(v) || v->items >= v->capacity)
-        return bloom_add(self, key);
+    if (!fast_key(self, key, &p, &n) || self->npending || !nidus_inline_bloom_can_add(v) || v->items >= v->capacity)
+        return bloom_add_new(self, key);
     uint64_t h = fast_hash(p, n, nidus_inline_bloom_seed_of_flip(v->hash8_flip), v->hash8_flip);
     bool fresh = nidus_inline_bloom_set(nidus_inline_bloom_block(v, h), h);
     v->items += fresh;
@@ -869,8 +871,7 @@ static FAST_TARGET int cuckoo_contains_fast(FilterObject *self, PyObject *key)
  * MemoryError is raised by the call that was applying them (as CPython raises MemoryError wherever an
  * allocation fails), and every later call tries them again. Every other add (a filter that may not grow or is
  * near its limits, a read-only or lazily mapped one, a key other than an ASCII str) runs at once and raises from
- * its own call, after the queued ones. A Bloom filter's add is never deferred: its answer (whether the key was
- * new) needs its block. */
+ * its own call, after the queued ones. The Bloom filter's adds are deferred by the rule below. */
 
 /* Whether adds to this cuckoo filter may be deferred (see above). */
 static int cuckoo_deferrable(FilterObject *self)
@@ -888,11 +889,14 @@ static int cuckoo_deferrable(FilterObject *self)
 static __attribute__((noinline)) int flush_pending(FilterObject *self)
 {
     size_t done = 0, n = self->npending;
-    nidus_status st = nidus_cuckoo_add_many_hash(self->typed, self->pending, n, &done);
+    nidus_status st = self->kind == NIDUS_KIND_BLOOM
+                          ? nidus_bloom_add_many_hash(self->typed, self->pending, n, NULL, &done)
+                          : nidus_cuckoo_add_many_hash(self->typed, self->pending, n, &done);
     if (done < n)
         memmove(self->pending, self->pending + done, (n - done) * sizeof *self->pending);
     self->npending = (unsigned)(n - done);
-    self->deferrable = cuckoo_deferrable(self);
+    if (self->kind == NIDUS_KIND_CUCKOO)
+        self->deferrable = cuckoo_deferrable(self);
     if (st) {
         raise_status(st, NULL);
         return -1;
@@ -916,6 +920,31 @@ static FAST_TARGET PyObject *cuckoo_add_fast(FilterObject *self, PyObject *key)
                                           : nidus_cuckoo_hash(self->typed, p, n);
     Py_RETURN_NONE;
 }
+
+/* ---- deferred Bloom adds ----
+ * BloomFilter.add returns None, so its wait for the key's block is deferred as the cuckoo adds' are: the key is
+ * hashed, its block requested from memory (a prefetch) and the hash queued; every DEFER adds (or before any other
+ * call, as above) the queue goes to nidus_bloom_add_many_hash, and the filter holds the same bytes as after the
+ * same adds made one at a time. An add is queued only where the view says inline adds hold (one blocked layer,
+ * writable) and the layer has room for it and every queued one (items + queued < capacity): no queued add grows
+ * the filter, so none can fail (nor raise FilterFull). Every other add runs at once, after the queued ones, and
+ * raises from its own call; so does add_new, whose answer (whether the key was new) needs the block. */
+static FAST_TARGET PyObject *bloom_add_fast(FilterObject *self, PyObject *key)
+{
+    nidus_inline_bloom_view *v = (nidus_inline_bloom_view *)self->typed;
+    const char *p;
+    size_t n;
+    if (!fast_key(self, key, &p, &n) || !nidus_inline_bloom_can_add(v))
+        return bloom_add(self, key);
+    if (self->npending == DEFER && flush_pending(self))
+        return NULL;
+    if (v->items + self->npending >= v->capacity) /* it may grow the filter: at once, after the queued ones */
+        return bloom_add(self, key);
+    uint64_t h = fast_hash(p, n, nidus_inline_bloom_seed_of_flip(v->hash8_flip), v->hash8_flip);
+    __builtin_prefetch(nidus_inline_bloom_block(v, h), 1, 3);
+    self->pending[self->npending++] = h;
+    Py_RETURN_NONE;
+}
 #else
 static int flush_pending(FilterObject *self)
 {
@@ -927,7 +956,7 @@ static int flush_pending(FilterObject *self)
 /* The other kinds (the counting Bloom filter's add; `in` of a counting Bloom or fuse filter). */
 static PyObject *filter_add(FilterObject *self, PyObject *key)
 {
-    return add_at(self, key, NIDUS_KIND_COUNTING_BLOOM, 0);
+    return add_at(self, key, NIDUS_KIND_COUNTING_BLOOM, 0, 0);
 }
 
 static int filter_contains(FilterObject *self, PyObject *key)
@@ -1011,7 +1040,7 @@ static int arg_and_time(FilterObject *self, PyObject *args, PyObject *kwds, cons
 
 static PyObject *window_add_at(FilterObject *self, PyObject *key, uint64_t t)
 {
-    return add_at(self, key, NIDUS_KIND_WINDOW, t);
+    return add_at(self, key, NIDUS_KIND_WINDOW, t, 0);
 }
 
 static PyObject *window_contains_at(FilterObject *self, PyObject *key, uint64_t t)
@@ -1654,8 +1683,13 @@ static PyMethodDef cuckoo_methods[] = {
 
 static PyMethodDef bloom_methods[] = {
     ADD_DOC(bloom_add,
-            "Adds the key; returns True when it was new (not already, maybe, present), as BF.ADD. Raises "
-            "nidus.FilterFull when the filter may not grow. A Bloom filter cannot remove keys: it has no remove."),
+            "Adds the key; returns None, as set.add (add_new answers whether the key was new). Raises "
+            "nidus.FilterFull when the filter may not grow. An add that cannot grow the filter may be queued and "
+            "applied with later ones, always before any other call on the filter sees it. A Bloom filter cannot "
+            "remove keys: it has no remove."),
+    {"add_new", (PyCFunction)bloom_add_new, METH_O,
+     "add_new($self, key, /)\n--\n\nAs add, returning True when the key was new (not already, maybe, present), "
+     "as BF.ADD replies 1. Never queued. " DOC_KEY},
     UPDATE_DOC,
     {NULL, NULL, 0, NULL}};
 
@@ -1839,6 +1873,7 @@ PyMODINIT_FUNC PyInit__nidus(void)
 #if FAST_PATH
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2")) { /* before the types are readied */
         bloom_methods[0].ml_meth = (PyCFunction)bloom_add_fast;
+        bloom_methods[1].ml_meth = (PyCFunction)bloom_add_new_fast;
         bloom_as_sequence.sq_contains = (objobjproc)bloom_contains_fast;
         cuckoo_methods[0].ml_meth = (PyCFunction)cuckoo_add_fast;
         cuckoo_as_sequence.sq_contains = (objobjproc)cuckoo_contains_fast;

@@ -148,11 +148,14 @@ def test_counting_remove():
         f.remove(b"x")
 
 
-def test_bloom_add_says_new_and_has_no_remove():
+def test_bloom_add_new_says_new_and_has_no_remove():
     f = nidus.BloomFilter(1000)
-    assert f.add("a") is True
-    assert f.add("a") is False
-    assert f.count("a") == 1 and f.count("b") == 0
+    assert f.add_new("a") is True
+    assert f.add_new("a") is False
+    assert f.add("b") is None and f.add(b"c") is None
+    assert f.add_new("b") is False and f.add_new(b"c") is False and f.add_new(b"d") is True
+    assert len(f) == 4
+    assert f.count("a") == 1 and f.count("z") == 0
     assert not hasattr(f, "remove") and not hasattr(f, "discard")
 
 

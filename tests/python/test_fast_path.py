@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The one-key fast path (an ASCII str hashed and probed inline) and deferred cuckoo adds (queued, applied in a
-batch, or by the next call of any other kind): the same answers, counts and bytes as the same calls made with
+"""The one-key fast path (an ASCII str hashed and probed inline) and deferred cuckoo and Bloom adds (queued, applied
+in a batch, or by the next call of any other kind): the same answers, counts and bytes as the same calls made with
 bytes keys, which take the portable path and are applied at once; every reader sees a deferred add; errors reach
 the call that made them."""
 import copy
@@ -174,6 +174,140 @@ def test_random_calls_against_the_portable_path(make, rng):
             x, y = a.count(k), b.count(k.encode())
         elif op < 0.85:
             x, y = a.discard(k), b.discard(k.encode())
+        elif op < 0.86:
+            ks = rng.sample(pool, 50)
+            x, y = outcome(a.update, ks), outcome(b.update, [q.encode() for q in ks])
+        elif op < 0.87:
+            ks = rng.sample(pool, 50)
+            x, y = a.contains_many(ks), b.contains_many([q.encode() for q in ks])
+        elif op < 0.88:
+            x, y = len(a), len(b)
+        elif op < 0.881:
+            x, y = a.to_bytes(), b.to_bytes()
+        elif op < 0.882:
+            a = pickle.loads(pickle.dumps(a)) if rng.random() < 0.5 else a.copy()
+            x = y = None
+        else:
+            continue
+        assert x == y, (step, op, k, x, y)
+    assert a.to_bytes() == b.to_bytes()
+
+
+def test_every_reader_sees_a_deferred_bloom_add(tmp_path):
+    f = nidus.BloomFilter(100000, 0.001)
+    f.add("a key of twenty bytes")
+    assert "a key of twenty bytes" in f
+    f.add("x1")
+    assert len(f) == 2
+    f.add("x2")
+    assert f.count("x2") == 1
+    f.add("x3")
+    assert pickle.loads(pickle.dumps(f)).count("x3") == 1
+    f.add("x4")
+    assert copy.copy(f).count("x4") == 1 and copy.deepcopy(f).count("x4") == 1
+    f.add("x5")
+    assert nidus.from_bytes(f.to_bytes()).count("x5") == 1
+    f.add("x6")
+    assert f.stats()["items"] == 7
+    f.add("x7")
+    assert "items=8" in repr(f)
+    f.add("x8")
+    assert f.add_new("x8") is False and f.add_new("x8b") is True
+    f.add("x9")
+    assert f.contains_many(["x9"]) == [True]
+    f.add("x10")
+    f.update(["x11"])
+    assert len(f) == 13
+    f.add("x12")
+    assert b"x12" in f and f.count(b"x12") == 1
+    f.add("x13")
+    f.save(str(tmp_path / "b.nidus"))
+    assert "x13" in nidus.open(str(tmp_path / "b.nidus"))
+
+
+def test_bloom_adds_made_by_an_iterable_inside_a_batched_call():
+    f = nidus.BloomFilter(100000, 0.001)
+
+    def keys():
+        for i in range(50):
+            f.add("inner %d" % i)  # queued while update is between two chunks
+            yield "outer %d" % i
+    f.update(keys())
+    assert len(f) == 100
+    found = f.contains_many("inner %d" % i for i in range(50) if f.add("again %d" % i) is None)
+    assert found == [True] * 50 and len(f) == 150
+
+
+@pytest.mark.parametrize("layout", ["blocked", "compact"])
+def test_a_full_bloom_filter_raises_from_the_add_that_failed(layout):
+    f = nidus.BloomFilter(100, expansion=0, layout=layout)  # adds that may fill it run at once
+    added = []
+    with pytest.raises(nidus.FilterFull):
+        for i in range(1000):
+            k = "k%d" % i
+            f.add(k)
+            added.append(k)
+    assert len(f) == 100 and len(added) >= 100
+    assert all(k in f for k in added)
+    g = nidus.BloomFilter(1000)  # grows: adds that may grow it run at once, the rest are queued
+    ks = ["g%d" % i for i in range(20000)]
+    for k in ks:
+        g.add(k)
+    assert all(k in g for k in ks)
+    assert g.stats()["sub_filters"] > 1
+    h = nidus.BloomFilter(1000)
+    for k in ks:
+        h.add(k.encode())
+    assert g.to_bytes() == h.to_bytes()
+
+
+def test_deferred_bloom_adds_under_threads():
+    import threading
+    f = nidus.BloomFilter(200000, 0.001)
+    groups = [["t%d-%d" % (t, i) for i in range(20000)] for t in range(4)]
+    missing = []
+
+    def go(ks):
+        for i, k in enumerate(ks):
+            f.add(k)
+            if i % 101 == 0 and ks[i // 2] not in f:
+                missing.append(ks[i // 2])
+        missing.extend(k for k in ks if k not in f)
+    threads = [threading.Thread(target=go, args=(g,)) for g in groups]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not missing
+    assert all(all(f.contains_many(g)) for g in groups)
+    g = nidus.BloomFilter(200000, 0.001)
+    for grp in groups:
+        g.update(grp)
+    assert f.to_bytes() == g.to_bytes()
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nidus.BloomFilter(20000, 0.001),
+    lambda: nidus.BloomFilter(2000, 0.01),
+    lambda: nidus.BloomFilter(5000, 0.01, expansion=0),
+    lambda: nidus.BloomFilter(5000, 0.01, layout="compact"),
+])
+def test_random_bloom_calls_against_the_portable_path(make, rng):
+    """Random adds (deferred), add_new, lookups, counts, batched calls, lengths, encodings, copies and pickles:
+    str keys on one filter, their bytes on another; every answer, error and the final bytes the same."""
+    a, b = make(), make()
+    pool = ["k%d-%s" % (i, "x" * rng.randrange(30)) for i in range(10000)]
+    for step in range(40000):
+        op = rng.random()
+        k = rng.choice(pool)
+        if op < 0.6:
+            x, y = outcome(a.add, k), outcome(b.add, k.encode())
+        elif op < 0.7:
+            x, y = outcome(a.add_new, k), outcome(b.add_new, k.encode())
+        elif op < 0.8:
+            x, y = k in a, k.encode() in b
+        elif op < 0.85:
+            x, y = a.count(k), b.count(k.encode())
         elif op < 0.86:
             ks = rng.sample(pool, 50)
             x, y = outcome(a.update, ks), outcome(b.update, [q.encode() for q in ks])
