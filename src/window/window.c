@@ -543,9 +543,11 @@ static inline __attribute__((always_inline)) bool table_contains(const nidus_win
     return nidus_window_contains_general(w, hash, now);
 }
 
-/* The grown tables' lookups, off the one-table path. */
+/* A grown filter's lookup: the first table, then the grown ones; off the one-table path. */
 __attribute__((noinline)) static bool grown_contains(const nidus_window *w, uint64_t hash, uint64_t now)
 {
+    if (table_contains(w, hash, now))
+        return true;
     if (w->loader)
         return false;
     for (uint32_t k = 0; k < w->ngrown; k++)
@@ -558,9 +560,9 @@ bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t n
 {
     if (!w)
         return false;
-    if (table_contains(w, hash, now))
-        return true;
-    return __builtin_expect(w->ngrown != 0, 0) && grown_contains(w, hash, now);
+    if (__builtin_expect(w->ngrown != 0, 0))
+        return grown_contains(w, hash, now);
+    return table_contains(w, hash, now); /* a tail call to the table's kernel: no stack frame */
 }
 
 /* A key's lookup through its hash: out of line, so that an 8-byte key's path needs no stack frame. */
