@@ -217,12 +217,13 @@ static void window_seeds(const char *dir)
         nidus_window_free(w);
     }
     /* filters that grow (encoding version 11): one table yet, grown to several (duplicates in a grown table),
-     * a grown table kept by a later item, and released again after a silence */
-    static const unsigned grows[][5] = {{4, 12, 40, 7, 2}, {2, 8, 50, 1000, 1}};
+     * a grown table kept by a later item, and released again after a silence; unbounded, and held by a
+     * max_memory that refuses the burst's last tables */
+    static const unsigned grows[][6] = {{4, 12, 40, 7, 2, 0}, {2, 8, 50, 1000, 1, 600}};
     for (unsigned s = 0; s < sizeof grows / sizeof grows[0]; s++) {
         nidus_window_params p = {.bucket_size = grows[s][0], .fingerprint_bits = grows[s][1],
                                  .capacity = grows[s][2], .window = grows[s][3], .max_kicks = 20, .seed = s,
-                                 .expansion = grows[s][4]};
+                                 .expansion = grows[s][4], .max_memory = grows[s][5]};
         nidus_window *w;
         if (nidus_window_new(&p, &w))
             exit(2);

@@ -31,7 +31,8 @@ static void *bf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *opt
     if (o->window) {
         nidus_window_params w = {.capacity = (uint64_t)o->capacity, .window = (uint64_t)o->window,
                                  .error_rate = o->error,
-                                 .expansion = o->nonscaling ? 0 : (unsigned)o->expansion};
+                                 .expansion = o->nonscaling ? 0 : (unsigned)o->expansion,
+                                 .max_memory = mod_cfg.max_memory};
         return mod_window_create(ctx, key, o->name, mod_bw_type, &w);
     }
     nidus_bloom_params p = {.capacity = (uint64_t)o->capacity, .error_rate = o->error,

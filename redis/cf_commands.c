@@ -44,6 +44,7 @@ static void *cf_create(RedisModuleCtx *ctx, RedisModuleKey *key, const void *opt
             .bucket_size = supported_bucket_size(o->bucket_size),
             .max_kicks = (unsigned)o->max_iterations,
             .expansion = (unsigned)o->expansion,
+            .max_memory = mod_cfg.max_memory,
         };
         return mod_window_create(ctx, key, o->name, mod_cw_type, &w);
     }

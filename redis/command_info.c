@@ -46,7 +46,8 @@ static const doc_arg key_items[] = {KEY, ITEMS, END};
 static const doc_arg key_only[] = {KEY, END};
 static const doc_arg compactstep_args[] = {KEY, INTEGER("table"), INTEGER("bucket"), INTEGER("budget"), END};
 static const doc_arg key_iterator[] = {KEY, INTEGER("iterator"), END};
-/* CF.AT / BF.AT key ms command [arg ...]: a windowed write with the master's time (windowed.c) */
+/* CF.AT / BF.AT key ms command [arg ...]: a windowed write with the master's time, its sweep step (SWEEP) or its
+ * creation with the master's parameters (CREATE) (windowed.c) */
 static const doc_arg at_args[] = {
     KEY,
     INTEGER("milliseconds"),

@@ -104,7 +104,8 @@ int mod_reserve(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleType *t
         bool same_family = ks == KEY_OK || RedisModule_ModuleTypeGetType(key) == windowed;
         rc = RedisModule_ReplyWithError(ctx, same_family ? "ERR item exists" : REDISMODULE_ERRORMSG_WRONGTYPE);
     } else if (create(ctx, key, options)) {
-        RedisModule_ReplicateVerbatim(ctx);
+        if (RedisModule_ModuleTypeGetType(key) != windowed) /* a windowed creation replicates its own form */
+            RedisModule_ReplicateVerbatim(ctx);
         rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
     }
     RedisModule_CloseKey(key);

@@ -10,9 +10,15 @@
  * turned, so a replica's keys follow the master's clock epoch by epoch. A clock that goes back never expires an
  * item early: the library reads an earlier time as the filter's latest.
  *
+ * Creation. A windowed filter's creation is replicated and logged as CF.AT / BF.AT key ms CREATE followed by every
+ * parameter as the master resolved it from its arguments and configuration (the expansion and max-filter-memory
+ * included), so a replica or a replayed AOF makes the master's filter whatever its own configuration says, and
+ * refuses the adds the master refused (growth past max_memory).
+ *
  * Sweeps change the filter's bytes, so they are only ever taken on a master and replicated as what they did;
  * replicas and AOF loading take them from the stream (DEBUG DIGEST-VALUE stays equal). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -331,10 +337,23 @@ static void g_free(void *c, void *p)
 }
 static const nidus_allocator guarded_allocator = {g_malloc, g_calloc, g_realloc, g_free, NULL};
 
+/* CF.AT / BF.AT key ms CREATE capacity window error_rate fingerprint_bits bucket_size max_kicks expansion
+ * max_memory: a creation as the master resolved it (at_create reads it back). */
+#define CREATE_ARGC 12
+static void replicate_create(RedisModuleCtx *ctx, RedisModuleString *name, const nidus_window_params *p, bool bloom)
+{
+    char rate[40];
+    snprintf(rate, sizeof rate, "%.17g", p->error_rate); /* 17 digits: the same double back */
+    RedisModule_Replicate(ctx, bloom ? "BF.AT" : "CF.AT", "slcllclllll", name, (long long)write_time(), "CREATE",
+                          (long long)p->capacity, (long long)p->window, rate, (long long)p->fingerprint_bits,
+                          (long long)p->bucket_size, (long long)p->max_kicks, (long long)p->expansion,
+                          (long long)p->max_memory);
+}
+
 void *mod_window_create(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleType *type,
                         const nidus_window_params *params)
 {
-    if (params->capacity > mod_cfg.max_capacity) {
+    if (params->capacity > mod_cfg.max_capacity && mod_load_limit(ctx)) { /* else the master checked */
         RedisModule_ReplyWithError(ctx, MOD_MSG_CAPACITY);
         return NULL;
     }
@@ -357,6 +376,8 @@ void *mod_window_create(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleStr
     }
     mod_window_values++;
     RedisModule_ModuleTypeSetValue(key, type, w);
+    if (!clock_given) /* inside CF.AT / BF.AT, the command itself is replicated */
+        replicate_create(ctx, name, params, is_bloom_type(type));
     track(ctx, name);
     return w;
 }
@@ -521,7 +542,8 @@ static int cw_del(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     return rc;
 }
 
-/* CF.COMPACT key: a windowed filter never grows; its sweep runs by itself. */
+/* CF.COMPACT key: nothing to do on a windowed filter: its sweep runs by itself and releases the grown tables
+ * whose items have expired. */
 static int cw_compact(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (argc != 2)
@@ -734,6 +756,41 @@ static const struct {
                  {"cf.insertnx", mod_cf_insert}, {"cf.del", cf_del_at},   {NULL, NULL}},
   bf_writes[] = {{"bf.add", mod_bf_add}, {"bf.madd", mod_bf_madd}, {"bf.insert", mod_bf_insert}, {NULL, NULL}};
 
+/* Reads argument k of a CREATE form into *v within [lo, hi]. */
+static bool create_arg(RedisModuleString **argv, int k, long long lo, long long hi, long long *v)
+{
+    return RedisModule_StringToLongLong(argv[k], v) == REDISMODULE_OK && *v >= lo && *v <= hi;
+}
+
+/* CF.AT / BF.AT key ms CREATE ... (replicate_create): the master's filter, made with exactly its parameters. */
+static int at_create(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool bloom)
+{
+    long long cap, window, f, b, kicks, expansion, max_memory;
+    double rate;
+    if (argc != CREATE_ARGC || !create_arg(argv, 4, 1, LLONG_MAX, &cap) ||
+        !create_arg(argv, 5, 1, (long long)NIDUS_WINDOW_MAX_TICKS, &window) ||
+        RedisModule_StringToDouble(argv[6], &rate) != REDISMODULE_OK || !(rate >= 0 && rate < 1) ||
+        !create_arg(argv, 7, 0, 32 - NIDUS_WINDOW_AGE_BITS, &f) || !create_arg(argv, 8, 0, 8, &b) ||
+        !create_arg(argv, 9, 0, 65535, &kicks) || !create_arg(argv, 10, 0, NIDUS_WINDOW_MAX_EXPANSION, &expansion) ||
+        !create_arg(argv, 11, 0, LLONG_MAX, &max_memory))
+        return RedisModule_ReplyWithError(ctx, "ERR bad windowed creation");
+    nidus_window_params p = {.capacity = (uint64_t)cap, .window = (uint64_t)window, .error_rate = rate,
+                             .fingerprint_bits = (unsigned)f, .bucket_size = (unsigned)b,
+                             .max_kicks = (unsigned)kicks, .expansion = (unsigned)expansion,
+                             .max_memory = (uint64_t)max_memory};
+    RedisModuleType *type = bloom ? mod_bw_type : mod_cw_type;
+    RedisModuleKey *key = mod_open_key(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    int rc = REDISMODULE_OK;
+    if (RedisModule_KeyType(key) != REDISMODULE_KEYTYPE_EMPTY) {
+        rc = RedisModule_ReplyWithError(ctx, "ERR item exists");
+    } else if (mod_window_create(ctx, key, argv[1], type, &p)) { /* replies its own error */
+        RedisModule_ReplicateVerbatim(ctx);
+        rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
+    }
+    RedisModule_CloseKey(key);
+    return rc;
+}
+
 static int at_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool bloom)
 {
     const int from_master = REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING;
@@ -748,6 +805,13 @@ static int at_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, b
     if (RedisModule_StringToLongLong(argv[2], &ms) != REDISMODULE_OK || ms < 0)
         return RedisModule_ReplyWithError(ctx, "ERR bad time");
     RedisModuleType *type = bloom ? mod_bw_type : mod_cw_type;
+    if (mod_arg_is(argv[3], "CREATE")) {
+        clock_given = true; /* a replicated creation: not replicated again in another form */
+        given_clock = (uint64_t)ms;
+        int rc = at_create(ctx, argv, argc, bloom);
+        clock_given = false;
+        return rc;
+    }
     if (mod_arg_is(argv[3], "SWEEP")) {
         long long budget;
         if (argc != 5 || RedisModule_StringToLongLong(argv[4], &budget) != REDISMODULE_OK || budget < 0)

@@ -31,7 +31,9 @@ int mod_window_init(RedisModuleCtx *ctx);
 bool mod_window_option(RedisModuleCtx *ctx, RedisModuleString *arg, bool bloom, long long *ms);
 
 /* Creates a windowed filter of `type` into the open, empty key `name`, held to max-capacity and
- * max-filter-memory before its table is allocated; or replies the error and returns NULL. */
+ * max-filter-memory before its table is allocated (both checked on a master only), and replicates it as
+ * CF.AT / BF.AT key ms CREATE with every parameter as given (max_memory included: its growth's bound); or
+ * replies the error and returns NULL. */
 void *mod_window_create(RedisModuleCtx *ctx, RedisModuleKey *key, RedisModuleString *name, RedisModuleType *type,
                         const nidus_window_params *params);
 
@@ -51,8 +53,9 @@ void mod_window_add(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, voi
  * handler, anything else to `next` (mod_rb_route's router); `fn` itself when no windowed handler exists. */
 RedisModuleCmdFunc mod_window_route(RedisModuleCmdFunc fn, RedisModuleCmdFunc next);
 
-/* CF.AT / BF.AT key ms command [arg ...] and CF.AT / BF.AT key ms SWEEP budget: a windowed write as the master
- * ran it at its time `ms`; refused from clients. */
+/* CF.AT / BF.AT key ms command [arg ...], CF.AT / BF.AT key ms SWEEP budget and CF.AT / BF.AT key ms CREATE
+ * capacity window error_rate fingerprint_bits bucket_size max_kicks expansion max_memory: a windowed write, sweep
+ * step or creation as the master ran it at its time `ms`; refused from clients. */
 int mod_cf_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int mod_bf_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 

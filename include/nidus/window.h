@@ -62,6 +62,10 @@ typedef struct nidus_window_params {
      * bounds sum to at most twice the first's. A grown table is released at the first write that finds no live
      * item in it. */
     unsigned expansion;
+    /* Bytes the tables' slots and overflow maps may hold in all, 0: no limit. Creation fails rather than pass
+     * it, and so does growth (a new table, grown or a merge's), counted before anything is allocated; the maps of
+     * duplicates themselves are never refused. Kept only by a filter that grows (expansion > 0). */
+    uint64_t max_memory;
 } nidus_window_params;
 
 typedef struct nidus_window_stats {
@@ -84,10 +88,12 @@ typedef struct nidus_window_stats {
     unsigned expansion;     /* the growth factor, 0: never grows */
     uint64_t total_capacity; /* items within one window the tables are sized for, in all */
     uint64_t total_slots;   /* slots of every table */
+    uint64_t max_memory;    /* the bound on growth, 0: none (always 0 for a filter that never grows) */
 } nidus_window_stats;
 
 /* Makes an empty windowed filter (one table). NIDUS_ERR_INVALID_ARGUMENT for a parameter out of range, NIDUS_ERR_TOO_LARGE
- * when the table would not fit, NIDUS_ERR_NO_MEMORY from the allocator. `*out` is set only on success. */
+ * when the table would not fit, NIDUS_ERR_LIMIT_MEMORY when its slots would pass max_memory, NIDUS_ERR_NO_MEMORY
+ * from the allocator. `*out` is set only on success. */
 NIDUS_API nidus_status nidus_window_new(const nidus_window_params *params, nidus_window **out);
 
 /* Frees the filter and everything it holds; NULL is allowed. */
@@ -98,7 +104,8 @@ NIDUS_API void nidus_window_free(nidus_window *w);
  * a new table. NIDUS_ERR_FULL when no room is found among live entries and the filter does not grow: nothing
  * was added (expired entries may have been swept, which no answer shows); NIDUS_ERR_LIMIT_TABLES or
  * NIDUS_ERR_TOO_LARGE when growth would pass NIDUS_WINDOW_MAX_TABLES, 29 fingerprint bits or the address
- * space; NIDUS_ERR_NO_MEMORY when a new table or a duplicate's overflow map could not be allocated. */
+ * space; NIDUS_ERR_LIMIT_MEMORY when the new table would pass max_memory (nothing is allocated for it);
+ * NIDUS_ERR_NO_MEMORY when a new table or a duplicate's overflow map could not be allocated. */
 NIDUS_API nidus_status nidus_window_add(nidus_window *w, const void *key, size_t len, uint64_t now);
 NIDUS_API nidus_status nidus_window_add_hash(nidus_window *w, uint64_t hash, uint64_t now);
 
@@ -168,8 +175,9 @@ NIDUS_API bool nidus_window_relocate(nidus_window **filter, const nidus_mover *m
  * with its own age, into dst's table of the level of the copy's table (made when dst has none), so the union
  * answers as one filter given both filters' adds would. The filters must have the same window, first-table
  * shape (buckets, bucket size, fingerprint bits), seed and expansion, else NIDUS_ERR_INCOMPATIBLE;
- * NIDUS_ERR_READ_ONLY for a dst that is a view or loading; NIDUS_ERR_FULL, NIDUS_ERR_NO_MEMORY. On any failure
- * dst is unchanged (the union is built in a copy first). */
+ * NIDUS_ERR_READ_ONLY for a dst that is a view or loading; NIDUS_ERR_FULL, NIDUS_ERR_LIMIT_TABLES,
+ * NIDUS_ERR_LIMIT_MEMORY (a new table would pass dst's max_memory), NIDUS_ERR_NO_MEMORY. On any failure dst is
+ * unchanged (the union is built in a copy first). */
 NIDUS_API nidus_status nidus_window_merge(nidus_window *dst, const nidus_window *src);
 
 /* What keeps src from merging into dst ("window 60000, not 1000": src's, then dst's), or "" and 0 when nothing
@@ -223,7 +231,9 @@ NIDUS_API nidus_status nidus_window_dump_chunk(const nidus_window *w, uint64_t c
 
 /* Loads one chunk (LOADCHUNK). A header chunk needs `*filter` NULL and creates a filter there, loading until its
  * last chunk lands and checks out: until then lookups answer false (count 0) and writes fail with
- * NIDUS_ERR_READ_ONLY. `max_bytes` (nonzero) caps the encoding's size: NIDUS_ERR_LIMIT_MEMORY. Statuses:
+ * NIDUS_ERR_READ_ONLY. With `max_bytes` nonzero it is refused (NIDUS_ERR_LIMIT_MEMORY) when its tables' slots would
+ * take more than that (growth's measure), or its overflow entries would, and a filter that grows keeps a
+ * max_memory of at most `max_bytes`, so that whatever it grows into loads again under it. Statuses:
  * NIDUS_ERR_CORRUPT, NIDUS_ERR_VERSION, NIDUS_ERR_SEQUENCE (out of order, of another filter), NIDUS_ERR_NO_MEMORY;
  * a failed header leaves `*filter` NULL, a failed later chunk the filter loading (free it). */
 NIDUS_API nidus_status nidus_window_load_chunk(nidus_window **filter, const void *chunk, size_t len,

@@ -10,13 +10,14 @@
  *               depends on the order of the adds and on the map's size, so equal filters encode equally and a
  *               decoded filter re-encodes to the same bytes
  * A filter with an expansion (grown or not) is written as NIDUS_FORMAT_VERSION_WINDOW_GROWN: the meta above, then
- *               expansion u32 | grown tables u8, then for each grown table, in order of level (a merge's
+ *               expansion u32 | max_memory u64 | grown tables u8, then for each grown table, in order of level (a merge's
  *               siblings of a level, level 0 included, in the order they were made):
  *               level u8 | capacity u64 | buckets u64 | f u8 | written u8 | latest u64 | latest_tick u64 |
  *               cursor u64 | owed u64 | credit u64 | overflow entries u32
  *     segments: each table's slots and overflow entries as above, the first table's, then the grown ones'
  * A decoder re-derives everything else (the shape's offset bits and reach, g, the per-age counts, a grown table's
- * capacity and shape from its level) and checks every field against what a filter could have written. Files are this encoding framed with block checksums
+ * capacity and shape from its level) and checks every field against what a filter could have written (the
+ * tables' slots within max_memory, as growth keeps them). Files are this encoding framed with block checksums
  * (file_io.h); chunks cut it as every kind's are (codec.h), the segments being the table's slots and the
  * sorted overflow entries. */
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "alloc.h"
 #include "bits_impl.h"
 #include "codec.h"
+#include "cuckoo_filter.h"
 #include "cuckoo_table_impl.h"
 #include "hash_impl.h"
 #include "overflow.h"
@@ -32,7 +34,7 @@
 
 enum { META_BYTES = 8 * 4 + 1 + 1 + 2 + 1 + 8 * 5 + 4, OVERFLOW_ENTRY_BYTES = 8 + 4 + 8 };
 enum { PREFIX_BYTES = NIDUS_CODEC_PREFIX_FIXED + META_BYTES };
-enum { GROWTH_BYTES = 4 + 1, GROWN_META_BYTES = 1 + 8 + 8 + 1 + 1 + 8 * 5 + 4 };
+enum { GROWTH_BYTES = 4 + 8 + 1, GROWN_META_BYTES = 1 + 8 + 8 + 1 + 1 + 8 * 5 + 4 };
 enum { MAX_GROWN = NIDUS_WINDOW_MAX_TABLES - 1, MAX_SEGMENTS = 2 * NIDUS_WINDOW_MAX_TABLES };
 
 static uint64_t table_bytes(const nidus_window *w) { return nidus_table_shape_bytes(&w->table.shape); }
@@ -103,6 +105,7 @@ static void put_prefix(const nidus_window *w, uint8_t *out, uint64_t total)
     if (!w->expansion)
         return;
     nidus_put_u32(&wr, w->expansion);
+    nidus_put_u64(&wr, w->max_memory);
     nidus_put_u8(&wr, (uint8_t)w->ngrown);
     for (uint32_t k = 0; k < w->ngrown; k++) {
         const nidus_window *g = w->grown[k];
@@ -197,7 +200,7 @@ typedef struct table_meta {
 
 /* The meta's fields: the first table's and the filter's, then the grown tables'. */
 typedef struct window_meta {
-    uint64_t window, seed;
+    uint64_t window, seed, max_memory;
     unsigned kicks, expansion, ngrown;
     table_meta t[NIDUS_WINDOW_MAX_TABLES];
 } window_meta;
@@ -229,6 +232,7 @@ static nidus_status read_growth(nidus_reader *r, window_meta *m)
     if (r->left < GROWTH_BYTES)
         return NIDUS_ERR_CORRUPT;
     m->expansion = nidus_get_u32(r);
+    m->max_memory = nidus_get_u64(r);
     m->ngrown = nidus_get_u8(r);
     if (m->expansion < 1 || m->expansion > NIDUS_WINDOW_MAX_EXPANSION || m->ngrown > MAX_GROWN ||
         r->left != (size_t)m->ngrown * GROWN_META_BYTES || (m->ngrown && !first->written))
@@ -250,6 +254,15 @@ static nidus_status read_growth(nidus_reader *r, window_meta *m)
             buckets != t->shape.buckets || f != t->shape.offset_bits || !t->written || !clock_ok(t, g) ||
             t->latest_tick != first->latest_tick)
             return NIDUS_ERR_CORRUPT; /* every table's clock moves with the first's */
+    }
+    /* creation and growth never let the tables' slots pass max_memory (growth counts the overflow maps too,
+     * which a load therefore need not): anything a write produced loads, a forged bound below its tables not */
+    uint64_t slots = 0;
+    for (unsigned k = 0; k <= m->ngrown; k++) {
+        uint64_t cost = nidus_cuckoo_table_cost(&m->t[k].shape);
+        if (!nidus_cuckoo_fits(m->max_memory, slots, cost))
+            return NIDUS_ERR_CORRUPT;
+        slots = m->max_memory ? slots + cost : 0; /* within max_memory: no wrap */
     }
     return NIDUS_OK;
 }
@@ -320,6 +333,7 @@ static nidus_status from_meta(const window_meta *m, const nidus_allocator *a, co
     w->seed = m->seed;
     w->hash8_flip = nidus_hash8_flip(m->seed);
     w->expansion = m->expansion;
+    w->max_memory = m->max_memory;
     set_clock(w, &m->t[0]);
     nidus_window_clock_changed(w);
     for (unsigned k = 1; k <= m->ngrown && !st; k++) {
@@ -536,11 +550,20 @@ static nidus_status load_header(const uint8_t *payload, uint32_t n, uint64_t tok
     if (total < n || total - n < NIDUS_CODEC_CHECKSUM_BYTES ||
         body_bytes(&m, total - n - NIDUS_CODEC_CHECKSUM_BYTES) != total - n - NIDUS_CODEC_CHECKSUM_BYTES)
         return NIDUS_ERR_CORRUPT;
-    if (max_bytes && total > max_bytes)
-        return NIDUS_ERR_LIMIT_MEMORY;
+    /* the tables' slots by the measure creation and growth check against max_memory, and apart from them the
+     * overflow entries held until they are applied: each within max_bytes, before anything is allocated */
+    uint64_t slots = 0, entries = 0;
+    for (unsigned k = 0; k <= m.ngrown; k++) {
+        uint64_t cost = nidus_cuckoo_table_cost(&m.t[k].shape), e = (uint64_t)m.t[k].overflow * OVERFLOW_ENTRY_BYTES;
+        if (!nidus_cuckoo_fits(max_bytes, slots, cost) || !nidus_cuckoo_fits(max_bytes, entries, e))
+            return NIDUS_ERR_LIMIT_MEMORY;
+        slots += cost, entries += e; /* each below the body's bytes (body_bytes): no wrap */
+    }
     nidus_window *w;
     if ((st = from_meta(&m, nidus_alloc_pick(allocator), NULL, false, &w)))
         return st;
+    if (max_bytes && w->expansion && (!w->max_memory || w->max_memory > max_bytes))
+        w->max_memory = max_bytes; /* it grows here within this limit, so it always loads here again */
     for (uint32_t k = 0; k <= w->ngrown && !st; k++) {
         nidus_window *t = nidus_window_table_at(w, k);
         uint64_t ebytes = (uint64_t)m.t[k].overflow * OVERFLOW_ENTRY_BYTES;

@@ -65,6 +65,8 @@ struct nidus_window {
      * same window, bucket size, seed and clock (every write moves all the tables' clocks), held in `grown` in
      * order of level (siblings of a level in the order they were made). */
     unsigned expansion;   /* 0: never grows (the first table only) */
+    uint64_t max_memory;  /* the bound on the memory growth keeps (nidus_window_held), 0: none; 0 whenever
+                           * expansion is (the first table's struct only) */
     unsigned level;       /* this table's growth step: 0 for the first table (and its siblings), k for capacity *
                            * expansion^k (a merge adds sibling tables of a level that has no room) */
     uint32_t ngrown;      /* grown tables held (the first table's struct only) */
@@ -104,8 +106,14 @@ nidus_status nidus_window_level_shape(const nidus_window_base *base, unsigned le
 /* An empty one-table filter of this shape and these fields (no clock, level 0: the caller sets them). */
 nidus_status nidus_window_table_new(const nidus_allocator *a, const nidus_table_shape *shape, unsigned max_kicks,
                                     uint64_t capacity, uint64_t window, uint64_t seed, nidus_window **out);
-/* An empty table of `level` for w (nidus_window_level_shape), its clock w's. */
+/* An empty table of `level` for w (nidus_window_level_shape), its clock w's; NIDUS_ERR_LIMIT_MEMORY, before
+ * anything is allocated, when it would take what w holds past w->max_memory (nidus_window_held, plus the new
+ * table's slots, struct and pointer). */
 nidus_status nidus_window_level_new(const nidus_window *w, unsigned level, nidus_window **out);
+/* Everything the filter holds through its allocator (stats' memory_bytes): every table's struct, slots and
+ * overflow map, and the grown tables' array. Creation and growth keep it within max_memory (overflow maps grow
+ * unasked, and may pass it); decoders check the slots alone (nidus_cuckoo_table_cost), which it bounds. */
+uint64_t nidus_window_held(const nidus_window *w);
 /* Puts table g in w's grown tables, in order of level (the array grows by one). NIDUS_ERR_NO_MEMORY. */
 nidus_status nidus_window_attach(nidus_window *w, nidus_window *g);
 /* Frees grown table k (>= 1) and closes the gap. */

@@ -105,11 +105,14 @@ nidus_status nidus_window_new(const nidus_window_params *p, nidus_window **out)
     nidus_table_shape shape;
     unsigned kicks;
     nidus_status st = plan(p, &shape, &kicks);
+    if (!st && !nidus_cuckoo_fits(p->max_memory, sizeof(nidus_window), nidus_cuckoo_table_cost(&shape)))
+        st = NIDUS_ERR_LIMIT_MEMORY;
     nidus_window *w;
     if (st || (st = nidus_window_make(nidus_alloc_pick(p->allocator), &shape, kicks, NULL, false, &w)))
         return st;
     set_fields(w, p->capacity, p->window, p->seed);
     w->expansion = p->expansion;
+    w->max_memory = p->expansion ? p->max_memory : 0; /* a filter that never grows needs no bound */
     *out = w;
     return NIDUS_OK;
 }
@@ -171,6 +174,9 @@ nidus_status nidus_window_level_new(const nidus_window *w, unsigned level, nidus
     nidus_window_base base = nidus_window_base_of(w);
     nidus_window *g;
     nidus_status st = nidus_window_level_shape(&base, level, &cap, &shape);
+    if (!st && !nidus_cuckoo_fits(w->max_memory, nidus_window_held(w),
+                                  nidus_cuckoo_table_cost(&shape) + sizeof(nidus_window) + sizeof(nidus_window *)))
+        st = NIDUS_ERR_LIMIT_MEMORY;
     if (st || (st = nidus_window_table_new(w->alloc, &shape, w->max_kicks, cap, w->window, w->seed, &g)))
         return st;
     g->level = level;
@@ -180,6 +186,14 @@ nidus_status nidus_window_level_new(const nidus_window *w, unsigned level, nidus
     nidus_window_clock_changed(g);
     *out = g;
     return NIDUS_OK;
+}
+
+uint64_t nidus_window_held(const nidus_window *w)
+{
+    uint64_t n = (uint64_t)w->ngrown * sizeof *w->grown;
+    for (uint32_t k = 0; k <= w->ngrown; k++) /* tables in memory: no wrap */
+        n += sizeof(nidus_window) + nidus_table_memory(&nidus_window_table_at(w, k)->table);
+    return n;
 }
 
 nidus_status nidus_window_attach(nidus_window *w, nidus_window *g)
@@ -244,7 +258,8 @@ void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_st
     s->epoch_ticks = w->epoch_ticks;
     s->tables = 1 + w->ngrown;
     s->expansion = w->expansion;
-    s->memory_bytes = (uint64_t)w->ngrown * sizeof *w->grown;
+    s->max_memory = w->max_memory;
+    s->memory_bytes = nidus_window_held(w);
     for (uint32_t k = 0; k <= w->ngrown; k++) {
         const nidus_window *x = nidus_window_table_at(w, k);
         s->entries += nidus_window_entries(x);
@@ -254,7 +269,6 @@ void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_st
                 s->live += x->per_age[a];
         s->total_capacity += x->capacity;
         s->total_slots += x->table.shape.buckets * x->table.shape.bucket_size;
-        s->memory_bytes += sizeof *x + nidus_table_memory(&x->table);
         s->error_bound += nidus_cuckoo_error_bound(x->table.shape.bucket_size, x->f);
     }
     if (w->written)

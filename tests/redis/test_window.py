@@ -519,3 +519,92 @@ def test_grown_keys_replica_and_aof(make_server):
     master.start()
     m = Raw(master.port)
     assert answers(m) == before and digests(m, keys) == digest
+
+
+TOO_BIG = Error("ERR filter would be larger than the module's max_filter_memory")
+BOUND = 65536  # max-filter-memory of the bounded master
+
+
+def burst(c, kind, key, batch=1000, most=60):
+    """Adds i0, i1, ... in batches until one batch meets a refusal, then one batch more; returns the items
+    accepted (each replied 1; a Bloom add's 0 would be a false positive, counted too) and the replies."""
+    accepted, refused, n = [], [], 0
+    for _ in range(most):
+        items = ["i%d" % (n + i) for i in range(batch)]
+        n += batch
+        if kind == "CF":
+            replies = c("CF.INSERT", key, "ITEMS", *items)
+        else:
+            replies = c("BF.MADD", key, *items)
+        accepted += [i for i, x in zip(items, replies) if x in (0, 1)]
+        refused += [x for x in replies if x not in (0, 1)]
+        if refused and len(refused) > batch // 2 or kind == "BF" and refused:
+            break
+    return accepted, refused
+
+
+def first_error(c, kind, key, prefix, most=500):
+    """The first error among single adds of new items (an add may still find room beside refused ones)."""
+    for i in range(most):
+        reply = c(kind + ".ADD", key, "%s%d" % (prefix, i))
+        if isinstance(reply, Error):
+            return reply
+    return None
+
+
+def bounded_keys(m):
+    """Windowed keys made on a master with max-filter-memory BOUND, each given a burst past what the bound lets
+    it grow to: EXPANSION 32768 (refused at its first growth), the defaults of CF (1) and BF (2) unspoken, and
+    keys the INSERTs make. Returns the keys and their accepted items."""
+    assert m("CF.RESERVE", "c32k", 1000, "EXPANSION", 32768, "WINDOW", STILL) == "OK"
+    assert m("CF.RESERVE", "cdef", 1000, "WINDOW", STILL) == "OK"
+    assert m("BF.RESERVE", "bdef", "0.01", 1000, "WINDOW", STILL) == "OK"
+    assert m("CF.INSERT", "cins", "CAPACITY", 1000, "WINDOW", STILL, "ITEMS", "first") == [1]
+    assert m("BF.INSERT", "bins", "CAPACITY", 1000, "WINDOW", STILL, "ITEMS", "first") == [1]
+    kept = {}
+    for kind, key in (("CF", "c32k"), ("CF", "cdef"), ("BF", "bdef"), ("CF", "cins"), ("BF", "bins")):
+        accepted, refused = burst(m, kind, key)
+        assert refused and set(refused) <= ({-1} if kind == "CF" else {TOO_BIG}), (key, set(refused))
+        kept[key] = accepted
+    return kept
+
+
+def test_growth_is_bounded_by_max_filter_memory(make_server):
+    master = make_server("master", extra=("--repl-diskless-sync-delay", "0", "--appendonly", "yes",
+                                          "--aof-use-rdb-preamble", "no"),
+                         module_args=("max-filter-memory", str(BOUND)))
+    m = Raw(master.port)
+    # the replica's own configuration differs in every default a creation resolves
+    other = ("max-filter-memory", str(1 << 30), "cf-expansion-factor", "4", "bf-expansion-factor", "8")
+    replica = make_server("replica", module_args=other)
+    r = Raw(replica.port)
+    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
+    replica.wait_replica_link()
+    kept = bounded_keys(m)
+    keys = tuple(kept)
+    c32k = info(m, "CF", "c32k")
+    assert c32k["Number of filters"] == 1 and c32k["Expansion rate"] == 32768 and c32k["Size"] < BOUND
+    assert m("CF.ADD", "c32k", "more") == TOO_BIG
+    for kind, key in (("CF", "cdef"), ("BF", "bdef"), ("CF", "cins"), ("BF", "bins")):
+        i = info(m, kind, key)
+        # grown up to the bound, not past it (but for a stash's overflow map, which grows unasked)
+        assert i["Number of filters"] >= 3 and BOUND // 2 < i["Size"] <= BOUND + 1024, (key, i)
+        assert m(kind + ".MEXISTS", key, *kept[key]) == [1] * len(kept[key]), key
+    assert info(m, "CF", "cdef")["Expansion rate"] == 1 and info(m, "BF", "bdef")["Expansion rate"] == 2
+    assert first_error(m, "CF", "cdef", "more") == first_error(m, "BF", "bdef", "more") == TOO_BIG
+    # the replica made the master's filters and refused what it refused: byte for byte
+    assert m("WAIT", 1, 5000) == 1
+    assert digests(r, keys) == digests(m, keys)
+    for kind, key in (("CF", "c32k"), ("CF", "cdef"), ("BF", "bdef"), ("CF", "cins"), ("BF", "bins")):
+        assert r(kind + ".INFO", key) == m(kind + ".INFO", key), key
+        assert r(kind + ".MEXISTS", key, *kept[key]) == [1] * len(kept[key]), key
+    # the AOF (no RDB preamble) replayed under another configuration makes the same filters, still bounded
+    before = {k: digests(m, (k,)) for k in keys}
+    master.stop(nosave=True)
+    master.module_args = list(other)
+    master.start()
+    m = Raw(master.port)
+    for kind, key in (("CF", "c32k"), ("CF", "cdef"), ("BF", "bdef"), ("CF", "cins"), ("BF", "bins")):
+        assert digests(m, (key,)) == before[key], key
+        assert m(kind + ".MEXISTS", key, *kept[key]) == [1] * len(kept[key]), key
+    assert first_error(m, "CF", "c32k", "after") == first_error(m, "BF", "bdef", "after") == TOO_BIG

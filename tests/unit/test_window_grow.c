@@ -10,17 +10,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "failing_alloc.h"
 #include "nidus/window.h"
+#include "cuckoo_filter.h"
 #include "params.h"
 #include "window_filter.h"
 
-static nidus_window *make_growing(uint64_t capacity, uint64_t window, unsigned expansion)
+/* Offsets in a grown encoding: the prefix (20 bytes), the first table's meta (81), then the growth fields. */
+enum { EXPANSION_AT = 20 + 81, MAX_MEMORY_AT = EXPANSION_AT + 4, NGROWN_AT = MAX_MEMORY_AT + 8,
+       GROWN_AT = NGROWN_AT + 1 };
+enum { LEVEL_AT = GROWN_AT, CAPACITY_AT = GROWN_AT + 1, BUCKETS_AT = GROWN_AT + 9, F_AT = GROWN_AT + 17,
+       WRITTEN_AT = GROWN_AT + 18, TICK_AT = GROWN_AT + 27, GROWN_META = 63 };
+
+static nidus_window *make_bounded(uint64_t capacity, uint64_t window, unsigned expansion, uint64_t max_memory)
 {
     nidus_window_params p = {.capacity = capacity, .window = window, .fingerprint_bits = 20, .bucket_size = 4,
-                             .expansion = expansion};
+                             .expansion = expansion, .max_memory = max_memory};
     nidus_window *w = NULL;
     assert_int_equal(nidus_window_new(&p, &w), NIDUS_OK);
     return w;
+}
+
+static nidus_window *make_growing(uint64_t capacity, uint64_t window, unsigned expansion)
+{
+    return make_bounded(capacity, window, expansion, 0);
 }
 
 static void key_of(uint64_t n, char *buf) { snprintf(buf, 24, "k%llu", (unsigned long long)n); }
@@ -72,18 +85,26 @@ static uint8_t *encode(const nidus_window *w, size_t *n)
     return buf;
 }
 
-/* The encoding decodes and re-encodes to the same bytes. */
-static void assert_round_trip(const nidus_window *w)
+/* Two filters encode to the same bytes. */
+static void assert_same_encoding(const nidus_window *x, const nidus_window *y)
 {
     size_t n, m;
-    uint8_t *a = encode(w, &n);
-    nidus_window *c = NULL;
-    assert_int_equal(nidus_window_decode(a, n, NULL, &c), NIDUS_OK);
-    uint8_t *b = encode(c, &m);
+    uint8_t *a = encode(x, &n), *b = encode(y, &m);
     assert_int_equal(n, m);
     assert_memory_equal(a, b, n);
     free(a);
     free(b);
+}
+
+/* The encoding decodes and re-encodes to the same bytes. */
+static void assert_round_trip(const nidus_window *w)
+{
+    size_t n;
+    uint8_t *a = encode(w, &n);
+    nidus_window *c = NULL;
+    assert_int_equal(nidus_window_decode(a, n, NULL, &c), NIDUS_OK);
+    assert_same_encoding(w, c);
+    free(a);
     nidus_window_free(c);
 }
 
@@ -245,6 +266,160 @@ static void test_limits(void **state)
     assert_int_equal(nidus_window_new(&p, &w), NIDUS_ERR_INVALID_ARGUMENT);
 }
 
+/* max_memory bounds growth: an add whose new table would take the tables' slots and maps past it fails with
+ * NIDUS_ERR_LIMIT_MEMORY before anything is allocated, and every live key still answers; the bound travels with
+ * the filter (encoding 11, chunks), a chunk load under a smaller max_bytes lowers it, and a filter that never
+ * grows keeps none (its encoding is version 7's, unchanged). Creation past it: NIDUS_ERR_LIMIT_MEMORY. */
+static void test_memory_bound(void **state)
+{
+    (void)state;
+    nidus_window *probe = make_growing(100, 1000, 2);
+    add_keys(probe, 0, 1000, 50);
+    assert_int_equal(tables(probe), 4);
+    /* room for the first three tables (structs, slots, some maps), not the fourth's slots */
+    uint64_t three = 2 * sizeof(nidus_window *);
+    for (unsigned k = 0; k < 3; k++)
+        three += sizeof(nidus_window) + nidus_cuckoo_table_cost(&nidus_window_table_at(probe, k)->table.shape);
+    uint64_t fourth = nidus_cuckoo_table_cost(&nidus_window_table_at(probe, 3)->table.shape);
+    uint64_t bound = three + fourth / 2; /* the maps take a few hundred bytes */
+    nidus_window_free(probe);
+
+    failing fa = {0};
+    nidus_allocator hook = {f_malloc, f_calloc, f_realloc, f_free, &fa};
+    nidus_window_params p = {.capacity = 100, .window = 1000, .fingerprint_bits = 20, .bucket_size = 4,
+                             .expansion = 2, .max_memory = bound, .allocator = &hook};
+    nidus_window *w = NULL;
+    assert_int_equal(nidus_window_new(&p, &w), NIDUS_OK);
+    char k[24];
+    nidus_status st = NIDUS_OK;
+    uint64_t added = 0;
+    for (; added < 1000 && (st = (key_of(added, k), nidus_window_add(w, k, strlen(k), 50))) == NIDUS_OK; added++)
+        ;
+    assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
+    assert_int_equal(tables(w), 3);
+    assert_true(added > 120 + 240 && added < 1000);
+    assert_true(nidus_window_held(w) <= bound);
+    nidus_window_stats s, t;
+    nidus_window_get_stats(w, 50, &s);
+    assert_int_equal(s.max_memory, bound);
+    long live = fa.live;
+    for (unsigned i = 0; i < 20; i++) { /* refused again and again: nothing allocated, nothing lost */
+        key_of(5000 + i, k);
+        assert_int_equal(nidus_window_add(w, k, strlen(k), 60), NIDUS_ERR_LIMIT_MEMORY);
+        bool fresh = true;
+        assert_int_equal(nidus_window_add_unique(w, k, strlen(k), 60, &fresh), NIDUS_ERR_LIMIT_MEMORY);
+    }
+    assert_int_equal(fa.live, live);
+    nidus_window_get_stats(w, 60, &t);
+    assert_int_equal(t.memory_bytes, s.memory_bytes);
+    assert_int_equal(t.live, added);
+    assert_present(w, 0, added, 60);
+    assert_present(w, 0, added, 50 + 1000);
+    /* the bound is in the encoding, and round trips */
+    size_t n;
+    uint8_t *e = encode(w, &n);
+    uint64_t stored = 0;
+    for (unsigned i = 0; i < 8; i++)
+        stored |= (uint64_t)e[MAX_MEMORY_AT + i] << (8 * i);
+    assert_int_equal(stored, bound);
+    assert_round_trip(w);
+    nidus_window *d = NULL;
+    assert_int_equal(nidus_window_decode(e, n, NULL, &d), NIDUS_OK);
+    key_of(6000, k);
+    assert_int_equal(nidus_window_add(d, k, strlen(k), 60), NIDUS_ERR_LIMIT_MEMORY); /* the decoded one too */
+    nidus_window_free(d);
+    /* expired, the grown tables go and the room comes back */
+    add_keys(w, 10000, 10050, 5000);
+    assert_int_equal(tables(w), 1);
+    free(e);
+    nidus_window_free(w);
+
+    /* chunks under a smaller max_bytes: refused when the slots pass it, else loaded with the bound lowered */
+    w = make_bounded(100, 1000, 2, 0);
+    add_keys(w, 0, 300, 50);
+    assert_int_equal(tables(w), 2);
+    uint64_t slots = 0; /* the measure: the tables' slots */
+    for (unsigned t = 0; t < 2; t++)
+        slots += nidus_cuckoo_table_cost(&nidus_window_table_at(w, t)->table.shape);
+    size_t cap = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD, len;
+    uint8_t *chunk = malloc(cap);
+    assert_non_null(chunk);
+    uint64_t next;
+    assert_int_equal(nidus_window_dump_chunk(w, 0, chunk, cap, &len, &next), NIDUS_OK);
+    nidus_window *l = NULL;
+    assert_int_equal(nidus_window_load_chunk(&l, chunk, len, slots - 1, NULL), NIDUS_ERR_LIMIT_MEMORY);
+    assert_null(l);
+    assert_int_equal(nidus_window_load_chunk(&l, chunk, len, slots + 100, NULL), NIDUS_OK);
+    for (uint64_t c = next; c; c = next) {
+        assert_int_equal(nidus_window_dump_chunk(w, c, chunk, cap, &len, &next), NIDUS_OK);
+        if (len)
+            assert_int_equal(nidus_window_load_chunk(&l, chunk, len, 0, NULL), NIDUS_OK);
+    }
+    assert_false(nidus_window_loading(l));
+    nidus_window_get_stats(l, 50, &s);
+    assert_int_equal(s.max_memory, slots + 100);
+    assert_present(l, 0, 300, 50);
+    st = NIDUS_OK;
+    for (uint64_t i = 300; i < 2000 && st == NIDUS_OK; i++) {
+        key_of(i, k);
+        st = nidus_window_add(l, k, strlen(k), 50);
+    }
+    assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
+    assert_int_equal(tables(l), 2); /* no room for a third table's slots */
+    free(chunk);
+    nidus_window_free(l);
+    nidus_window_free(w);
+
+    /* creation past the bound; a filter that never grows keeps no bound and encodes as before */
+    p = (nidus_window_params){.capacity = 100000, .window = 1000, .expansion = 2, .max_memory = 4096};
+    w = NULL;
+    assert_int_equal(nidus_window_new(&p, &w), NIDUS_ERR_LIMIT_MEMORY);
+    assert_null(w);
+    w = make_bounded(100, 1000, 0, 1u << 20);
+    nidus_window_get_stats(w, 0, &s);
+    assert_int_equal(s.max_memory, 0);
+    e = encode(w, &n);
+    assert_int_equal(e[5], NIDUS_FORMAT_VERSION);
+    nidus_window *plain = make_growing(100, 1000, 0);
+    assert_same_encoding(w, plain);
+    free(e);
+    nidus_window_free(plain);
+    nidus_window_free(w);
+}
+
+/* A merge that would need a new table past dst's max_memory fails with NIDUS_ERR_LIMIT_MEMORY and leaves dst
+ * as it was; under a bound that has room, it succeeds. */
+static void test_merge_bound(void **state)
+{
+    (void)state;
+    nidus_window *src = make_growing(100, 1000, 2);
+    add_keys(src, 0, 400, 50); /* two tables: a level-1 one */
+    assert_int_equal(tables(src), 2);
+    nidus_window *probe = make_growing(100, 1000, 2);
+    uint64_t first = nidus_window_held(probe);
+    nidus_window_free(probe);
+    nidus_window *dst = make_bounded(100, 1000, 2, first + 64);
+    add_keys(dst, 100000, 100010, 40);
+    size_t n, m;
+    uint8_t *before = encode(dst, &n);
+    assert_int_equal(nidus_window_merge(dst, src), NIDUS_ERR_LIMIT_MEMORY);
+    uint8_t *after = encode(dst, &m);
+    assert_int_equal(n, m);
+    assert_memory_equal(before, after, n);
+    assert_present(dst, 100000, 100010, 60);
+    nidus_window *roomy = make_bounded(100, 1000, 2, 1u << 20);
+    add_keys(roomy, 100000, 100010, 40);
+    assert_int_equal(nidus_window_merge(roomy, src), NIDUS_OK);
+    assert_present(roomy, 0, 400, 60);
+    assert_true(nidus_window_held(roomy) <= 1u << 20);
+    assert_round_trip(roomy);
+    free(before);
+    free(after);
+    nidus_window_free(roomy);
+    nidus_window_free(dst);
+    nidus_window_free(src);
+}
+
 /* Rewrites the checksum of a forged encoding. */
 static void reseal(uint8_t *buf, size_t n)
 {
@@ -270,11 +445,6 @@ static nidus_status decode_forged(const uint8_t *orig, size_t n, size_t at, uint
     return st;
 }
 
-/* Offsets in a grown encoding: the prefix (20 bytes), the first table's meta (81), then the growth fields. */
-enum { EXPANSION_AT = 20 + 81, NGROWN_AT = EXPANSION_AT + 4, GROWN_AT = NGROWN_AT + 1 };
-enum { LEVEL_AT = GROWN_AT, CAPACITY_AT = GROWN_AT + 1, BUCKETS_AT = GROWN_AT + 9, F_AT = GROWN_AT + 17,
-       WRITTEN_AT = GROWN_AT + 18, TICK_AT = GROWN_AT + 27, GROWN_META = 63 };
-
 static void test_grown_encoding_is_checked(void **state)
 {
     (void)state;
@@ -299,6 +469,8 @@ static void test_grown_encoding_is_checked(void **state)
     assert_int_equal(decode_forged(e, n, EXPANSION_AT, 0), NIDUS_ERR_CORRUPT);
     assert_int_equal(decode_forged(e, n, EXPANSION_AT, 3), NIDUS_ERR_CORRUPT); /* the tables' sizes then differ */
     assert_int_equal(decode_forged(e, n, EXPANSION_AT + 2, 1), NIDUS_ERR_CORRUPT); /* 65,538 */
+    assert_int_equal(decode_forged(e, n, MAX_MEMORY_AT, 1), NIDUS_ERR_CORRUPT); /* a bound below its tables */
+    assert_int_equal(decode_forged(e, n, MAX_MEMORY_AT + 7, 1), NIDUS_OK);      /* 2^56: above them */
     assert_int_equal(decode_forged(e, n, NGROWN_AT, 1), NIDUS_ERR_CORRUPT);
     assert_int_equal(decode_forged(e, n, NGROWN_AT, 3), NIDUS_ERR_CORRUPT);
     assert_int_equal(decode_forged(e, n, NGROWN_AT, 40), NIDUS_ERR_CORRUPT); /* past the limit of tables */
@@ -369,13 +541,8 @@ static void test_grown_chunks(void **state)
     } while (next);
     assert_true(chunks >= 3);
     assert_false(nidus_window_loading(l));
-    size_t n, m;
-    uint8_t *a = encode(w, &n), *b = encode(l, &m);
-    assert_int_equal(n, m);
-    assert_memory_equal(a, b, n);
+    assert_same_encoding(w, l);
     assert_present(l, 0, 1500000, 1000 + 60000);
-    free(a);
-    free(b);
     free(chunk);
     nidus_window_free(l);
     nidus_window_free(w);
@@ -388,6 +555,8 @@ int main(void)
         cmocka_unit_test(test_copies_across_tables),
         cmocka_unit_test(test_grown_tables_are_released),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_memory_bound),
+        cmocka_unit_test(test_merge_bound),
         cmocka_unit_test(test_grown_encoding_is_checked),
         cmocka_unit_test(test_grown_chunks),
     };
