@@ -55,7 +55,8 @@ RedisModuleCmdFunc mod_window_route(RedisModuleCmdFunc fn, RedisModuleCmdFunc ne
 
 /* CF.AT / BF.AT key ms command [arg ...], CF.AT / BF.AT key ms SWEEP budget and CF.AT / BF.AT key ms CREATE
  * capacity window error_rate fingerprint_bits bucket_size max_kicks expansion max_memory: a windowed write, sweep
- * step or creation as the master ran it at its time `ms`; refused from clients. */
+ * step or creation as the master ran it at its time `ms`; BOUND bytes / RESTORED bytes: the bound on growth of a
+ * key the master loaded (LOADCHUNK) or is restoring (RESTORE follows); refused from clients. */
 int mod_cf_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int mod_bf_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 

@@ -96,6 +96,11 @@ typedef struct nidus_window_stats {
  * from the allocator. `*out` is set only on success. */
 NIDUS_API nidus_status nidus_window_new(const nidus_window_params *params, nidus_window **out);
 
+/* Sets the bound on a growing filter's memory (nidus_window_params.max_memory; 0: none), loading or not, so that a
+ * copy bounds its growth as the original does: NIDUS_ERR_INVALID_ARGUMENT when its tables' slots already take
+ * more, NIDUS_ERR_READ_ONLY for a view; a filter with expansion 0 keeps none (NIDUS_OK, nothing changes). */
+NIDUS_API nidus_status nidus_window_set_max_memory(nidus_window *w, uint64_t max_memory);
+
 /* Frees the filter and everything it holds; NULL is allowed. */
 NIDUS_API void nidus_window_free(nidus_window *w);
 

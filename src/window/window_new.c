@@ -188,6 +188,25 @@ nidus_status nidus_window_level_new(const nidus_window *w, unsigned level, nidus
     return NIDUS_OK;
 }
 
+nidus_status nidus_window_set_max_memory(nidus_window *w, uint64_t max_memory)
+{
+    if (!w)
+        return NIDUS_ERR_INVALID_ARGUMENT;
+    if (w->read_only)
+        return NIDUS_ERR_READ_ONLY;
+    if (!w->expansion)
+        return NIDUS_OK;
+    uint64_t slots = 0; /* as decoders check the bound: every stored bound loads again */
+    for (uint32_t k = 0; k <= w->ngrown; k++) {
+        uint64_t cost = nidus_cuckoo_table_cost(&nidus_window_table_at(w, k)->table.shape);
+        if (!nidus_cuckoo_fits(max_memory, slots, cost))
+            return NIDUS_ERR_INVALID_ARGUMENT;
+        slots += cost; /* tables in memory: no wrap */
+    }
+    w->max_memory = max_memory;
+    return NIDUS_OK;
+}
+
 uint64_t nidus_window_held(const nidus_window *w)
 {
     uint64_t n = (uint64_t)w->ngrown * sizeof *w->grown;

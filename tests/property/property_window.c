@@ -17,7 +17,7 @@
  * bytes and gives the same figures (the decoder recounts the ages the filter kept incrementally).
  *
  * A third of the episodes grow (expansion 1, 2 or 4): an add never fails for room then (only at the limits of
- * tables or fingerprint bits), keys are grouped in every table level the filter has had, and the same checks
+ * tables, fingerprint bits or, in half of them, a max_memory of a few tables), keys are grouped in every table level the filter has had, and the same checks
  * hold across its tables; a grown table holds a live entry at every write's end (idle ones are released). Removes
  * and renewals there take keys alone in their group in every level: a key's group differs from table to table,
  * so removing one key may take a copy of another that shares its group in one table only (the false negatives
@@ -64,7 +64,7 @@ typedef struct wrun {
 
 static struct {
     uint64_t episodes, checks, expired_checks, shared_expired_checks, shared_expired_present, probes, probe_hits,
-        fulls, clears, refreshes, decodes, grown_episodes, most_tables;
+        fulls, clears, refreshes, decodes, grown_episodes, most_tables, memory_refusals;
     double probe_bound;
 } wstat;
 
@@ -81,8 +81,8 @@ void prop_window_summary(void)
            " decodes\n",
            wstat.probes, wstat.probe_hits, wstat.probe_bound, wstat.fulls, wstat.clears, wstat.refreshes,
            wstat.decodes);
-    printf("   window: %" PRIu64 " episodes grew (at most %" PRIu64 " tables)\n", wstat.grown_episodes,
-           wstat.most_tables);
+    printf("   window: %" PRIu64 " episodes grew (at most %" PRIu64 " tables), %" PRIu64
+           " adds refused at max_memory\n", wstat.grown_episodes, wstat.most_tables, wstat.memory_refusals);
 }
 
 static uint64_t epoch_of(const wrun *R, uint64_t t) { return t / R->g; }
@@ -320,7 +320,10 @@ static bool write_status_ok(wrun *R, nidus_status st)
 {
     if (R->params.expansion) /* growing: never full, but at the limits */
         PROP_CHECK(st != NIDUS_ERR_FULL);
-    if (st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_TOO_LARGE)
+    PROP_CHECK(st != NIDUS_ERR_LIMIT_MEMORY || R->params.max_memory);
+    wstat.memory_refusals += st == NIDUS_ERR_LIMIT_MEMORY;
+    if (st == NIDUS_ERR_FULL || st == NIDUS_ERR_LIMIT_TABLES || st == NIDUS_ERR_TOO_LARGE ||
+        st == NIDUS_ERR_LIMIT_MEMORY)
         wstat.fulls++;
     else
         PROP_CHECK(st == NIDUS_OK || (st == NIDUS_ERR_NO_MEMORY && R->alloc.fail_one_in));
@@ -573,11 +576,17 @@ static void new_filter(wrun *R)
     }
     nidus_window_stats s;
     nidus_window_get_stats(R->w, 0, &s);
+    /* half of the growing ones bounded: 2 to 5 times the first table's memory (a few tables; every encoding is
+     * checked against it) */
+    if (R->params.expansion && (R->params.seed >> 44) % 2) {
+        R->params.max_memory = s.memory_bytes * ((R->params.seed >> 45) % 4 + 2);
+        PROP_CHECK(nidus_window_set_max_memory(R->w, R->params.max_memory) == NIDUS_OK);
+    }
     snprintf(prop_at.config, sizeof prop_at.config,
              "window W %" PRIu64 " capacity %" PRIu64 " b %u f %u (asked %u, rate %g) kicks %u buckets %" PRIu64
-             " expansion %u fail 1/%u",
+             " expansion %u max_memory %" PRIu64 " fail 1/%u",
              W, capacity, s.bucket_size, s.fingerprint_bits, R->params.fingerprint_bits, R->params.error_rate,
-             R->params.max_kicks, s.buckets, R->params.expansion, R->alloc.fail_one_in);
+             R->params.max_kicks, s.buckets, R->params.expansion, R->params.max_memory, R->alloc.fail_one_in);
 }
 
 uint64_t prop_window_episode(uint64_t seed, uint64_t budget)

@@ -608,3 +608,47 @@ def test_growth_is_bounded_by_max_filter_memory(make_server):
         assert digests(m, (key,)) == before[key], key
         assert m(kind + ".MEXISTS", key, *kept[key]) == [1] * len(kept[key]), key
     assert first_error(m, "CF", "c32k", "after") == first_error(m, "BF", "bdef", "after") == TOO_BIG
+
+
+def test_loaded_keys_take_the_master_bound(make_server):
+    """A windowed key made where max-filter-memory is larger, brought to a bounded master by LOADCHUNK or
+    RESTORE, grows there within the master's bound; its replica (which loads LOADCHUNK unlimited, RESTORE under
+    its own config) and an AOF replay hold the master's bound too: the same refusals, the same bytes."""
+    big = make_server("big")
+    b = Raw(big.port)
+    assert b("CF.RESERVE", "c", 1000, "EXPANSION", 2, "WINDOW", STILL) == "OK"
+    assert b("BF.RESERVE", "b", "0.01", 1000, "WINDOW", STILL) == "OK"
+    b("CF.INSERT", "c", "ITEMS", *KEYS)
+    b("BF.MADD", "b", *KEYS)
+    master = make_server("master", extra=("--repl-diskless-sync-delay", "0", "--appendonly", "yes",
+                                          "--aof-use-rdb-preamble", "no"),
+                         module_args=("max-filter-memory", str(BOUND)))
+    m = Raw(master.port)
+    other = ("max-filter-memory", str(1 << 30))
+    replica = make_server("replica", module_args=other)
+    r = Raw(replica.port)
+    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
+    replica.wait_replica_link()
+    for kind, key in (("CF", "c"), ("BF", "b")):
+        for it, data in scandump(b, kind, key):
+            assert m(kind + ".LOADCHUNK", key + "-lc", it, data) == "OK"
+        assert m("RESTORE", key + "-rs", 0, b("DUMP", key)) == "OK"
+    keys = ("c-lc", "c-rs", "b-lc", "b-rs")
+    kept = {}
+    for key in keys:
+        kind = "BF" if key.startswith("b") else "CF"
+        accepted, refused = burst(m, kind, key)
+        assert refused and set(refused) <= ({-1} if kind == "CF" else {TOO_BIG}), (key, set(refused))
+        assert info(m, kind, key)["Size"] <= BOUND + 1024, key
+        kept[key] = accepted
+    assert m("WAIT", 1, 5000) == 1
+    assert digests(r, keys) == digests(m, keys)
+    before = digests(m, keys)
+    master.stop(nosave=True)
+    master.module_args = list(other)
+    master.start()
+    m = Raw(master.port)
+    assert digests(m, keys) == before
+    for key in keys:
+        kind = "BF" if key.startswith("b") else "CF"
+        assert m(kind + ".MEXISTS", key, *kept[key]) == [1] * len(kept[key]), key

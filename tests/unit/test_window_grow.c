@@ -366,6 +366,15 @@ static void test_memory_bound(void **state)
     }
     assert_int_equal(st, NIDUS_ERR_LIMIT_MEMORY);
     assert_int_equal(tables(l), 2); /* no room for a third table's slots */
+    /* a bound set afterwards: never below the tables' slots (it must load again); then it bounds growth */
+    assert_int_equal(nidus_window_set_max_memory(l, slots - 1), NIDUS_ERR_INVALID_ARGUMENT);
+    nidus_window_get_stats(l, 50, &s);
+    assert_int_equal(s.max_memory, slots + 100);
+    assert_int_equal(nidus_window_set_max_memory(l, 0), NIDUS_OK);
+    assert_int_equal(nidus_window_add(l, k, strlen(k), 50), NIDUS_OK); /* unbounded: it grows */
+    assert_int_equal(tables(l), 3);
+    assert_int_equal(nidus_window_set_max_memory(l, nidus_window_held(l)), NIDUS_OK);
+    assert_round_trip(l);
     free(chunk);
     nidus_window_free(l);
     nidus_window_free(w);
@@ -376,6 +385,9 @@ static void test_memory_bound(void **state)
     assert_int_equal(nidus_window_new(&p, &w), NIDUS_ERR_LIMIT_MEMORY);
     assert_null(w);
     w = make_bounded(100, 1000, 0, 1u << 20);
+    nidus_window_get_stats(w, 0, &s);
+    assert_int_equal(s.max_memory, 0);
+    assert_int_equal(nidus_window_set_max_memory(w, 1u << 20), NIDUS_OK); /* kept by none that never grows */
     nidus_window_get_stats(w, 0, &s);
     assert_int_equal(s.max_memory, 0);
     e = encode(w, &n);
