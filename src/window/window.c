@@ -543,9 +543,12 @@ static inline __attribute__((always_inline)) bool table_contains(const nidus_win
     return nidus_window_contains_general(w, hash, now);
 }
 
-/* A grown filter's lookup: the first table, then the grown ones; off the one-table path. */
-__attribute__((noinline)) static bool grown_contains(const nidus_window *w, uint64_t hash, uint64_t now)
+/* A grown filter's lookup (the first table, then the grown ones), or a one-table filter's that no kernel serves:
+ * off the one-table path. */
+__attribute__((noinline)) static bool contains_rest(const nidus_window *w, uint64_t hash, uint64_t now)
 {
+    if (!w->ngrown)
+        return nidus_window_contains_general(w, hash, now);
     if (table_contains(w, hash, now))
         return true;
     if (w->loader)
@@ -558,26 +561,24 @@ __attribute__((noinline)) static bool grown_contains(const nidus_window *w, uint
 
 bool nidus_window_contains_hash(const nidus_window *w, uint64_t hash, uint64_t now)
 {
-    if (!w)
-        return false;
-    if (__builtin_expect(w->ngrown != 0, 0))
-        return grown_contains(w, hash, now);
-    return table_contains(w, hash, now); /* a tail call to the table's kernel: no stack frame */
+    unsigned k = w->kernel_one; /* GENERAL once grown: one byte tells the one-table kernels from the rest */
+    NIDUS_WKERNEL_DISPATCH(k, hash, w, hash, now) /* a tail call to the table's kernel: no stack frame */
+    return contains_rest(w, hash, now);
 }
 
 /* A key's lookup through its hash: out of line, so that an 8-byte key's path needs no stack frame. */
 __attribute__((noinline)) static bool contains_hashed(const nidus_window *w, const void *key, size_t len, uint64_t now)
 {
+    if (!key && len)
+        return false;
     return nidus_window_contains_hash(w, nidus_hash(key, len, w->seed), now);
 }
 
 bool nidus_window_contains(const nidus_window *w, const void *key, size_t len, uint64_t now)
 {
-    if (!w || (!key && len))
-        return false;
-    if (len == 8 && __builtin_expect(!w->ngrown, 1)) { /* the common key: XXH3's 8-byte branch with the seed's
-                                                        * part precomputed, in the kernel (grown: every table) */
-        unsigned k = w->kernel;
+    if (len == 8 && key) { /* the common key: XXH3's 8-byte branch with the seed's part precomputed, in the
+                            * kernel (a grown filter's kernel_one is GENERAL: every table, by hash) */
+        unsigned k = w->kernel_one;
         NIDUS_WKERNEL_DISPATCH(k, key8, w, key, now)
     }
     return contains_hashed(w, key, len, now);

@@ -19,6 +19,20 @@ enum {
     NIDUS_WINDOW_LIVE_EPOCHS = 6u,                   /* an entry is live at relative ages 0..5 */
 };
 
+/* The lookup kernels' constants, each in both halves of a pair: a lookup tests its two buckets side by side, one
+ * in each 64-bit lane of a 128-bit vector where the CPU has them (SSE2), so every constant is one operand. Per
+ * field of a one-word bucket: */
+typedef struct nidus_window_lanes {
+    uint64_t fp_fields[2]; /* fp_mask (the age bits clear) */
+    uint64_t age_low[2];   /* 7 */
+    uint64_t age_carry[2]; /* 8 */
+    uint64_t ones[2];      /* the field's lowest bit */
+    uint64_t high[2];      /* the field's highest bit */
+    uint64_t shift[2];     /* f, in the low lane only: the ages' shift down to each field's low bits */
+    uint64_t age_base7[2]; /* (latest mod 8) + 1: plus 7 - age, the age relative to latest's, mod 8 */
+    uint64_t age_dead[2][2]; /* [d]: min(2 + B - latest + d, 8) */
+} nidus_window_lanes;
+
 struct nidus_window {
     nidus_table table;    /* slots of f + 3 bits: fp | age << f (placement reads the low f bits only) */
     const nidus_allocator *alloc;
@@ -26,8 +40,6 @@ struct nidus_window {
     uint64_t window;
     uint64_t epoch_ticks; /* g = ceil(window / 5) */
     uint64_t epoch_inverse; /* floor((2^64 - 1) / g): epochs by a multiply */
-    uint64_t fp_fields;   /* fp_mask in every field of a one-word bucket (the age bits clear) */
-    uint64_t fp_high;     /* bit f - 1 (the fingerprint's top bit) in every field of a one-word bucket */
     uint64_t seed;
     unsigned max_kicks;   /* as made: a view's table keeps none of its own */
     unsigned f;           /* fingerprint bits, without the age */
@@ -46,16 +58,17 @@ struct nidus_window {
     uint64_t mask_until;
     uint64_t mask_until_d1; /* the end of the next epoch: mask_by_d[1] before it */
     uint8_t mask_by_d[NIDUS_WINDOW_AGES];
-    /* The lookup kernels' form of the same shortcut (window_kernels_impl.h), per field of a one-word bucket: an
-     * age value s is dead at d epochs after latest iff ((age_base - s) mod 8) + age_dead[d] >= 8, i.e. bit 3 of
-     * the field (inside its fingerprint bits) set in ((age_base - s) & age_low) + age_dead[d]. age_base holds
-     * (latest mod 8) + 8 in every field, age_dead[d] 2 + d (8 while never written or loading: every age dead). */
-    uint64_t age_base;
-    uint64_t age_dead[2];
-    uint64_t age_low;     /* 7 in every field */
-    uint64_t age_carry;   /* 8 in every field */
+    /* The lookup kernels' form of the live ages (window_kernels_impl.h), from the epoch B of latest_tick (the
+     * epoch every reading before the end of B reads in): an age value s is dead at d epochs after B iff
+     * ((latest - s) mod 8) + age_dead[d] >= 8. The kernels serve a time before kernel_until (the end of the
+     * epoch after B), with age_dead[1] from kernel_d1_from (the end of B) on. */
+    nidus_window_lanes lanes;
+    uint64_t kernel_d1_from;
+    uint64_t kernel_until;
     uint64_t hash8_flip;  /* nidus_hash8_flip(seed): 8-byte keys hashed with the seed's part precomputed */
-    uint8_t kernel;       /* which lookup kernel serves the filter: NIDUS_WKERNEL_* (window_kernels.h) */
+    uint8_t kernel;       /* which lookup kernel serves the table: NIDUS_WKERNEL_* (window_kernels.h) */
+    uint8_t kernel_one;   /* the filter's: kernel while it is one table, GENERAL once it has grown (so that a
+                           * lookup tests one byte) */
     bool read_only;       /* a view (nidus_window_view, _map_file): the table borrowed from its buffer */
     nidus_mapping *mapping;      /* nidus_window_map_file: the file the table is in, unmapped by free */
     nidus_chunk_loader *loader;  /* while chunks are being loaded: the table and `pending` are incomplete */
@@ -176,22 +189,31 @@ static inline unsigned nidus_window_live_mask(const nidus_window *w, uint64_t no
     return (rot | rot >> NIDUS_WINDOW_AGES) & ((1u << NIDUS_WINDOW_AGES) - 1);
 }
 
-/* Sets the lookups' shortcut after the filter's clock (written, latest, latest_tick) or its loading state
- * changed: every time before the start of the epoch after latest reads with d = 0 while latest_tick's epoch is
- * latest (else no shortcut: mask_until 0). */
+/* Sets the lookups' shortcuts after the filter's clock (written, latest, latest_tick) or its loading state
+ * changed. The general lookup's: every time before the start of the epoch after latest reads with d = 0 while
+ * latest_tick's epoch is latest (else no shortcut: mask_until 0). The kernels': the dead ages of latest_tick's
+ * epoch and the next, whatever latest_tick's distance from latest. */
 static inline void nidus_window_clock_changed(nidus_window *w)
 {
     uint64_t ones = w->table.chunk_swar[0].ones;
+    nidus_window_lanes *l = &w->lanes;
     memset(w->mask_by_d, 0, sizeof w->mask_by_d);
-    w->age_base = ((w->latest & (NIDUS_WINDOW_AGES - 1)) + NIDUS_WINDOW_AGES) * ones;
-    w->age_dead[0] = w->age_dead[1] = NIDUS_WINDOW_AGES * ones;
+    l->age_base7[0] = l->age_base7[1] = ((w->latest & (NIDUS_WINDOW_AGES - 1)) + 1) * ones;
+    for (unsigned d = 0; d < 2; d++)
+        l->age_dead[d][0] = l->age_dead[d][1] = NIDUS_WINDOW_AGES * ones;
     if (!w->written || w->loader) {
         w->mask_until = w->mask_until_d1 = UINT64_MAX;
+        w->kernel_d1_from = w->kernel_until = UINT64_MAX;
         return;
     }
-    w->age_dead[0] = (NIDUS_WINDOW_AGES - NIDUS_WINDOW_LIVE_EPOCHS) * ones;
-    w->age_dead[1] = (NIDUS_WINDOW_AGES - NIDUS_WINDOW_LIVE_EPOCHS + 1) * ones;
-    if (nidus_window_epoch_of(w, w->latest_tick) != w->latest) {
+    uint64_t g = w->epoch_ticks, seen = nidus_window_epoch_of(w, w->latest_tick), d0 = seen - w->latest;
+    for (unsigned d = 0; d < 2; d++) { /* dead from relative age 6 - (d0 + d) on: 2 + d0 + d added carries */
+        uint64_t k = NIDUS_WINDOW_AGES - NIDUS_WINDOW_LIVE_EPOCHS + d0 + d;
+        l->age_dead[d][0] = l->age_dead[d][1] = (k < NIDUS_WINDOW_AGES ? k : NIDUS_WINDOW_AGES) * ones;
+    }
+    w->kernel_d1_from = seen >= UINT64_MAX / g ? UINT64_MAX : (seen + 1) * g;
+    w->kernel_until = w->kernel_d1_from > UINT64_MAX - g ? UINT64_MAX : w->kernel_d1_from + g;
+    if (d0) {
         w->mask_until = w->mask_until_d1 = 0;
         return;
     }
@@ -201,9 +223,8 @@ static inline void nidus_window_clock_changed(nidus_window *w)
         unsigned rot = run << from;
         w->mask_by_d[d] = (uint8_t)((rot | rot >> NIDUS_WINDOW_AGES) & ((1u << NIDUS_WINDOW_AGES) - 1));
     }
-    uint64_t g = w->epoch_ticks;
-    w->mask_until = w->latest >= UINT64_MAX / g ? UINT64_MAX : (w->latest + 1) * g;
-    w->mask_until_d1 = w->mask_until > UINT64_MAX - g ? UINT64_MAX : w->mask_until + g;
+    w->mask_until = w->kernel_d1_from;
+    w->mask_until_d1 = w->kernel_until;
 }
 
 /* The age values live at `now`: nidus_window_live_mask's answer, from the shortcut when there is one. */

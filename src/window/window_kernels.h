@@ -7,7 +7,7 @@
  *   many: batched lookups of either, by blocks (hash, locate and prefetch a block, then probe it).
  * Every kernel answers exactly as nidus_window_contains_general, which serves what the kernels do not
  * (nidus_window_kernel_serves): a time without the precomputed shortcut (2 epochs or more after the latest
- * write), or a table whose overflow map is not empty (stash entries, duplicates beyond a pair's share). */
+ * tick a write or sweep step saw), or a table whose overflow map is not empty (stash entries, duplicates beyond a pair's share). */
 #ifndef NIDUS_SRC_WINDOW_KERNELS_H
 #define NIDUS_SRC_WINDOW_KERNELS_H
 
@@ -35,11 +35,12 @@ static inline uint8_t nidus_window_plan_kernel(const nidus_window *w)
     return (uint8_t)(k && t->isa == NIDUS_ISA_V3 ? k | NIDUS_ISA_V3 : k);
 }
 
-/* Whether the kernels answer a lookup at `now`: within the latest write's epoch or the next (the dead-age
- * constants age_dead[0], [1] are set), and with an empty overflow map (a kernel reads the two buckets only). */
+/* Whether the kernels answer a lookup at `now`: within the epoch of the latest tick a write or sweep step saw,
+ * or the next (the dead-age constants age_dead[0], [1] are set: nidus_window_clock_changed), and with an empty
+ * overflow map (a kernel reads the two buckets only). */
 static inline bool nidus_window_kernel_serves(const nidus_window *w, uint64_t now)
 {
-    return now < w->mask_until_d1 && !w->table.overflow_sig;
+    return now < w->kernel_until && !w->table.overflow_sig;
 }
 
 #define NIDUS_WKERNEL_DECL_ONE(name, ISA)                                                                       \

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the windowed filter's lookup kernels (window_kernels.h) as a template, compiled once per instruction
- * set (window_kernels.c includes it with NIDUS_ISA and NIDUS_ISA_TARGET set, as cuckoo_kernels_impl.h is).
+ * set (window_kernels.c includes it through isa_each.h, as cuckoo_kernels.c does).
  *
- * A lookup is the plain cuckoo filter's: placement by nidus_table_fast_locate_fp (the fingerprint of f bits),
- * both buckets read with one 64-bit load each (nidus_table_fast_word), and Mycroft's test over the fingerprint
- * bits of every field (nidus_swar_any_zero, read at the fingerprints' top bits). Only when a fingerprint matched are the ages looked
- * at, without a loop or a branch: each field's age is turned into a "dead" bit inside its own fingerprint bits
- * (window_filter.h: age_base, age_dead), ORed in, and the zero test asked again, so a field passes only when its
- * fingerprint matches and its age is live. No division, no per-slot loop, and the cost does not depend on W. */
+ * A lookup is the plain cuckoo filter's placement (nidus_table_fast_locate_fp: the fingerprint of f bits) and
+ * bucket reads (nidus_table_fast_word: one 64-bit load each), then one test of both words side by side: each
+ * field's age is turned into a "dead" bit inside its own fingerprint bits (window_filter.h: nidus_window_lanes),
+ * ORed into the fingerprint bits compared with fp's, and Mycroft's zero test over the fields finds a field whose
+ * fingerprint matched with a live age. No branch on a match, no per-slot loop, no division, and the cost does
+ * not depend on W. */
 #ifndef NIDUS_SRC_WINDOW_KERNELS_SHARED
 #define NIDUS_SRC_WINDOW_KERNELS_SHARED
 
@@ -17,25 +17,57 @@
 
 #define NIDUS_WKERNEL_BLOCK 32u
 
-/* Bit 3 of each field of one-word bucket `word` set when the field's age is dead (`dead`: w->age_dead[d]). The
- * ages are shifted down to each field's low 3 bits; (age_base - age) & 7 is the age relative to the latest write
- * (age_base holds latest mod 8 + 8 in each field, so no field borrows), and adding 2 + d carries into bit 3
- * exactly when it is 6 - d or more. Bit 3 lies inside the field's fingerprint bits (f >= 4). */
-static inline __attribute__((always_inline)) uint64_t nidus_window_dead_fields(const nidus_window *w, uint64_t word,
-                                                                               uint64_t dead)
+/* The age test, per field of a one-word bucket: the ages are shifted down to each field's low 3 bits, where
+ * (7 - age) + age_base7 (latest mod 8 + 1), mod 8, is the age relative to the latest write, and adding
+ * age_dead[d] (2 + d epochs past latest) carries into bit 3 exactly when the age is dead. No sum passes 15, so no
+ * field carries into the next. Bit 3 lies inside the field's fingerprint bits (f >= 4): ORed into the
+ * fingerprint bits compared with fp's, it makes a dead field nonzero, and Mycroft's zero test finds a field
+ * whose fingerprint matched with a live age. Where the CPU has no SSE2 (or NIDUS_WINDOW_SCALAR is defined, to test
+ * that form on x86-64), each word is tested alone in the same steps (nidus_window_live_in). */
+#if defined(__SSE2__) && !defined(NIDUS_WINDOW_SCALAR)
+#include <emmintrin.h>
+#if NIDUS_HAVE_ISA_V3
+#include <smmintrin.h>
+#endif
+
+static inline __attribute__((always_inline)) __m128i nidus_window_lane_pair(const uint64_t pair[2])
 {
-    uint64_t rel = (w->age_base - ((word >> w->f) & w->age_low)) & w->age_low;
-    return (rel + dead) & w->age_carry;
+    return _mm_loadu_si128((const __m128i *)(const void *)pair);
 }
 
-/* Nonzero when a field of one-word bucket `word` holds the fingerprint repeated in `pat` with a live age (`dead`:
- * w->age_dead[d]): the fingerprint bits compared with the dead bits ORed in, and Mycroft's zero test. */
-static inline __attribute__((always_inline)) uint64_t nidus_window_live_in(const nidus_window *w, uint64_t word,
-                                                                           uint64_t pat, uint64_t dead)
+/* Both one-word buckets at once, wi ^ pat in the low lane and wj ^ pat in the high (`pat`: fp in every field's
+ * fingerprint bits, so the ages are as stored): Mycroft's borrows, whose top bit of a field is set where fp
+ * matched with a live age (dead constants `dead`), or perhaps above such a field; the caller masks the top bits. */
+static inline __attribute__((always_inline)) __m128i nidus_window_live_pair(const nidus_window_lanes *l,
+                                                                           uint64_t xi, uint64_t xj,
+                                                                           const uint64_t dead[2])
 {
-    const nidus_swar *s = &w->table.chunk_swar[0];
-    uint64_t x = ((word ^ pat) & w->fp_fields) | nidus_window_dead_fields(w, word, dead);
-    return nidus_swar_any_zero(s, x) & s->high;
+    __m128i v = _mm_set_epi64x((long long)xj, (long long)xi);
+    __m128i age_not = _mm_andnot_si128(_mm_srl_epi64(v, nidus_window_lane_pair(l->shift)),
+                                       nidus_window_lane_pair(l->age_low)); /* 7 - age */
+    __m128i rel = _mm_and_si128(_mm_add_epi64(age_not, nidus_window_lane_pair(l->age_base7)),
+                                nidus_window_lane_pair(l->age_low));
+    __m128i dead_bits = _mm_and_si128(_mm_add_epi64(rel, nidus_window_lane_pair(dead)),
+                                      nidus_window_lane_pair(l->age_carry));
+    __m128i x = _mm_or_si128(_mm_and_si128(v, nidus_window_lane_pair(l->fp_fields)), dead_bits);
+    return _mm_andnot_si128(x, _mm_sub_epi64(x, nidus_window_lane_pair(l->ones)));
+}
+#else
+/* One one-word bucket, xored with fp's pattern: as nidus_window_live_pair's lanes, the top bits masked. */
+static inline __attribute__((always_inline)) uint64_t nidus_window_live_in(const nidus_window_lanes *l, uint64_t x,
+                                                                           uint64_t dead)
+{
+    uint64_t rel = ((~x >> l->shift[0] & l->age_low[0]) + l->age_base7[0]) & l->age_low[0];
+    x = (x & l->fp_fields[0]) | ((rel + dead) & l->age_carry[0]);
+    return (x - l->ones[0]) & ~x & l->high[0];
+}
+#endif
+
+/* The dead constants of a lookup at `now`, a time the kernels serve (nidus_window_kernel_serves). */
+static inline __attribute__((always_inline)) const uint64_t *nidus_window_dead_at(const nidus_window *w,
+                                                                                 uint64_t now)
+{
+    return w->lanes.age_dead[now >= w->kernel_d1_from];
 }
 
 /* The key's hash (nidus_hash with the filter's seed): an 8-byte key with the seed's part precomputed. */
@@ -64,47 +96,33 @@ static inline __attribute__((always_inline)) uint64_t nidus_window_key_hash(cons
 #error "define NIDUS_ISA and NIDUS_ISA_TARGET before including window_kernels_impl.h"
 #endif
 
-/* Fingerprints matched in both wi and wj (rare: a collision, or copies in both buckets): whether one is live. */
-static NIDUS_ISA_TARGET __attribute__((noinline)) bool NIDUS_ISA_FN(nidus_wkernel_both)(const nidus_window *w,
-                                                                                      uint64_t wi, uint64_t wj,
-                                                                                      uint64_t pat, uint64_t now)
-{
-    uint64_t dead = w->age_dead[now >= w->mask_until];
-    return (nidus_window_live_in(w, wi, pat, dead) | nidus_window_live_in(w, wj, pat, dead)) != 0;
-}
-
-/* A fingerprint matched in `word` (one bucket's): whether a match is live. Out of line, so that the probe (an
- * absent key, usually) keeps to the registers a call may use. */
-static NIDUS_ISA_TARGET __attribute__((noinline)) bool NIDUS_ISA_FN(nidus_wkernel_hit)(const nidus_window *w,
-                                                                                     uint64_t word, uint64_t pat,
-                                                                                     uint64_t now)
-{
-    return nidus_window_live_in(w, word, pat, w->age_dead[now >= w->mask_until]) != 0;
-}
-
-/* Whether fingerprint fp has a live copy at `now` in bucket i or j of a filter the kernel `fast` serves
- * (NIDUS_FAST_PLAIN: whole-byte words, NIDUS_FAST_PLAIN_BITS: at a bit offset; a constant at every call) at a
- * time it serves (nidus_window_kernel_serves). Mycroft's test over each word, its borrow run through each
- * field's low f bits and read at their top bit (fp_high), so the ages need no masking off: a field whose
- * fingerprint bits equal fp's sets its bit f - 1; one that does not sets it only when a borrow came from a lower
- * field, which itself matched, so the answer is exact as a yes/no for each word. On a match the ages of the
- * matching word, chosen by a select (not a branch on which bucket), are tested; matches in both words test
- * both. */
+/* Whether fingerprint fp has a live copy in bucket i or j of a filter the kernel `fast` serves (NIDUS_FAST_PLAIN:
+ * whole-byte words, NIDUS_FAST_PLAIN_BITS: at a bit offset; a constant at every call), at the time whose dead
+ * constants are `dead` (nidus_window_dead_at). Both words are tested whole, side by side in one vector where the
+ * CPU has one, without a branch on whether a fingerprint matched: each field's dead bit is ORed into its
+ * fingerprint bits compared with fp's, and Mycroft's zero test finds a field that matched with a live age
+ * (nidus_window_live_pair). A present key and an absent one take the same instructions, so a mixed stream
+ * mispredicts nothing, and the age test is a fixed handful of operations (no per-slot loop, no division,
+ * nothing that grows with W). Mycroft's test can also flag a field above a zero one, never without one, so the
+ * answer is exact as a yes/no for each word. */
 static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(nidus_wkernel_probe)(
-    const nidus_window *w, uint64_t i, uint64_t j, uint32_t fp, uint64_t now, unsigned fast)
+    const nidus_window *w, uint64_t i, uint64_t j, uint32_t fp, const uint64_t dead[2], unsigned fast)
 {
     const nidus_table *t = &w->table;
     uint64_t wi = nidus_table_fast_word(t, i, fast), wj = nidus_table_fast_word(t, j, fast);
-    const nidus_swar *s = &t->chunk_swar[0];
-    uint64_t pat = fp * s->ones, high = w->fp_high;
-    uint64_t hi = nidus_swar_any_zero(s, wi ^ pat) & high, hj = nidus_swar_any_zero(s, wj ^ pat) & high;
-    if (!(hi | hj))
-        return false;
-    /* both nonzero, as one test (the marks lie below bit 63): a branch on hi or hj alone would be a coin flip for
-     * a present key, and its mispredictions cost more than the whole age test */
-    if (__builtin_expect(!(((hi - 1) | (hj - 1)) >> 63), 0))
-        return NIDUS_ISA_FN(nidus_wkernel_both)(w, wi, wj, pat, now);
-    return NIDUS_ISA_FN(nidus_wkernel_hit)(w, hi ? wi : wj, pat, now);
+    const nidus_window_lanes *l = &w->lanes;
+    uint64_t pat = fp * l->ones[0];
+#if defined(__SSE2__) && !defined(NIDUS_WINDOW_SCALAR)
+    __m128i live = nidus_window_live_pair(l, wi ^ pat, wj ^ pat, dead);
+#if NIDUS_ISA_IS_V3
+    return !_mm_testz_si128(live, nidus_window_lane_pair(l->high));
+#else
+    live = _mm_and_si128(live, nidus_window_lane_pair(l->high));
+    return _mm_cvtsi128_si64(_mm_or_si128(live, _mm_unpackhi_epi64(live, live))) != 0;
+#endif
+#else
+    return (nidus_window_live_in(l, wi ^ pat, dead[0]) | nidus_window_live_in(l, wj ^ pat, dead[0])) != 0;
+#endif
 }
 
 /* One lookup by hash with kernel `fast` (a constant at every call; `may_wrap` too: false for a table not smaller
@@ -116,7 +134,7 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(
         return nidus_window_contains_general(w, hash, now);
     uint64_t i, j;
     uint32_t fp = nidus_table_fast_locate_fp(&w->table, hash, w->fp_mask, may_wrap, &i, &j);
-    return NIDUS_ISA_FN(nidus_wkernel_probe)(w, i, j, fp, now, fast);
+    return NIDUS_ISA_FN(nidus_wkernel_probe)(w, i, j, fp, nidus_window_dead_at(w, now), fast);
 }
 
 /* Batched lookups a block at a time: hash (`by_key`: keys[] and lens[], else hashes[]), locate and prefetch the
@@ -130,6 +148,7 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(
     const nidus_table *t = &w->table;
     uint64_t i[NIDUS_WKERNEL_BLOCK], j[NIDUS_WKERNEL_BLOCK];
     uint32_t fp[NIDUS_WKERNEL_BLOCK];
+    const uint64_t *dead = nidus_window_dead_at(w, now);
     for (size_t base = 0; base < n; base += NIDUS_WKERNEL_BLOCK) {
         size_t m = n - base < NIDUS_WKERNEL_BLOCK ? n - base : NIDUS_WKERNEL_BLOCK;
         for (size_t k = 0; k < m; k++) {
@@ -139,7 +158,7 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(
             nidus_table_prefetch_word(t, j[k], fast);
         }
         for (size_t k = 0; k < m; k++)
-            out[base + k] = NIDUS_ISA_FN(nidus_wkernel_probe)(w, i[k], j[k], fp[k], now, fast);
+            out[base + k] = NIDUS_ISA_FN(nidus_wkernel_probe)(w, i[k], j[k], fp[k], dead, fast);
     }
 }
 

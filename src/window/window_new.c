@@ -45,13 +45,19 @@ nidus_status nidus_window_make(const nidus_allocator *a, const nidus_table_shape
     w->max_kicks = max_kicks;
     w->f = shape->offset_bits;
     w->fp_mask = (uint32_t)((UINT64_C(1) << w->f) - 1);
-    w->fp_fields = w->fp_mask * w->table.chunk_swar[0].ones;
-    w->fp_high = (w->fp_mask ^ (w->fp_mask >> 1)) * w->table.chunk_swar[0].ones;
     w->read_only = borrow && !writable;
-    w->age_low = (NIDUS_WINDOW_AGES - 1) * w->table.chunk_swar[0].ones;
-    w->age_carry = NIDUS_WINDOW_AGES * w->table.chunk_swar[0].ones;
+    const nidus_swar *sw = &w->table.chunk_swar[0];
+    nidus_window_lanes *l = &w->lanes;
+    for (unsigned k = 0; k < 2; k++) {
+        l->fp_fields[k] = w->fp_mask * sw->ones;
+        l->age_low[k] = (NIDUS_WINDOW_AGES - 1) * sw->ones;
+        l->age_carry[k] = NIDUS_WINDOW_AGES * sw->ones;
+        l->ones[k] = sw->ones;
+        l->high[k] = sw->high;
+    }
+    l->shift[0] = w->f;
     w->hash8_flip = nidus_hash8_flip(0);
-    w->kernel = nidus_window_plan_kernel(w);
+    w->kernel = w->kernel_one = nidus_window_plan_kernel(w);
     nidus_window_clock_changed(w);
     *out = w;
     return NIDUS_OK;
@@ -228,6 +234,7 @@ nidus_status nidus_window_attach(nidus_window *w, nidus_window *g)
     }
     a[k] = g;
     w->ngrown++;
+    w->kernel_one = NIDUS_WKERNEL_GENERAL;
     return NIDUS_OK;
 }
 
@@ -238,6 +245,7 @@ void nidus_window_detach(nidus_window *w, uint32_t k)
     if (!--w->ngrown) {
         nidus_free(w->alloc, w->grown);
         w->grown = NULL;
+        w->kernel_one = w->kernel;
     }
 }
 
