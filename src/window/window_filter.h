@@ -131,8 +131,13 @@ uint64_t nidus_window_held(const nidus_window *w);
 nidus_status nidus_window_attach(nidus_window *w, nidus_window *g);
 /* Frees grown table k (>= 1) and closes the gap. */
 void nidus_window_detach(nidus_window *w, uint32_t k);
-/* Entries of table t alive at its latest tick (per-age counts, no scan). */
-uint64_t nidus_window_live_entries(const nidus_window *t);
+/* Entries of table t alive at `now` (its per-age counts over the live ages, no scan). */
+uint64_t nidus_window_live_at(const nidus_window *t, uint64_t now);
+/* Entries of table t alive at its latest tick. */
+static inline uint64_t nidus_window_live_entries(const nidus_window *t)
+{
+    return nidus_window_live_at(t, t->latest_tick);
+}
 /* Items of one window table t is sized for (its capacity), and the entries (1.2 x that) its slots are sized for. */
 static inline uint64_t nidus_window_sized_entries(const nidus_window *t)
 {

@@ -249,9 +249,9 @@ void nidus_window_detach(nidus_window *w, uint32_t k)
     }
 }
 
-uint64_t nidus_window_live_entries(const nidus_window *t)
+uint64_t nidus_window_live_at(const nidus_window *t, uint64_t now)
 {
-    unsigned live = nidus_window_live_mask(t, t->latest_tick);
+    unsigned live = nidus_window_live_mask(t, now);
     uint64_t n = 0;
     for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
         if (live >> a & 1)
@@ -290,10 +290,7 @@ void nidus_window_get_stats(const nidus_window *w, uint64_t now, nidus_window_st
     for (uint32_t k = 0; k <= w->ngrown; k++) {
         const nidus_window *x = nidus_window_table_at(w, k);
         s->entries += nidus_window_entries(x);
-        unsigned live = nidus_window_live_mask(x, now);
-        for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
-            if (live >> a & 1)
-                s->live += x->per_age[a];
+        s->live += nidus_window_live_at(x, now);
         s->total_capacity += x->capacity;
         s->total_slots += x->table.shape.buckets * x->table.shape.bucket_size;
         s->error_bound += nidus_cuckoo_error_bound(x->table.shape.bucket_size, x->f);
@@ -314,11 +311,8 @@ bool nidus_window_get_table_stats(const nidus_window *w, unsigned k, uint64_t no
     if (!w || !s || k > w->ngrown)
         return false;
     const nidus_window *x = nidus_window_table_at(w, k);
-    unsigned live = nidus_window_live_mask(x, now);
     memset(s, 0, sizeof *s);
-    for (unsigned a = 0; a < NIDUS_WINDOW_AGES; a++)
-        if (live >> a & 1)
-            s->live += x->per_age[a];
+    s->live = nidus_window_live_at(x, now);
     s->capacity = x->capacity;
     s->buckets = x->table.shape.buckets;
     s->fingerprint_bits = x->f;
