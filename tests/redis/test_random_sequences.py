@@ -80,7 +80,7 @@ class Model:
     def __init__(self, rng):
         self.rng = rng
         self.keys = {}  # name -> ("cf" | "bf", {item: copies}) or ("sw", {item: time the latest add was sent})
-        self.windows = {}  # short-window key -> its window in seconds
+        self.windows = {}  # short-window key -> (its window in seconds, "CF" or "BF")
 
     def items(self, name):
         return self.keys[name][1]
@@ -214,16 +214,13 @@ class Driver:
             args = ["CF.RESERVE", k, 2000] if kind == "CF" else ["BF.RESERVE", k, "0.01", 2000]
             if self.call(*args, "WINDOW", w) == "OK":
                 self.m.keys[k] = ("sw", {})
-                self.m.windows[k] = w / 1000.0
+                self.m.windows[k] = (w / 1000.0, kind)
                 self.universe[k] = r.choice([20, 300])
             return
-        kind = self.c("TYPE", k)
+        kind = self.m.windows[k][1]
         items = [self.item(k) for _ in range(r.randrange(1, 10))]
         sent = time.time()
-        if kind == "nidus--CW":
-            reply = self.call("CF.INSERT", k, "NOCREATE", "ITEMS", *items)
-        else:
-            reply = self.call("BF.INSERT", k, "NOCREATE", "ITEMS", *items)
+        reply = self.call(kind + ".INSERT", k, "NOCREATE", "ITEMS", *items)
         assert isinstance(reply, list), (k, reply)
         for item, rep in zip(items, reply):
             if rep in (0, 1):
@@ -300,7 +297,7 @@ def verify(c, model, where):
     for name, (kind, items) in sorted(model.keys.items()):
         assert c("TYPE", name) in ("nidus--CF", "nidus--BF", "nidus--CW", "nidus--BW"), (where, name)
         if kind == "sw":
-            verify_short_window(c, name, items, model.windows[name], where)
+            verify_short_window(c, name, items, *model.windows[name], where)
             continue
         present = sorted(i for i, n in items.items() if n > 0)
         if not present:
@@ -314,8 +311,9 @@ def verify(c, model, where):
                 assert n >= items[i], (where, name, i, n, items[i])
 
 
-def verify_short_window(c, name, items, window, where):
-    command = "CF.MEXISTS" if c("TYPE", name) == "nidus--CW" else "BF.MEXISTS"
+def verify_short_window(c, name, items, window, kind, where):
+    assert c("TYPE", name) == "nidus--%sW" % kind[0], (where, name)
+    command = kind + ".MEXISTS"
     candidates = sorted(items)
     if not candidates:
         return
