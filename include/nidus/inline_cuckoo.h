@@ -8,10 +8,11 @@
  * separate name from the function nidus_cuckoo_view, which views an encoding), whose first
  * word is a tag for the view's layout version and the filter's state. The library writes a tag this header knows
  * only while the filter is one writable table of a fast kernel (plain buckets of one 64-bit word, b=4 f=12 and
- * the other whole-byte shapes, or semi-sorted f=13), at least 2^16 buckets (about 250,000 items at b=4), with an
- * empty overflow map; every other state (packed, grown, with a stash, a read-only view, loading, older formats)
- * has a tag no header knows. Every call here compares the tag (once for a plain filter, twice for a semi-sorted
- * one) and calls the library for any other value: a program built against this header stays
+ * the other whole-byte shapes; other plain buckets of at most 57 bits, read at a bit offset, such as b=4 f=13;
+ * or semi-sorted f=13), at least 2^16 buckets (about 250,000 items at b=4), with an empty overflow map; every
+ * other state (packed, grown, with a stash, a read-only view, loading, older formats) has a tag no header knows.
+ * Every call here compares the tag (up to three times) and calls the library for any other value: a program
+ * built against this header stays
  * correct against a later library, whose other layouts carry other tags. The answers and the bytes written are
  * the library's own: the same hash (nidus/inline_hash.h), placement and bucket encoding. */
 #ifndef NIDUS_INLINE_CUCKOO_H
@@ -34,7 +35,7 @@ struct nidus_cuckoo_view {
     uint32_t tag;            /* NIDUS_CUCKOO_TAG_*; anything else: call the library */
     uint8_t fp_bits;         /* f */
     uint8_t bucket_size;     /* b (4 when semi-sorted) */
-    uint8_t bucket_bytes;    /* bytes of one bucket: bucket i starts at data + i * bucket_bytes */
+    uint8_t bucket_bytes;    /* bytes of one bucket: bucket i starts at data + i * bucket_bytes (0: see TAG_BITS) */
     uint8_t offset_shift;    /* the alternate bucket's offset is (fp * 0x9E3779B1 mod 2^32) >> offset_shift, odd */
     const void *reserved0;   /* the library's */
     uint64_t seed;           /* the hash seed */
@@ -64,6 +65,9 @@ struct nidus_cuckoo_view {
 /* One writable table, plain one-word buckets / semi-sorted one-word buckets, as described above. */
 #define NIDUS_CUCKOO_TAG_PLAIN NIDUS_CUCKOO_TAG(17u, NIDUS_CUCKOO_VIEW_VERSION)
 #define NIDUS_CUCKOO_TAG_SEMI NIDUS_CUCKOO_TAG(19u, NIDUS_CUCKOO_VIEW_VERSION)
+/* One writable table of plain buckets of b * f bits (at most 57, not whole bytes), back to back from bit 0 of
+ * data: bucket i starts at bit i * b * f (nidus_inline_cuckoo_bits_word); bucket_bytes is 0. */
+#define NIDUS_CUCKOO_TAG_BITS NIDUS_CUCKOO_TAG(25u, NIDUS_CUCKOO_VIEW_VERSION)
 
 static inline const struct nidus_cuckoo_view *nidus_cuckoo_view_of(const nidus_cuckoo *filter)
 {
@@ -149,6 +153,21 @@ static inline uint64_t nidus_cuckoo_view_word(const struct nidus_cuckoo_view *v,
     return nidus_inline_read64(v->data + i * v->bucket_bytes);
 }
 
+/* Bucket i of plain buckets of `bucket_bits` bits (at most 57) stored back to back from bit 0 of `data`: the 64
+ * bits from its first bit, with one load (the bucket, then bits of the next, which SWAR matching ignores). The
+ * library's tables read such buckets with this function too (src/cuckoo/cuckoo_table_impl.h). */
+static inline uint64_t nidus_inline_cuckoo_bits_word(const uint8_t *data, uint64_t i, unsigned bucket_bits)
+{
+    uint64_t pos = i * bucket_bits;
+    return nidus_inline_read64(data + (pos >> 3)) >> (pos & 7);
+}
+
+/* TAG_BITS: bucket i's word (b * f bits a bucket). */
+static inline uint64_t nidus_cuckoo_view_bits_word(const struct nidus_cuckoo_view *v, uint64_t i)
+{
+    return nidus_inline_cuckoo_bits_word(v->data, i, (unsigned)v->bucket_size * v->fp_bits);
+}
+
 /* The high bit of every field of w that is zero (exact). */
 static inline uint64_t nidus_cuckoo_view_zero_fields(const struct nidus_cuckoo_view *v, uint64_t w)
 {
@@ -156,13 +175,27 @@ static inline uint64_t nidus_cuckoo_view_zero_fields(const struct nidus_cuckoo_v
     return ~(((w & low) + low) | w | low) & v->high;
 }
 
+/* True when fp is a field of plain bucket word wi or wj (the bits past the bucket ignored). */
+static inline bool nidus_cuckoo_view_pair_has(const struct nidus_cuckoo_view *v, uint64_t wi, uint64_t wj, uint32_t fp)
+{
+    uint64_t pattern = fp * v->ones;
+    wi ^= pattern;
+    wj ^= pattern;
+    return ((((wi - v->ones) & ~wi) | ((wj - v->ones) & ~wj)) & v->high) != 0;
+}
+
 static inline bool nidus_cuckoo_view_plain_contains(const struct nidus_cuckoo_view *v, uint64_t hash)
 {
     uint64_t i, j;
     uint32_t fp = nidus_cuckoo_view_locate(v, hash, &i, &j);
-    uint64_t pattern = fp * v->ones;
-    uint64_t wi = nidus_cuckoo_view_word(v, i) ^ pattern, wj = nidus_cuckoo_view_word(v, j) ^ pattern;
-    return ((((wi - v->ones) & ~wi) | ((wj - v->ones) & ~wj)) & v->high) != 0;
+    return nidus_cuckoo_view_pair_has(v, nidus_cuckoo_view_word(v, i), nidus_cuckoo_view_word(v, j), fp);
+}
+
+static inline bool nidus_cuckoo_view_bits_contains(const struct nidus_cuckoo_view *v, uint64_t hash)
+{
+    uint64_t i, j;
+    uint32_t fp = nidus_cuckoo_view_locate(v, hash, &i, &j);
+    return nidus_cuckoo_view_pair_has(v, nidus_cuckoo_view_bits_word(v, i), nidus_cuckoo_view_bits_word(v, j), fp);
 }
 
 /* Semi-sorted: the slots of bucket word `raw` whose high part matched (high_hits) and whose low nibble is fp's. */
@@ -266,6 +299,8 @@ static inline bool nidus_cuckoo_inline_contains_hash(const nidus_cuckoo *filter,
         return nidus_cuckoo_view_plain_contains(v, hash);
     if (state == NIDUS_CUCKOO_TAG_SEMI)
         return nidus_cuckoo_view_semi_contains(v, hash);
+    if (state == NIDUS_CUCKOO_TAG_BITS)
+        return nidus_cuckoo_view_bits_contains(v, hash);
     return (nidus_cuckoo_contains_hash)(filter, hash);
 }
 
@@ -283,6 +318,8 @@ static inline bool nidus_cuckoo_inline_contains(const nidus_cuckoo *filter, cons
         return nidus_cuckoo_view_plain_contains(v, nidus_cuckoo_view_hash(v, key, len));
     if (state == NIDUS_CUCKOO_TAG_SEMI && len <= 16)
         return nidus_cuckoo_view_semi_contains(v, nidus_cuckoo_view_hash(v, key, len));
+    if (state == NIDUS_CUCKOO_TAG_BITS && len <= 16)
+        return nidus_cuckoo_view_bits_contains(v, nidus_cuckoo_view_hash(v, key, len));
     return (nidus_cuckoo_contains)(filter, key, len);
 }
 

@@ -61,6 +61,7 @@ typedef struct {
 } FilterObject;
 
 static PyTypeObject FilterType, CuckooType, BloomType, CountingType, FuseType, WindowType;
+static PySequenceMethods cuckoo_as_sequence; /* defined with the types, below */
 static PyObject *Error, *FilterFull, *CorruptFile, *VersionError, *ReadOnlyError, *UnsupportedError,
     *IncompatibleError;
 
@@ -781,8 +782,9 @@ static int bloom_contains(FilterObject *self, PyObject *key) { return contains_a
 /* ---- fast one-key calls ----
  * For an ASCII str (read in place) on an idle filter that is not a lazily checked mapping, the inline path of
  * the library's headers (nidus/inline_bloom.h, nidus/inline_cuckoo.h): the key hashed inline (XXH3 of up to 32
- * bytes), then the Bloom filter's block or the cuckoo filter's two bucket words read in this function, where the
- * filter's published view says that is its state (one compare of its tag). Anything else (other keys, a busy or
+ * bytes), then the Bloom filter's block or the cuckoo filter's two bucket words (at a whole byte or a bit offset)
+ * read in this function, where the filter's published view says that is its state (a compare of its tag).
+ * Anything else (other keys, a busy or
  * mapped object) takes the calls above; a state the view does not describe (a grown or compact Bloom filter, a
  * cuckoo filter of packed fingerprints) the library's call by key, without the checks those make again.
  * Callgrind, 200,000 str keys of 19-20 bytes, instructions a call with the interpreter's loop (about 190 of
@@ -850,6 +852,8 @@ static FAST_TARGET int cuckoo_contains_fast(FilterObject *self, PyObject *key)
         return cuckoo_contains(self, key);
     if (state == NIDUS_CUCKOO_TAG_PLAIN)
         return nidus_cuckoo_view_plain_contains(v, fast_hash(p, n, v->seed, v->hash8_flip));
+    if (state == NIDUS_CUCKOO_TAG_BITS)
+        return nidus_cuckoo_view_bits_contains(v, fast_hash(p, n, v->seed, v->hash8_flip));
     if (state == NIDUS_CUCKOO_TAG_SEMI)
         return nidus_cuckoo_view_semi_contains(v, fast_hash(p, n, v->seed, v->hash8_flip));
     return nidus_cuckoo_contains(self->typed, p, n); /* packed fingerprints, grown...: the library's call */
@@ -915,7 +919,8 @@ static FAST_TARGET PyObject *cuckoo_add_fast(FilterObject *self, PyObject *key)
     if (self->npending == DEFER && flush_pending(self))
         return NULL;
     /* the view's seed where its tag says it holds, else the library's hash */
-    self->pending[self->npending++] = state == NIDUS_CUCKOO_TAG_PLAIN || state == NIDUS_CUCKOO_TAG_SEMI
+    self->pending[self->npending++] = state == NIDUS_CUCKOO_TAG_PLAIN || state == NIDUS_CUCKOO_TAG_BITS ||
+                                              state == NIDUS_CUCKOO_TAG_SEMI
                                           ? fast_hash(p, n, v->seed, v->hash8_flip)
                                           : nidus_cuckoo_hash(self->typed, p, n);
     Py_RETURN_NONE;
@@ -945,7 +950,34 @@ static FAST_TARGET PyObject *bloom_add_fast(FilterObject *self, PyObject *key)
     self->pending[self->npending++] = h;
     Py_RETURN_NONE;
 }
+#endif
+
+/* _inline_view(f), for the tests: the inline view a cuckoo filter's one-key fast path reads now ("plain": one-word
+ * buckets, "bits": buckets at a bit offset, "semi": semi-sorted), after its deferred adds; None when it takes the
+ * library's calls (any other state or kind, or no fast path on this CPU or build). */
+static PyObject *mod_inline_view(PyObject *m, PyObject *obj)
+{
+    (void)m;
+#if FAST_PATH
+    if (PyObject_TypeCheck(obj, &CuckooType) && cuckoo_as_sequence.sq_contains == (objobjproc)cuckoo_contains_fast) {
+        FilterObject *self = (FilterObject *)obj;
+        if (ready(self))
+            return NULL;
+        uint32_t state = nidus_cuckoo_view_state(nidus_cuckoo_view_of(self->typed));
+        if (state == NIDUS_CUCKOO_TAG_PLAIN)
+            return PyUnicode_FromString("plain");
+        if (state == NIDUS_CUCKOO_TAG_BITS)
+            return PyUnicode_FromString("bits");
+        if (state == NIDUS_CUCKOO_TAG_SEMI)
+            return PyUnicode_FromString("semi");
+    }
 #else
+    (void)obj;
+#endif
+    Py_RETURN_NONE;
+}
+
+#if !FAST_PATH
 static int flush_pending(FilterObject *self)
 {
     (void)self;
@@ -1843,6 +1875,9 @@ static PyMethodDef module_methods[] = {
     {"hash", (PyCFunction)(void (*)(void))mod_hash, METH_VARARGS | METH_KEYWORDS,
      "hash(key, seed=0)\n--\n\nThe 64-bit hash every nidus filter, the C library, the CLI and the Redis "
      "module take for the key: XXH3-64 with the seed."},
+    {"_inline_view", (PyCFunction)mod_inline_view, METH_O,
+     "_inline_view(f)\n--\n\nFor tests: the inline view ('plain', 'bits', 'semi') a cuckoo filter's one-key calls "
+     "read now, or None."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {

@@ -72,8 +72,10 @@ bool nidus_full_dispatch_fresh(const nidus_cuckoo *h)
     if (now->tag != v.tag)
         return false;
     uint32_t state = nidus_cuckoo_view_state(&v);
-    if (state != NIDUS_CUCKOO_TAG_PLAIN && state != NIDUS_CUCKOO_TAG_SEMI)
+    if (state != NIDUS_CUCKOO_TAG_PLAIN && state != NIDUS_CUCKOO_TAG_SEMI && state != NIDUS_CUCKOO_TAG_BITS)
         return true; /* the inline path reads nothing else */
+    if (state == NIDUS_CUCKOO_TAG_BITS && (unsigned)v.bucket_size * v.fp_bits != h->tables[0].bucket_bits)
+        return false; /* its buckets are b * f bits */
     return now->fp_bits == v.fp_bits && now->bucket_size == v.bucket_size && now->bucket_bytes == v.bucket_bytes &&
            now->offset_shift == v.offset_shift && now->seed == h->seed &&
            now->hash8_flip == nidus_hash8_flip(h->seed) && now->data == v.data && now->buckets == v.buckets &&

@@ -32,7 +32,8 @@ static inline uint64_t packed_seed(const nidus_cuckoo *h)
     case NIDUS_DISPATCH_PLAIN_INLINE##V:                                                                         \
     case NIDUS_DISPATCH_SEMI##V:                                                                                 \
     case NIDUS_DISPATCH_SEMI_INLINE##V:                                                                          \
-    case NIDUS_DISPATCH_BITS##V
+    case NIDUS_DISPATCH_BITS##V:                                                                                 \
+    case NIDUS_DISPATCH_BITS_INLINE##V
 #define ANY_FAST(V)                                                                                              \
     WRITABLE_FAST(V):                                                                                            \
     case NIDUS_DISPATCH_PLAIN_RO##V:                                                                             \
@@ -48,6 +49,7 @@ static inline uint64_t packed_seed(const nidus_cuckoo *h)
     case NIDUS_DISPATCH_SEMI_INLINE##V:                                                                          \
         return nidus_kernel_add_semi_##OP##v(__VA_ARGS__);                                                       \
     case NIDUS_DISPATCH_BITS##V:                                                                                 \
+    case NIDUS_DISPATCH_BITS_INLINE##V:                                                                          \
         return nidus_kernel_add_bits_##OP##v(__VA_ARGS__)
 #define LOOKUP_KERNELS(V, v, OP, ...)                                                                            \
     case NIDUS_DISPATCH_PLAIN_INLINE##V:                                                                         \
@@ -61,6 +63,7 @@ static inline uint64_t packed_seed(const nidus_cuckoo *h)
     case NIDUS_DISPATCH_SEMI_RO##V:                                                                              \
         return nidus_kernel_semi_##OP##v(__VA_ARGS__);                                                           \
     case NIDUS_DISPATCH_BITS##V:                                                                                 \
+    case NIDUS_DISPATCH_BITS_INLINE##V:                                                                          \
     case NIDUS_DISPATCH_BITS_RO##V:                                                                              \
         return nidus_kernel_bits_##OP##v(__VA_ARGS__)
 

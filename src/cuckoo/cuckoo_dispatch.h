@@ -44,11 +44,15 @@ enum {
     NIDUS_DISPATCH_BITS_V3 = 21,   /* NIDUS_FAST_PLAIN_BITS: b=4 f=13, b=2 f=13..27), empty map */
     NIDUS_DISPATCH_BITS_RO = 22,   /* a read-only view of such a table */
     NIDUS_DISPATCH_BITS_RO_V3 = 23,
+    NIDUS_DISPATCH_BITS_INLINE = 24, /* NIDUS_DISPATCH_BITS whose table the inline path serves too (as PLAIN_INLINE; */
+    NIDUS_DISPATCH_BITS_INLINE_V3 = 25, /* tag NIDUS_CUCKOO_TAG_BITS); the library serves it by the BITS kernels */
 };
 
 _Static_assert(NIDUS_CUCKOO_TAG_PLAIN == NIDUS_CUCKOO_TAG(NIDUS_DISPATCH_PLAIN_INLINE_V3, NIDUS_CUCKOO_VIEW_VERSION) &&
                    NIDUS_CUCKOO_TAG_SEMI ==
-                       NIDUS_CUCKOO_TAG(NIDUS_DISPATCH_SEMI_INLINE_V3, NIDUS_CUCKOO_VIEW_VERSION),
+                       NIDUS_CUCKOO_TAG(NIDUS_DISPATCH_SEMI_INLINE_V3, NIDUS_CUCKOO_VIEW_VERSION) &&
+                   NIDUS_CUCKOO_TAG_BITS ==
+                       NIDUS_CUCKOO_TAG(NIDUS_DISPATCH_BITS_INLINE_V3, NIDUS_CUCKOO_VIEW_VERSION),
                "the tags the inline header knows are these states");
 
 /* The dispatch byte a full filter's state calls for. */
@@ -68,8 +72,11 @@ static inline unsigned char nidus_cuckoo_derive_dispatch(const nidus_cuckoo *cf)
                      ? (cf->read_only     ? NIDUS_DISPATCH_SEMI_RO
                         : t->offset_wraps ? NIDUS_DISPATCH_SEMI
                                           : NIDUS_DISPATCH_SEMI_INLINE)
-                 : t->fast == NIDUS_FAST_PLAIN_BITS ? (cf->read_only ? NIDUS_DISPATCH_BITS_RO : NIDUS_DISPATCH_BITS)
-                                                    : NIDUS_DISPATCH_ONE;
+                 : t->fast == NIDUS_FAST_PLAIN_BITS
+                     ? (cf->read_only     ? NIDUS_DISPATCH_BITS_RO
+                        : t->offset_wraps ? NIDUS_DISPATCH_BITS
+                                          : NIDUS_DISPATCH_BITS_INLINE)
+                     : NIDUS_DISPATCH_ONE;
     return (unsigned char)(d | v3);
 }
 

@@ -186,8 +186,7 @@ static inline uint64_t nidus_table_bits_word(const nidus_table *t, uint64_t i)
  * bucket: the whole bucket, then 64 - shift - bucket_bits bits of the next one (SWAR matching ignores them). */
 static inline uint64_t nidus_table_short_bits_word(const nidus_table *t, uint64_t i)
 {
-    uint64_t pos = i * t->bucket_bits;
-    return nidus_load_le64(t->data + (pos >> 3)) >> (pos & 7);
+    return nidus_inline_cuckoo_bits_word(t->data, i, t->bucket_bits);
 }
 
 /* The 64 bits at the start of bucket i, for any table whose bucket fits in 64 bits. */

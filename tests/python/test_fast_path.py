@@ -9,18 +9,31 @@ import pickle
 import pytest
 
 import nidus
+from nidus import _nidus
+from cli_util import run
+
+# The cuckoo filters' inline views hold from 2^16 buckets (about 250,000 items at b=4): the shapes that test them
+# are made at least this large.
+VIEW_CAPACITY = 300000
 
 SHAPES = {
-    "cuckoo": lambda n: nidus.CuckooFilter(n, 0.001),  # b=4 f=13: packed fingerprints, the library's calls
-    "cuckoo-b2": lambda n: nidus.CuckooFilter(n, 0.001, bucket_size=2, fingerprint_bits=12),  # whole-byte view
-    "cuckoo-b4f8": lambda n: nidus.CuckooFilter(n, 0.03, bucket_size=4, fingerprint_bits=8),
-    "cuckoo-semi": lambda n: nidus.CuckooFilter(n, 0.001, bucket_size=4, semi_sort=True),
+    "cuckoo": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001),  # b=4 f=13: buckets at a bit offset
+    "cuckoo-b2": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001, bucket_size=2, fingerprint_bits=12),
+    "cuckoo-b2f13": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), bucket_size=2, fingerprint_bits=13),
+    "cuckoo-b4f8": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.03, bucket_size=4, fingerprint_bits=8),
+    "cuckoo-semi": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001, bucket_size=4, semi_sort=True),
+    "cuckoo-small": lambda n: nidus.CuckooFilter(n, 0.001),  # under 2^16 buckets: the library's calls
     "cuckoo-grows": lambda n: nidus.CuckooFilter(n // 4, 0.01, expansion=2),
     "cuckoo-no-growth": lambda n: nidus.CuckooFilter(2 * n, 0.01, expansion=0),
     "bloom": lambda n: nidus.BloomFilter(n, 0.01),
     "bloom-grows": lambda n: nidus.BloomFilter(n // 4, 0.01),
     "bloom-compact": lambda n: nidus.BloomFilter(n, 0.01, layout="compact"),
 }
+# The inline view each cuckoo shape's one-key calls read when empty (None: the library's calls), on a CPU with the
+# fast path (AVX2 and BMI2; elsewhere every shape reads none).
+VIEWS = {"cuckoo": "bits", "cuckoo-b2": "plain", "cuckoo-b2f13": "bits", "cuckoo-b4f8": "plain",
+         "cuckoo-semi": "semi", "cuckoo-small": None}
+FAST_PATH = _nidus._inline_view(nidus.CuckooFilter(VIEW_CAPACITY)) is not None
 
 
 def random_keys(rng, n):
@@ -42,8 +55,10 @@ def outcome(call, *args):
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_str_keys_act_as_their_bytes(shape, rng):
-    n = 70000  # past 2^16 buckets: the cuckoo filters' inline views hold
+    n = 70000
     fast, slow = SHAPES[shape](n), SHAPES[shape](n)
+    if shape in VIEWS:
+        assert _nidus._inline_view(fast) == (VIEWS[shape] if FAST_PATH else None)
     ks = random_keys(rng, n)
     added = []
     for i, k in enumerate(ks):
@@ -61,6 +76,99 @@ def test_str_keys_act_as_their_bytes(shape, rng):
     assert [a in fast for a in absent] == [a.encode() in slow for a in absent]
     assert fast.contains_many(added) == [True] * len(added)
     assert fast.contains_many(ks) == slow.contains_many([k.encode() for k in ks])
+
+
+def cli_check(path, keys):
+    """`nidus check` of the file: 1 or 0 for each key."""
+    out = run("check", path, input=b"\n".join(keys) + b"\n", check_rc=0).stdout.split()
+    return [int(x) for x in out]
+
+
+def numeric_keys(rng, n, prefix=""):
+    """Distinct ASCII str keys of 1 to 26 characters (every inline hash path up to 32 bytes but one)."""
+    return ["%s%d:%s" % (prefix, i, str(rng.getrandbits(64))[:rng.randrange(20)]) for i in range(n)]
+
+
+def assert_answers_as_the_library(f, keys, present=()):
+    """The one-key fast path (str keys) answers as the library's call (the same keys as bytes, which take the
+    portable path) and its batched lookup; every key of `present` is found. The fast path's answers."""
+    fast = [k in f for k in keys]
+    assert fast == [k.encode() in f for k in keys]
+    assert fast == f.contains_many(keys)
+    missing = [k for k in present if k not in f]
+    assert not missing, missing[:5]
+    return fast
+
+
+BITS_SHAPES = {
+    "b4f13": lambda cap, **kw: nidus.CuckooFilter(cap, 0.001, **kw),  # the default shape at 0.1 %: 52-bit buckets
+    "b2f13": lambda cap, **kw: nidus.CuckooFilter(cap, bucket_size=2, fingerprint_bits=13, **kw),  # 26 bits
+}
+
+
+@pytest.mark.parametrize("shape", BITS_SHAPES)
+def test_bit_offset_view_answers_as_the_library_and_the_cli(shape, rng, tmp_path):
+    """Buckets at a bit offset: str keys added through the fast path leave the bytes the library's adds leave,
+    and their lookups answer as the library, its batched call and `nidus check` on the saved file."""
+    f, twin = BITS_SHAPES[shape](VIEW_CAPACITY), BITS_SHAPES[shape](VIEW_CAPACITY)
+    assert _nidus._inline_view(f) == ("bits" if FAST_PATH else None)
+    added = numeric_keys(rng, 200000)
+    for k in added:
+        f.add(k)
+        twin.add(k.encode())
+    assert _nidus._inline_view(f) == ("bits" if FAST_PATH else None)
+    assert f.to_bytes() == twin.to_bytes()
+    probes = added[::5] + numeric_keys(rng, 40000, "absent-")
+    fast = assert_answers_as_the_library(f, probes, added)
+    path = str(tmp_path / "bits.nidus")
+    f.save(path)
+    assert cli_check(path, [k.encode() for k in probes]) == [int(x) for x in fast]
+
+
+def test_bit_offset_view_falls_back_and_returns(rng, tmp_path):
+    """Every state the view does not describe takes the library's calls with the same answers: stash entries of
+    a filter that may not grow (back to the view once removes took them), growth, removes, a read-only mapping,
+    and after `nidus del` compacted the grown filter back to one table, the view again."""
+    view = "bits" if FAST_PATH else None
+    f = BITS_SHAPES["b4f13"](VIEW_CAPACITY, expansion=0)
+    added, pool = [], numeric_keys(rng, 2 * VIEW_CAPACITY)
+    for k in pool:  # until the first stash entry (a full pair, no room found), then on to the first refusal
+        try:
+            f.add(k)
+        except nidus.FilterFull:
+            break
+        added.append(k)
+    assert f.stats()["load"] > 0.9
+    assert _nidus._inline_view(f) is None  # stash entries: the library's calls
+    absent = numeric_keys(rng, 20000, "absent-")
+    assert_answers_as_the_library(f, added[::3] + absent, added)
+    removed = 0  # removes: a stash entry moves into a slot freed in its pair; the view holds once none is left
+    while removed < len(added) * 9 // 10 and (removed % 1000 or _nidus._inline_view(f) is None):
+        f.remove(added[removed])
+        removed += 1
+    assert _nidus._inline_view(f) == view, removed
+    assert_answers_as_the_library(f, added[::3] + absent, added[removed:])
+
+    g = BITS_SHAPES["b4f13"](VIEW_CAPACITY, expansion=2)
+    ks = numeric_keys(rng, 2 * VIEW_CAPACITY, "g")
+    for k in ks:
+        g.add(k)
+    assert g.stats()["sub_filters"] > 1 and _nidus._inline_view(g) is None  # grown
+    assert_answers_as_the_library(g, ks[::7] + absent, ks)
+    path = str(tmp_path / "grown.nidus")
+    g.save(path)
+    assert _nidus._inline_view(nidus.open(path, lazy=False)) is None  # read-only
+    gone, kept = ks[VIEW_CAPACITY // 2:], ks[: VIEW_CAPACITY // 2]
+    for k in gone:  # removes
+        g.remove(k)
+    assert_answers_as_the_library(g, ks[::7] + absent, kept)
+    # the same removes by `nidus del`, which runs the compaction they start to the end before it saves
+    run("del", path, input=b"\n".join(k.encode() for k in gone) + b"\n", check_rc=0)
+    compacted = nidus.open(path, writable=True, lazy=False)
+    assert compacted.stats()["sub_filters"] == 1
+    assert _nidus._inline_view(compacted) == view
+    fast = assert_answers_as_the_library(compacted, kept[::3] + absent, kept)
+    assert cli_check(path, [k.encode() for k in kept[::3] + absent]) == [int(x) for x in fast]
 
 
 def test_every_reader_sees_a_deferred_add():
@@ -152,6 +260,7 @@ def test_deferred_adds_under_threads():
 
 @pytest.mark.parametrize("make", [
     lambda: nidus.CuckooFilter(20000, 0.001),
+    lambda: nidus.CuckooFilter(VIEW_CAPACITY, 0.001),  # buckets at a bit offset: the inline view
     lambda: nidus.CuckooFilter(5000, 0.01, expansion=2),
     lambda: nidus.CuckooFilter(20000, 0.01, bucket_size=2, fingerprint_bits=12),
     lambda: nidus.CuckooFilter(1000, 0.01, expansion=0),

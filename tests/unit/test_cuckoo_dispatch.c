@@ -177,9 +177,14 @@ static void test_inline_states_and_their_view(void **state)
     (void)state;
     size_t cap = 300000, n = 2 * cap;
     uint64_t *keys = keys_of(n);
-    for (int semi = 0; semi < 2; semi++) {
-        unsigned fast = semi ? NIDUS_DISPATCH_SEMI_INLINE : NIDUS_DISPATCH_PLAIN_INLINE;
-        nidus_cuckoo *cf = make(cap, semi ? 13 : 12, semi, 0);
+    /* plain one-word buckets (f=12), semi-sorted (f=13), plain buckets at a bit offset (f=13: 52 bits) */
+    static const struct { unsigned f; bool semi; unsigned fast; } forms[] = {
+        {12, false, NIDUS_DISPATCH_PLAIN_INLINE}, {13, true, NIDUS_DISPATCH_SEMI_INLINE},
+        {13, false, NIDUS_DISPATCH_BITS_INLINE}};
+    for (size_t c = 0; c < sizeof forms / sizeof forms[0]; c++) {
+        bool semi = forms[c].semi;
+        unsigned fast = forms[c].fast, f = forms[c].f;
+        nidus_cuckoo *cf = make(cap, f, semi, 0);
         assert_state(cf, fast, NULL, 0);
         size_t k = 0;
         while (k < n && nidus_cuckoo_add(cf, &keys[k], 8) == NIDUS_OK)
@@ -190,7 +195,7 @@ static void test_inline_states_and_their_view(void **state)
             assert_int_equal(nidus_cuckoo_remove(cf, &keys[r], 8), NIDUS_OK);
         assert_state(cf, fast, NULL, 0);
         nidus_cuckoo_free(cf);
-        cf = make(cap, semi ? 13 : 12, semi, 2);
+        cf = make(cap, f, semi, 2);
         for (k = 0; k < n; k++)
             assert_int_equal(nidus_cuckoo_add(cf, &keys[k], 8), NIDUS_OK);
         assert_state(cf, NIDUS_DISPATCH_GENERAL, keys, n);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The opt-in inline path (nidus/inline_cuckoo.h), compiled here with NIDUS_INLINE: in every form and state of a
- * filter — the large one-table filters it serves (plain b=4 f=12 and b=2 f=16, semi-sorted f=13), and the ones it
+ * filter — the large one-table filters it serves (plain b=4 f=12 and b=2 f=16, plain at a bit offset b=4 f=13 and
+ * b=2 f=13, semi-sorted f=13), and the ones it
  * hands to the library (packed, mid-sized, grown, stashed, full, a read-only view, loading, an older format) —
  * its lookups answer as the library's, and its adds leave the filter byte for byte as the library's adds do
  * (the same statuses too, where the table fills and growth or the stash take over), with no false negative. */
@@ -20,7 +21,7 @@
 static bool served(const nidus_cuckoo *cf)
 {
     uint32_t s = nidus_cuckoo_view_state(nidus_cuckoo_view_of(cf));
-    return s == NIDUS_CUCKOO_TAG_PLAIN || s == NIDUS_CUCKOO_TAG_SEMI;
+    return s == NIDUS_CUCKOO_TAG_PLAIN || s == NIDUS_CUCKOO_TAG_SEMI || s == NIDUS_CUCKOO_TAG_BITS;
 }
 
 static uint64_t *keys_of(size_t n, uint64_t seed)
@@ -124,6 +125,8 @@ static void test_served_plain_and_semi_sorted(void **state)
     check_config(300000, 4, 12, false, 0, true); /* fills up: stash, then full */
     check_config(300000, 4, 13, true, 0, true);
     check_config(150000, 2, 16, false, 0, true);
+    check_config(300000, 4, 13, false, 0, true); /* buckets of 52 bits, read at a bit offset */
+    check_config(150000, 2, 13, false, 0, true);
 }
 
 static void test_growth_through_the_inline_adds(void **state)
@@ -131,6 +134,7 @@ static void test_growth_through_the_inline_adds(void **state)
     (void)state;
     check_config(280000, 4, 12, false, 2, true);
     check_config(280000, 4, 13, true, 1, true);
+    check_config(280000, 4, 13, false, 2, true);
 }
 
 static void test_library_states(void **state)
@@ -140,6 +144,7 @@ static void test_library_states(void **state)
     check_config(600, 2, 0, false, 4, false);    /* packed, grows into a forward */
     check_config(20000, 4, 12, false, 0, false); /* below 2^16 buckets: offsets reduced, the library's */
     check_config(20000, 4, 13, true, 2, false);
+    check_config(20000, 4, 13, false, 0, false); /* at a bit offset, offsets reduced */
     check_config(50000, 4, 10, false, 0, false); /* buckets of 40 bits: a word, but not 12-bit fields */
 }
 
