@@ -17,7 +17,8 @@ from cli_util import run
 VIEW_CAPACITY = 300000
 
 SHAPES = {
-    "cuckoo": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001),  # b=4 f=13: buckets at a bit offset
+    "cuckoo": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001),
+    "cuckoo-b4f13": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001, bucket_size=4),  # at a bit offset
     "cuckoo-b2": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001, bucket_size=2, fingerprint_bits=12),
     "cuckoo-b2f13": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), bucket_size=2, fingerprint_bits=13),
     "cuckoo-b4f8": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.03, bucket_size=4, fingerprint_bits=8),
@@ -31,7 +32,7 @@ SHAPES = {
 }
 # The inline view each cuckoo shape's one-key calls read when empty (None: the library's calls), on a CPU with the
 # fast path (AVX2 and BMI2; elsewhere every shape reads none).
-VIEWS = {"cuckoo": "bits", "cuckoo-b2": "plain", "cuckoo-b2f13": "bits", "cuckoo-b4f8": "plain",
+VIEWS = {"cuckoo-b4f13": "bits", "cuckoo-b2": "plain", "cuckoo-b2f13": "bits", "cuckoo-b4f8": "plain",
          "cuckoo-semi": "semi", "cuckoo-small": None}
 FAST_PATH = _nidus._inline_view(nidus.CuckooFilter(VIEW_CAPACITY)) is not None
 
@@ -101,7 +102,7 @@ def assert_answers_as_the_library(f, keys, present=()):
 
 
 BITS_SHAPES = {
-    "b4f13": lambda cap, **kw: nidus.CuckooFilter(cap, 0.001, **kw),  # the default shape at 0.1 %: 52-bit buckets
+    "b4f13": lambda cap, **kw: nidus.CuckooFilter(cap, 0.001, bucket_size=4, **kw),  # 52-bit buckets
     "b2f13": lambda cap, **kw: nidus.CuckooFilter(cap, bucket_size=2, fingerprint_bits=13, **kw),  # 26 bits
 }
 
@@ -258,50 +259,6 @@ def test_deferred_adds_under_threads():
     assert all(all(f.contains_many(g)) for g in groups)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: nidus.CuckooFilter(20000, 0.001),
-    lambda: nidus.CuckooFilter(VIEW_CAPACITY, 0.001),  # buckets at a bit offset: the inline view
-    lambda: nidus.CuckooFilter(5000, 0.01, expansion=2),
-    lambda: nidus.CuckooFilter(20000, 0.01, bucket_size=2, fingerprint_bits=12),
-    lambda: nidus.CuckooFilter(1000, 0.01, expansion=0),
-    lambda: nidus.CuckooFilter(20000, 0.001, bucket_size=4, semi_sort=True),
-])
-def test_random_calls_against_the_portable_path(make, rng):
-    """Random adds (deferred), lookups, counts, discards, batched calls, lengths, encodings, copies and pickles:
-    str keys on one filter, their bytes on another; every answer, error and the final bytes the same."""
-    a, b = make(), make()
-    pool = ["k%d-%s" % (i, "x" * rng.randrange(30)) for i in range(10000)]
-
-    for step in range(40000):
-        op = rng.random()
-        k = rng.choice(pool)
-        if op < 0.6:
-            x, y = outcome(a.add, k), outcome(b.add, k.encode())
-        elif op < 0.75:
-            x, y = k in a, k.encode() in b
-        elif op < 0.8:
-            x, y = a.count(k), b.count(k.encode())
-        elif op < 0.85:
-            x, y = a.discard(k), b.discard(k.encode())
-        elif op < 0.86:
-            ks = rng.sample(pool, 50)
-            x, y = outcome(a.update, ks), outcome(b.update, [q.encode() for q in ks])
-        elif op < 0.87:
-            ks = rng.sample(pool, 50)
-            x, y = a.contains_many(ks), b.contains_many([q.encode() for q in ks])
-        elif op < 0.88:
-            x, y = len(a), len(b)
-        elif op < 0.881:
-            x, y = a.to_bytes(), b.to_bytes()
-        elif op < 0.882:
-            a = pickle.loads(pickle.dumps(a)) if rng.random() < 0.5 else a.copy()
-            x = y = None
-        else:
-            continue
-        assert x == y, (step, op, k, x, y)
-    assert a.to_bytes() == b.to_bytes()
-
-
 def test_every_reader_sees_a_deferred_bloom_add(tmp_path):
     f = nidus.BloomFilter(100000, 0.001)
     f.add("a key of twenty bytes")
@@ -395,42 +352,71 @@ def test_deferred_bloom_adds_under_threads():
     assert f.to_bytes() == g.to_bytes()
 
 
-@pytest.mark.parametrize("make", [
-    lambda: nidus.BloomFilter(20000, 0.001),
-    lambda: nidus.BloomFilter(2000, 0.01),
-    lambda: nidus.BloomFilter(5000, 0.01, expansion=0),
-    lambda: nidus.BloomFilter(5000, 0.01, layout="compact"),
-])
-def test_random_bloom_calls_against_the_portable_path(make, rng):
-    """Random adds (deferred), add_new, lookups, counts, batched calls, lengths, encodings, copies and pickles:
-    str keys on one filter, their bytes on another; every answer, error and the final bytes the same."""
+# ---- random calls: str keys on one filter, their bytes on another (the portable path, applied at once)
+# Each call takes (a, b, key, rng, pool) and gives the two answers (an error's name for a nidus error).
+def _update(a, b, k, rng, pool):
+    ks = rng.sample(pool, 50)
+    return outcome(a.update, ks), outcome(b.update, [q.encode() for q in ks])
+
+
+def _contains_many(a, b, k, rng, pool):
+    ks = rng.sample(pool, 50)
+    return a.contains_many(ks), b.contains_many([q.encode() for q in ks])
+
+
+CALLS = {
+    "add": lambda a, b, k, rng, pool: (outcome(a.add, k), outcome(b.add, k.encode())),
+    "add_new": lambda a, b, k, rng, pool: (outcome(a.add_new, k), outcome(b.add_new, k.encode())),
+    "in": lambda a, b, k, rng, pool: (k in a, k.encode() in b),
+    "count": lambda a, b, k, rng, pool: (a.count(k), b.count(k.encode())),
+    "discard": lambda a, b, k, rng, pool: (a.discard(k), b.discard(k.encode())),
+    "update": _update,
+    "contains_many": _contains_many,
+    "len": lambda a, b, k, rng, pool: (len(a), len(b)),
+    "to_bytes": lambda a, b, k, rng, pool: (a.to_bytes(), b.to_bytes()),
+}
+# Each kind's calls and their shares of the steps (the rest of the steps make no call); "reload" replaces the
+# str-keyed filter by its pickle or its copy.
+KIND_CALLS = {
+    "cuckoo": [("add", 0.6), ("in", 0.15), ("count", 0.05), ("discard", 0.05), ("update", 0.01),
+               ("contains_many", 0.01), ("len", 0.01), ("to_bytes", 0.001), ("reload", 0.001)],
+    "bloom": [("add", 0.6), ("add_new", 0.1), ("in", 0.1), ("count", 0.05), ("update", 0.01),
+              ("contains_many", 0.01), ("len", 0.01), ("to_bytes", 0.001), ("reload", 0.001)],
+}
+RANDOM_CALL_FILTERS = {
+    "cuckoo": ("cuckoo", lambda: nidus.CuckooFilter(20000, 0.001)),
+    "cuckoo-bits-view": ("cuckoo", lambda: nidus.CuckooFilter(VIEW_CAPACITY, 0.001, bucket_size=4)),
+    "cuckoo-grows": ("cuckoo", lambda: nidus.CuckooFilter(5000, 0.01, expansion=2)),
+    "cuckoo-b2": ("cuckoo", lambda: nidus.CuckooFilter(20000, 0.01, bucket_size=2, fingerprint_bits=12)),
+    "cuckoo-full": ("cuckoo", lambda: nidus.CuckooFilter(1000, 0.01, expansion=0)),
+    "cuckoo-semi": ("cuckoo", lambda: nidus.CuckooFilter(20000, 0.001, bucket_size=4, semi_sort=True)),
+    "bloom": ("bloom", lambda: nidus.BloomFilter(20000, 0.001)),
+    "bloom-grows": ("bloom", lambda: nidus.BloomFilter(2000, 0.01)),
+    "bloom-full": ("bloom", lambda: nidus.BloomFilter(5000, 0.01, expansion=0)),
+    "bloom-compact": ("bloom", lambda: nidus.BloomFilter(5000, 0.01, layout="compact")),
+}
+
+
+@pytest.mark.parametrize("name", RANDOM_CALL_FILTERS)
+def test_random_calls_against_the_portable_path(name, rng):
+    """Random adds (deferred), lookups, counts, removes or add_new, batched calls, lengths, encodings, copies and
+    pickles: str keys on one filter, their bytes on another; every answer, error and the final bytes the same."""
+    kind, make = RANDOM_CALL_FILTERS[name]
     a, b = make(), make()
     pool = ["k%d-%s" % (i, "x" * rng.randrange(30)) for i in range(10000)]
+    bounds, total = [], 0.0
+    for call, share in KIND_CALLS[kind]:
+        total += share
+        bounds.append((total, call))
     for step in range(40000):
         op = rng.random()
         k = rng.choice(pool)
-        if op < 0.6:
-            x, y = outcome(a.add, k), outcome(b.add, k.encode())
-        elif op < 0.7:
-            x, y = outcome(a.add_new, k), outcome(b.add_new, k.encode())
-        elif op < 0.8:
-            x, y = k in a, k.encode() in b
-        elif op < 0.85:
-            x, y = a.count(k), b.count(k.encode())
-        elif op < 0.86:
-            ks = rng.sample(pool, 50)
-            x, y = outcome(a.update, ks), outcome(b.update, [q.encode() for q in ks])
-        elif op < 0.87:
-            ks = rng.sample(pool, 50)
-            x, y = a.contains_many(ks), b.contains_many([q.encode() for q in ks])
-        elif op < 0.88:
-            x, y = len(a), len(b)
-        elif op < 0.881:
-            x, y = a.to_bytes(), b.to_bytes()
-        elif op < 0.882:
-            a = pickle.loads(pickle.dumps(a)) if rng.random() < 0.5 else a.copy()
-            x = y = None
-        else:
+        call = next((c for bound, c in bounds if op < bound), None)
+        if call is None:
             continue
-        assert x == y, (step, op, k, x, y)
+        if call == "reload":
+            a = pickle.loads(pickle.dumps(a)) if rng.random() < 0.5 else a.copy()
+            continue
+        x, y = CALLS[call](a, b, k, rng, pool)
+        assert x == y, (step, call, k, x, y)
     assert a.to_bytes() == b.to_bytes()
