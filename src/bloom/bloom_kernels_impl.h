@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal: the Bloom kernels (bloom_kernels.h) as a template, compiled once per instruction set.
  *
- * bloom_kernels.c includes this file once per copy, with NIDUS_ISA set to the copy's suffix (base, v3),
- * NIDUS_ISA_TARGET to its function attribute (isa_impl.h) and NIDUS_BLOOM_ISA_AVX2 to whether its split probes
- * use AVX2: every function below the shared part is defined under the name NIDUS_ISA_FN(name), so one source
+ * bloom_kernels.c includes this file once per copy through isa_each.h, with NIDUS_ISA set to the copy's suffix
+ * (base, v3), NIDUS_ISA_TARGET to its function attribute (isa_impl.h) and NIDUS_ISA_IS_V3 to whether its split
+ * probes use AVX2: every function below the shared part is defined under the name NIDUS_ISA_FN(name), so one source
  * gives every copy, with no wrapper written by hand, as the cuckoo kernels (cuckoo_kernels_impl.h) do.
  *
  * The fast case is one split layer of k = 8, not loading (the LOOKUP / ADD dispatch states). The state was
@@ -107,8 +107,8 @@ static __attribute__((noinline)) bool nidus_bloom_split_set_portable(uint8_t *bl
 
 #endif /* the shared part */
 
-#if !defined(NIDUS_ISA) || !defined(NIDUS_ISA_TARGET) || !defined(NIDUS_BLOOM_ISA_AVX2)
-#error "define NIDUS_ISA, NIDUS_ISA_TARGET and NIDUS_BLOOM_ISA_AVX2 before including bloom_kernels_impl.h"
+#if !defined(NIDUS_ISA) || !defined(NIDUS_ISA_TARGET) || !defined(NIDUS_ISA_IS_V3)
+#error "include bloom_kernels_impl.h through isa_each.h (NIDUS_ISA, NIDUS_ISA_TARGET, NIDUS_ISA_IS_V3)"
 #endif
 
 /* This copy's split probes: k = 8 inlined, any k out of line. */
@@ -116,7 +116,7 @@ static __attribute__((noinline)) bool nidus_bloom_split_set_portable(uint8_t *bl
 #undef NIDUS_BLOOM_SET8
 #undef NIDUS_BLOOM_HAS_K
 #undef NIDUS_BLOOM_SET_K
-#if NIDUS_BLOOM_ISA_AVX2
+#if NIDUS_ISA_IS_V3
 #define NIDUS_BLOOM_HAS8(block, x) nidus_inline_bloom_probe(block, x)
 #define NIDUS_BLOOM_SET8(block, x) nidus_inline_bloom_set(block, x)
 #define NIDUS_BLOOM_HAS_K(block, x, k)                                                                         \
