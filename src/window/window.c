@@ -532,6 +532,12 @@ bool nidus_window_contains_general(const nidus_window *w, uint64_t hash, uint64_
            overflow_matches(w, i, j, fp, mask) != 0;
 }
 
+bool nidus_window_overflow_live(const nidus_window *w, uint64_t i, uint64_t j, uint32_t fp, uint64_t now)
+{
+    unsigned mask = nidus_window_mask_at(w, now);
+    return mask && overflow_matches(w, i, j, fp, mask) != 0;
+}
+
 /* One table's lookup, the kernel every lookup of a windowed filter calls for each of its tables: by the table's
  * kernel byte (window_kernels.h), a plain cuckoo lookup of the two buckets with one age test on a match, no
  * division, whatever W. */

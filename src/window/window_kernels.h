@@ -7,7 +7,9 @@
  *   many: batched lookups of either, by blocks (hash, locate and prefetch a block, then probe it).
  * Every kernel answers exactly as nidus_window_contains_general, which serves what the kernels do not
  * (nidus_window_kernel_serves): a time without the precomputed shortcut (2 epochs or more after the latest
- * tick a write or sweep step saw), or a table whose overflow map is not empty (stash entries, duplicates beyond a pair's share). */
+ * tick a write or sweep step saw). In a table whose overflow map is not empty (stash entries, duplicates beyond
+ * a pair's share), a key the two buckets do not hold is looked for in the map too, out of line
+ * (nidus_window_overflow_live). */
 #ifndef NIDUS_SRC_WINDOW_KERNELS_H
 #define NIDUS_SRC_WINDOW_KERNELS_H
 
@@ -36,11 +38,10 @@ static inline uint8_t nidus_window_plan_kernel(const nidus_window *w)
 }
 
 /* Whether the kernels answer a lookup at `now`: within the epoch of the latest tick a write or sweep step saw,
- * or the next (the dead-age constants age_dead[0], [1] are set: nidus_window_clock_changed), and with an empty
- * overflow map (a kernel reads the two buckets only). */
+ * or the next (the dead-age constants age_dead[0], [1] are set: nidus_window_clock_changed). */
 static inline bool nidus_window_kernel_serves(const nidus_window *w, uint64_t now)
 {
-    return now < w->kernel_until && !w->table.overflow_sig;
+    return now < w->kernel_until;
 }
 
 #define NIDUS_WKERNEL_DECL_ONE(name, ISA)                                                                       \
@@ -82,5 +83,7 @@ NIDUS_WINDOW_KERNEL_DECLS(v3)
 
 /* window.c: the lookup of any windowed filter at any time (two buckets of any shape, the overflow map). */
 bool nidus_window_contains_general(const nidus_window *w, uint64_t hash, uint64_t now);
+/* window.c: whether the overflow map holds a live copy at `now` of fp in the pair (i, j). */
+bool nidus_window_overflow_live(const nidus_window *w, uint64_t i, uint64_t j, uint32_t fp, uint64_t now);
 
 #endif

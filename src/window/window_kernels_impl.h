@@ -125,6 +125,18 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(
 #endif
 }
 
+/* A lookup in a table whose overflow map is not empty (stash entries, duplicates beyond a pair's share): the two
+ * buckets as every lookup reads them, then, on a miss, the map (its signature first). Out of line, so that the
+ * common lookup pays one test of the signature for it. */
+static NIDUS_ISA_TARGET __attribute__((noinline)) bool NIDUS_ISA_FN(nidus_wkernel_lookup_overflow)(
+    const nidus_window *w, uint64_t hash, uint64_t now, unsigned fast, bool may_wrap)
+{
+    uint64_t i, j;
+    uint32_t fp = nidus_table_fast_locate_fp(&w->table, hash, w->fp_mask, may_wrap, &i, &j);
+    return NIDUS_ISA_FN(nidus_wkernel_probe)(w, i, j, fp, nidus_window_dead_at(w, now), fast) ||
+           nidus_window_overflow_live(w, i, j, fp, now);
+}
+
 /* One lookup by hash with kernel `fast` (a constant at every call; `may_wrap` too: false for a table not smaller
  * than the reach, whose offsets need no reducing). */
 static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(nidus_wkernel_lookup)(
@@ -132,17 +144,20 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) bool NIDUS_ISA_FN(
 {
     if (__builtin_expect(!nidus_window_kernel_serves(w, now), 0))
         return nidus_window_contains_general(w, hash, now);
+    if (__builtin_expect(w->table.overflow_sig != 0, 0))
+        return NIDUS_ISA_FN(nidus_wkernel_lookup_overflow)(w, hash, now, fast, may_wrap);
     uint64_t i, j;
     uint32_t fp = nidus_table_fast_locate_fp(&w->table, hash, w->fp_mask, may_wrap, &i, &j);
     return NIDUS_ISA_FN(nidus_wkernel_probe)(w, i, j, fp, nidus_window_dead_at(w, now), fast);
 }
 
 /* Batched lookups a block at a time: hash (`by_key`: keys[] and lens[], else hashes[]), locate and prefetch the
- * block's buckets, then probe them. `fast` and `by_key` are constants where the caller calls it, and so is
- * `may_wrap` (for the kernels' copies, not the loop, to differ); the caller checked that the kernel serves `now`
- * (nidus_window_kernel_serves). */
+ * block's buckets, then probe them, and (`overflow`: the table's overflow map is not empty) ask the map for the
+ * misses. `fast`, `by_key` and `overflow` are constants where the caller calls it, and so is `may_wrap` (for the
+ * kernels' copies, not the loop, to differ): the loop without the map has no call in it to spill its registers
+ * around. The caller checked that the kernel serves `now` (nidus_window_kernel_serves). */
 static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(nidus_wkernel_blocks)(
-    const nidus_window *w, unsigned fast, bool may_wrap, bool by_key, const uint64_t *hashes,
+    const nidus_window *w, unsigned fast, bool may_wrap, bool by_key, bool overflow, const uint64_t *hashes,
     const void *const *keys, const size_t *lens, size_t n, uint64_t now, bool *out)
 {
     const nidus_table *t = &w->table;
@@ -157,8 +172,12 @@ static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(
             nidus_table_prefetch_word(t, i[k], fast);
             nidus_table_prefetch_word(t, j[k], fast);
         }
-        for (size_t k = 0; k < m; k++)
-            out[base + k] = NIDUS_ISA_FN(nidus_wkernel_probe)(w, i[k], j[k], fp[k], dead, fast);
+        for (size_t k = 0; k < m; k++) {
+            bool hit = NIDUS_ISA_FN(nidus_wkernel_probe)(w, i[k], j[k], fp[k], dead, fast);
+            if (overflow && !hit)
+                hit = nidus_window_overflow_live(w, i[k], j[k], fp[k], now);
+            out[base + k] = hit;
+        }
     }
 }
 
@@ -168,28 +187,37 @@ NIDUS_WKERNEL_DEFINE(bits, NIDUS_FAST_PLAIN_BITS, true)
 NIDUS_WKERNEL_DEFINE(word_nw, NIDUS_FAST_PLAIN, false)
 NIDUS_WKERNEL_DEFINE(bits_nw, NIDUS_FAST_PLAIN_BITS, false)
 
-/* Batched lookups by the filter's kernel, `may_wrap` a constant at every call. */
+/* Batched lookups by the filter's kernel, `may_wrap` and `overflow` constants at every call. */
 static NIDUS_ISA_TARGET inline __attribute__((always_inline)) void NIDUS_ISA_FN(nidus_wkernel_many_of)(
-    const nidus_window *w, bool may_wrap, const uint64_t *hashes, const void *const *keys, const size_t *lens,
-    size_t n, uint64_t now, bool *out)
+    const nidus_window *w, bool may_wrap, bool overflow, const uint64_t *hashes, const void *const *keys,
+    const size_t *lens, size_t n, uint64_t now, bool *out)
 {
     bool bits = (w->kernel & NIDUS_WKERNEL_BITS) != 0;
     if (hashes && bits)
-        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, may_wrap, false, hashes, NULL, NULL, n, now, out);
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, may_wrap, false, overflow, hashes, NULL, NULL, n,
+                                           now, out);
     else if (hashes)
-        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, may_wrap, false, hashes, NULL, NULL, n, now, out);
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, may_wrap, false, overflow, hashes, NULL, NULL, n, now,
+                                           out);
     else if (bits)
-        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, may_wrap, true, NULL, keys, lens, n, now, out);
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN_BITS, may_wrap, true, overflow, NULL, keys, lens, n,
+                                           now, out);
     else
-        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, may_wrap, true, NULL, keys, lens, n, now, out);
+        NIDUS_ISA_FN(nidus_wkernel_blocks)(w, NIDUS_FAST_PLAIN, may_wrap, true, overflow, NULL, keys, lens, n, now,
+                                           out);
 }
 
 NIDUS_ISA_TARGET void NIDUS_ISA_FN(nidus_wkernel_many)(const nidus_window *w, const uint64_t *hashes,
                                                        const void *const *keys, const size_t *lens, size_t n,
                                                        uint64_t now, bool *out)
 {
-    if (w->kernel & NIDUS_WKERNEL_NOWRAP)
-        NIDUS_ISA_FN(nidus_wkernel_many_of)(w, false, hashes, keys, lens, n, now, out);
+    bool nowrap = (w->kernel & NIDUS_WKERNEL_NOWRAP) != 0, overflow = w->table.overflow_sig != 0;
+    if (nowrap && !overflow)
+        NIDUS_ISA_FN(nidus_wkernel_many_of)(w, false, false, hashes, keys, lens, n, now, out);
+    else if (!overflow)
+        NIDUS_ISA_FN(nidus_wkernel_many_of)(w, true, false, hashes, keys, lens, n, now, out);
+    else if (nowrap)
+        NIDUS_ISA_FN(nidus_wkernel_many_of)(w, false, true, hashes, keys, lens, n, now, out);
     else
-        NIDUS_ISA_FN(nidus_wkernel_many_of)(w, true, hashes, keys, lens, n, now, out);
+        NIDUS_ISA_FN(nidus_wkernel_many_of)(w, true, true, hashes, keys, lens, n, now, out);
 }
