@@ -31,12 +31,17 @@ def structures(n):
         "set": (set, False),
         "bloom 1%": (lambda: nidus.BloomFilter(n, 0.01), False),
         "bloom 1% batched": (lambda: nidus.BloomFilter(n, 0.01), True),
-        # the library's shape for 0.1 %: b=4, f=13, 13.6 bits a key
+        # the package's default shape for 0.1 %: b=2, f=12 (docs/PYTHON.md, "Speed")
         "cuckoo 0.1%": (lambda: nidus.CuckooFilter(n, 0.001), False),
         "cuckoo 0.1% batched": (lambda: nidus.CuckooFilter(n, 0.001), True),
-        # b=2, f=12: the same bound (0.098 %) in 14.1 bits a key
-        "cuckoo 0.1% b=2": (lambda: nidus.CuckooFilter(n, 0.001, bucket_size=2, fingerprint_bits=12), False),
-        "cuckoo 0.1% b=2 batched": (lambda: nidus.CuckooFilter(n, 0.001, bucket_size=2, fingerprint_bits=12), True),
+        # the CLI's and the library's shape for 0.1 %: b=4, f=13, 13.6 bits a key (buckets at a bit offset)
+        "cuckoo 0.1% b=4 f=13": (lambda: nidus.CuckooFilter(n, 0.001, bucket_size=4, fingerprint_bits=13), False),
+        "cuckoo 0.1% b=4 f=13 batched": (lambda: nidus.CuckooFilter(n, 0.001, bucket_size=4, fingerprint_bits=13),
+                                         True),
+        # b=2, f=12: the same bound (0.098 %) in 14.1 bits a key (whole-byte buckets)
+        "cuckoo 0.1% b=2 f=12": (lambda: nidus.CuckooFilter(n, 0.001, bucket_size=2, fingerprint_bits=12), False),
+        "cuckoo 0.1% b=2 f=12 batched": (lambda: nidus.CuckooFilter(n, 0.001, bucket_size=2, fingerprint_bits=12),
+                                         True),
     }
 
 
@@ -95,9 +100,9 @@ def main():
         print()
         return
     print(f"{a.n:,} str keys, Python {sys.version.split()[0]}, best of {a.reps}; CPU seconds (wall beside)")
-    print(f"{'':24} {'add':>7} {'lookup':>7} {'total':>7} {'x set':>6} {'wall':>7}")
+    print(f"{'':30} {'add':>7} {'lookup':>7} {'total':>7} {'x set':>6} {'wall':>7}")
     for r in rows:
-        print(f"{r['structure']:24} {r['add_cpu_s']:7.3f} {r['lookup_cpu_s']:7.3f} {r['total_cpu_s']:7.3f} "
+        print(f"{r['structure']:30} {r['add_cpu_s']:7.3f} {r['lookup_cpu_s']:7.3f} {r['total_cpu_s']:7.3f} "
               f"{r['ratio_to_set']:6.3f} {r['total_wall_s']:7.3f}")
 
 

@@ -232,6 +232,28 @@ def test_parameters_are_kept():
     assert (s["expansion"], s["layout"], s["error_rate"]) == (4, "compact", 0.001)
 
 
+@pytest.mark.parametrize("rate", [0.1, 0.03, 0.01, 0.003, 0.001, 0.0005, 0.0001])
+def test_default_cuckoo_shape(rate, tmp_path):
+    """The CLI's shape for the rate, but b=2 where the CLI's b=4 buckets are not whole bytes and b=2's are, within
+    the same rate, for at most 4 % more memory a key (0.1 %: b=2 f=12 against b=4 f=13)."""
+    import json
+    from cli_util import run
+    path = str(tmp_path / "c.nidus")
+    run("create", path, "--capacity", "100000", "--error", str(rate), check_rc=0)
+    cli = json.loads(run("info", path, "--json", check_rc=0).stdout)
+    b, f = cli["parameters"]["bucket_size"], cli["parameters"]["fingerprint_bits"]
+    s = nidus.CuckooFilter(100000, rate).stats()
+    lib = nidus.CuckooFilter(100000, rate, bucket_size=b, fingerprint_bits=f).stats()
+    if b == 4 and f % 2 and (s["bucket_size"], s["fingerprint_bits"]) != (b, f):
+        assert s["bucket_size"] == 2 and s["fingerprint_bits"] % 4 == 0
+        assert s["error_bound"] <= rate and s["bits_per_item"] <= 1.04 * lib["bits_per_item"]
+    else:
+        assert (s["bucket_size"], s["fingerprint_bits"]) == (b, f)
+    if rate == 0.001:
+        assert (s["bucket_size"], s["fingerprint_bits"]) == (2, 12)
+    assert nidus.CuckooFilter(100000, 0.001, bucket_size=4).stats()["fingerprint_bits"] == 13
+
+
 def test_fuse_build():
     ks = keys(20000)
     f = nidus.FuseFilter.build(ks + ks[:100])  # duplicates allowed

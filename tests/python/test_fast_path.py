@@ -17,7 +17,7 @@ from cli_util import run
 VIEW_CAPACITY = 300000
 
 SHAPES = {
-    "cuckoo": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001),
+    "cuckoo": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001),  # the default: b=2 f=12
     "cuckoo-b4f13": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001, bucket_size=4),  # at a bit offset
     "cuckoo-b2": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), 0.001, bucket_size=2, fingerprint_bits=12),
     "cuckoo-b2f13": lambda n: nidus.CuckooFilter(max(n, VIEW_CAPACITY), bucket_size=2, fingerprint_bits=13),
@@ -32,7 +32,7 @@ SHAPES = {
 }
 # The inline view each cuckoo shape's one-key calls read when empty (None: the library's calls), on a CPU with the
 # fast path (AVX2 and BMI2; elsewhere every shape reads none).
-VIEWS = {"cuckoo-b4f13": "bits", "cuckoo-b2": "plain", "cuckoo-b2f13": "bits", "cuckoo-b4f8": "plain",
+VIEWS = {"cuckoo": "plain", "cuckoo-b4f13": "bits", "cuckoo-b2": "plain", "cuckoo-b2f13": "bits", "cuckoo-b4f8": "plain",
          "cuckoo-semi": "semi", "cuckoo-small": None}
 FAST_PATH = _nidus._inline_view(nidus.CuckooFilter(VIEW_CAPACITY)) is not None
 
