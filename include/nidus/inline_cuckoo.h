@@ -226,6 +226,14 @@ static inline bool nidus_cuckoo_view_semi_contains(const struct nidus_cuckoo_vie
 
 /* Adds: the item goes into the emptier bucket of its pair (the first on a tie), in the slot the library's add
  * would choose; false when both are full (then the library's add makes room, counts a duplicate, or grows). */
+
+/* Free slots of a plain bucket word, given its zero fields z: summed into the top field by one multiply. */
+static inline unsigned nidus_cuckoo_view_free(const struct nidus_cuckoo_view *v, uint64_t z)
+{
+    unsigned f = v->fp_bits, top = (v->bucket_size - 1u) * f;
+    return (unsigned)((((z >> (f - 1u)) * v->ones) >> top) & 15u);
+}
+
 static inline bool nidus_cuckoo_view_plain_put(const struct nidus_cuckoo_view *v, uint64_t hash)
 {
     uint64_t i, j;
@@ -235,12 +243,29 @@ static inline bool nidus_cuckoo_view_plain_put(const struct nidus_cuckoo_view *v
     uint64_t zi = nidus_cuckoo_view_zero_fields(v, wi), zj = nidus_cuckoo_view_zero_fields(v, wj);
     if (!(zi | zj))
         return false;
-    unsigned f = v->fp_bits, top = (v->bucket_size - 1u) * f;
-    unsigned free_i = (unsigned)((((zi >> (f - 1u)) * v->ones) >> top) & 15u);
-    unsigned free_j = (unsigned)((((zj >> (f - 1u)) * v->ones) >> top) & 15u);
-    bool to_j = free_j > free_i;
+    bool to_j = nidus_cuckoo_view_free(v, zj) > nidus_cuckoo_view_free(v, zi);
     uint64_t w = to_j ? wj : wi, z = to_j ? zj : zi;
-    nidus_inline_write64(to_j ? pj : pi, w | ((uint64_t)fp << (nidus_inline_ctz64(z) - (f - 1u))));
+    nidus_inline_write64(to_j ? pj : pi, w | ((uint64_t)fp << (nidus_inline_ctz64(z) - (v->fp_bits - 1u))));
+    ++*v->occupied;
+    return true;
+}
+
+/* TAG_BITS: as nidus_cuckoo_view_plain_put, the fingerprint ORed into the 8 bytes from its slot's first byte (its
+ * bit offset there plus f is at most 7 + 32); the bytes past it are written back unchanged, inside the table's
+ * slack. */
+static inline bool nidus_cuckoo_view_bits_put(const struct nidus_cuckoo_view *v, uint64_t hash)
+{
+    uint64_t i, j;
+    uint32_t fp = nidus_cuckoo_view_locate(v, hash, &i, &j);
+    unsigned bits = (unsigned)v->bucket_size * v->fp_bits;
+    uint64_t wi = nidus_inline_cuckoo_bits_word(v->data, i, bits), wj = nidus_inline_cuckoo_bits_word(v->data, j, bits);
+    uint64_t zi = nidus_cuckoo_view_zero_fields(v, wi), zj = nidus_cuckoo_view_zero_fields(v, wj);
+    if (!(zi | zj))
+        return false;
+    bool to_j = nidus_cuckoo_view_free(v, zj) > nidus_cuckoo_view_free(v, zi);
+    uint64_t pos = (to_j ? j : i) * bits + nidus_inline_ctz64(to_j ? zj : zi) - (v->fp_bits - 1u);
+    uint8_t *p = v->data + (pos >> 3);
+    nidus_inline_write64(p, nidus_inline_read64(p) | ((uint64_t)fp << (pos & 7)));
     ++*v->occupied;
     return true;
 }
@@ -348,6 +373,8 @@ static inline nidus_status nidus_cuckoo_inline_add_hash(nidus_cuckoo *filter, ui
     uint32_t state = nidus_cuckoo_view_state(v);
     if (state == NIDUS_CUCKOO_TAG_PLAIN && nidus_cuckoo_view_plain_put(v, hash))
         return NIDUS_OK;
+    if (state == NIDUS_CUCKOO_TAG_BITS && nidus_cuckoo_view_bits_put(v, hash))
+        return NIDUS_OK;
 #if NIDUS_INLINE_SEMI_ADDS
     if (state == NIDUS_CUCKOO_TAG_SEMI && nidus_cuckoo_view_semi_put(v, hash))
         return NIDUS_OK;
@@ -364,6 +391,10 @@ static inline nidus_status nidus_cuckoo_inline_add(nidus_cuckoo *filter, const v
     if (state == NIDUS_CUCKOO_TAG_PLAIN && len <= 16) {
         uint64_t hash = nidus_cuckoo_view_hash(v, key, len);
         return nidus_cuckoo_view_plain_put(v, hash) ? NIDUS_OK : (nidus_cuckoo_add_hash)(filter, hash);
+    }
+    if (state == NIDUS_CUCKOO_TAG_BITS && len <= 16) {
+        uint64_t hash = nidus_cuckoo_view_hash(v, key, len);
+        return nidus_cuckoo_view_bits_put(v, hash) ? NIDUS_OK : (nidus_cuckoo_add_hash)(filter, hash);
     }
 #if NIDUS_INLINE_SEMI_ADDS
     if (state == NIDUS_CUCKOO_TAG_SEMI && len <= 16) {
