@@ -15,14 +15,13 @@ they waited for a core; the batched calls' GIL-free work runs in this thread too
 
 usage: bench.py [--n N] [--reps R] [--json]
 """
-import argparse
 import gc
 import json
-import random
 import sys
 import time
 
 import nidus
+from benchkeys import options, str_keys
 
 
 def structures(n):
@@ -72,13 +71,8 @@ def run_loops(obj, batched, keys):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=10_000_000)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--json", action="store_true")
-    a = ap.parse_args()
-    rng = random.Random(1)
-    keys = [str(rng.getrandbits(64)) for _ in range(a.n)]
+    a = options(json=True)
+    keys = str_keys(a.n)
     kinds = structures(a.n)
     names = list(kinds)
     best = {name: [float("inf")] * 3 for name in names}

@@ -8,27 +8,23 @@ them) added with update() and looked up with contains_many(), CPU ns a key, best
 
 usage: fill.py [--n N] [--reps R]
 """
-import argparse
 import gc
 import os
-import random
 import time
 
 import nidus
+from benchkeys import options, str_keys
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=10_000_000)
-    ap.add_argument("--reps", type=int, default=3)
-    a = ap.parse_args()
+    a = options()
     n = a.n
-    rng = random.Random(1)
-    keys = [str(rng.getrandbits(64)) for _ in range(n)]
+    keys = str_keys(n)
     shapes = {
-        "b=4 f=13, capacity N": (lambda: nidus.CuckooFilter(n, 0.001), n),
+        "b=4 f=13, capacity N": (lambda: nidus.CuckooFilter(n, 0.001, bucket_size=4, fingerprint_bits=13), n),
         "b=4 f=13, capacity 2N": (lambda: nidus.CuckooFilter(2 * n, 0.001, bucket_size=4, fingerprint_bits=13), n),
-        "b=4 f=13, capacity N, 90 % of N": (lambda: nidus.CuckooFilter(n, 0.001), n * 9 // 10),
+        "b=4 f=13, capacity N, 90 % of N": (
+            lambda: nidus.CuckooFilter(n, 0.001, bucket_size=4, fingerprint_bits=13), n * 9 // 10),
         "b=2 f=12, capacity N": (lambda: nidus.CuckooFilter(n, 0.001, bucket_size=2, fingerprint_bits=12), n),
         "semi b=4 f=13, capacity N": (
             lambda: nidus.CuckooFilter(n, 0.001, bucket_size=4, fingerprint_bits=13, semi_sort=True), n),

@@ -6,12 +6,11 @@ order of the shapes is the same every round. Prints ns a lookup and the inline v
 
 usage: lookups.py [--n N] [--reps R]
 """
-import argparse
 import gc
-import random
 import time
 
 import nidus
+from benchkeys import options, str_keys
 from nidus import _nidus
 
 
@@ -27,13 +26,9 @@ def look(f, keys):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=10_000_000)
-    ap.add_argument("--reps", type=int, default=3)
-    a = ap.parse_args()
+    a = options()
     n = a.n
-    rng = random.Random(1)
-    keys = [str(rng.getrandbits(64)) for _ in range(n)]
+    keys = str_keys(n)
     shapes = {
         "b=4 f=13 (0.1 %)": lambda: nidus.CuckooFilter(n, 0.001, bucket_size=4, fingerprint_bits=13),
         "b=2 f=12 (0.1 %)": lambda: nidus.CuckooFilter(n, 0.001, bucket_size=2, fingerprint_bits=12),
