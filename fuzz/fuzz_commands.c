@@ -421,13 +421,16 @@ static void run_op(reader *r)
             stub_clock_ms += steps[(v >> 1) % 10];
             return;
         }
-        if (v & 0x40) { /* CF.AT / BF.AT key ms (a write | SWEEP budget), as a master sends them */
+        if (v & 0x40) { /* CF.AT / BF.AT key ms (a write | SWEEP budget | LIMIT bytes), as a master sends them */
             bool bloom = v & 1;
             push_str(&b, bloom ? "BF.AT" : "CF.AT");
             push_key(&b, r);
             push_num(&b, stub_clock_ms - (long long)(byte(r) % 3) * 500);
             unsigned what = byte(r) % 4;
-            if (what == 0) {
+            if (what == 0 && (v & 2)) { /* the limit for the key's next LOADCHUNK header */
+                push_str(&b, "LIMIT");
+                push_num(&b, byte(r) % 3 ? (long long)byte(r) << 10 : 0);
+            } else if (what == 0) {
                 push_str(&b, "SWEEP");
                 push_num(&b, byte(r) % 3 ? (long long)byte(r) : 1LL << 40);
             } else {

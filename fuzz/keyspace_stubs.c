@@ -247,6 +247,22 @@ static int s_compare(const RedisModuleString *a, const RedisModuleString *b)
     int c = memcmp(a->p, b->p, a->len < b->len ? a->len : b->len);
     return c ? c : (a->len > b->len) - (a->len < b->len);
 }
+/* A string the module keeps (CF.AT ... LIMIT's key name): its own copy of the bytes. */
+static RedisModuleString *s_create_string(RedisModuleCtx *ctx, const char *p, size_t len)
+{
+    (void)ctx;
+    RedisModuleString *s = malloc(sizeof *s);
+    s->p = malloc(len ? len : 1);
+    memcpy(s->p, p, len);
+    s->len = len;
+    return s;
+}
+static void s_free_string(RedisModuleCtx *ctx, RedisModuleString *s)
+{
+    (void)ctx;
+    free(s->p);
+    free(s);
+}
 static int s_to_ll(const RedisModuleString *s, long long *out)
 {
     char buf[32];
@@ -441,6 +457,8 @@ void stubs_install(void)
     RedisModule_StringPtrLen = s_ptr_len;
     RedisModule_StringToLongLong = s_to_ll;
     RedisModule_StringCompare = s_compare;
+    RedisModule_CreateString = s_create_string;
+    RedisModule_FreeString = s_free_string;
     RedisModule_IsKeysPositionRequest = s_keys_position_request;
     RedisModule_KeyAtPos = s_key_at_pos;
     RedisModule_StringToDouble = s_to_double;

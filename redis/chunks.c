@@ -127,12 +127,17 @@ int mod_load_chunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     } else {
         bool fresh = ks == KEY_EMPTY;
         void *before = value;
-        nidus_status st = mod_filter_load_chunk(ops, &value, data, len, mod_load_limit(ctx));
+        /* a header loads under the limit its master announced, or else this server's (mod_limit_announce) */
+        uint64_t limit = fresh ? mod_key_load_limit(ctx, RedisModule_GetSelectedDb(ctx), argv[1], true)
+                               : mod_load_limit(ctx);
+        nidus_status st = mod_filter_load_chunk(ops, &value, data, len, limit);
         if (st == NIDUS_OK) {
             if (fresh)
                 RedisModule_ModuleTypeSetValue(key, type, value);
             else if (value != before) /* the last chunk: the library freed the loading copy for a packed one */
                 RedisModule_ModuleTypeReplaceValue(key, type, value, NULL);
+            if (fresh && limit && mod_load_limit(ctx)) /* a client's header, on a master */
+                mod_limit_announce(ctx, argv[1], ops->bloom_replies, limit);
             RedisModule_ReplicateVerbatim(ctx);
             rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
         } else {

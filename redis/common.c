@@ -46,6 +46,76 @@ uint64_t mod_load_limit(RedisModuleCtx *ctx)
     return RedisModule_GetContextFlags(ctx) & unlimited ? 0 : mod_cfg.max_memory;
 }
 
+/* The limit announced for the next load of one key (mod_limit_at): one at a time, as an announcement and its
+ * load travel together in one MULTI. */
+static struct {
+    bool set;
+    int db;
+    RedisModuleString *name;
+    uint64_t limit;
+} announced;
+
+/* What a replica or a replay runs: its master's stream (or the AOF), or its sync; else a master's client. */
+static const int not_master = REDISMODULE_CTX_FLAGS_SLAVE | REDISMODULE_CTX_FLAGS_LOADING |
+                              REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_ASYNC_LOADING;
+
+static void limit_forget(void)
+{
+    if (announced.name)
+        RedisModule_FreeString(NULL, announced.name);
+    announced.name = NULL;
+    announced.set = false;
+}
+
+uint64_t mod_key_load_limit(RedisModuleCtx *ctx, int db, const RedisModuleString *name, bool take)
+{
+    if (!announced.set || !name || !(RedisModule_GetContextFlags(ctx) & not_master) || db != announced.db ||
+        RedisModule_StringCompare(announced.name, (RedisModuleString *)name) != 0)
+        return mod_load_limit(ctx); /* a master's client loads under the master's own limit */
+    uint64_t limit = announced.limit;
+    if (take)
+        limit_forget();
+    return limit;
+}
+
+uint64_t mod_io_load_limit(RedisModuleIO *io)
+{
+    if (!announced.set || !RedisModule_GetKeyNameFromIO || !RedisModule_GetDbIdFromIO)
+        return mod_load_limit(NULL);
+    return mod_key_load_limit(NULL, RedisModule_GetDbIdFromIO(io), RedisModule_GetKeyNameFromIO(io), false);
+}
+
+void mod_limit_announce(RedisModuleCtx *ctx, RedisModuleString *name, bool bloom, uint64_t limit)
+{
+    RedisModule_Replicate(ctx, bloom ? "BF.AT" : "CF.AT", "sccl", name, "0", "LIMIT", (long long)limit);
+}
+
+void mod_limit_on_restore(RedisModuleCtx *ctx, RedisModuleString *name, bool ours, bool bloom)
+{
+    if (!(RedisModule_GetContextFlags(ctx) & not_master)) {
+        if (ours) /* the limit the value's rdb_load checked: mod_load_limit on a master */
+            mod_limit_announce(ctx, name, bloom, mod_load_limit(NULL));
+    } else {
+        limit_forget();
+    }
+}
+
+int mod_limit_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
+{
+    long long limit;
+    if (argc != 5 || RedisModule_StringToLongLong(argv[4], &limit) != REDISMODULE_OK || limit < 0)
+        return RedisModule_ReplyWithError(ctx, "ERR bad limit");
+    limit_forget();
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(argv[1], &len);
+    announced.name = RedisModule_CreateString(NULL, s, len);
+    announced.db = RedisModule_GetSelectedDb(ctx);
+    announced.limit = (uint64_t)limit;
+    announced.set = true;
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
 static void *rm_malloc(void *ctx, size_t n)
 {
     (void)ctx;

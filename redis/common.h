@@ -42,6 +42,32 @@ void mod_read_server(RedisModuleCtx *ctx);
  * dataset, and a replica or the target of a migration takes every key the source holds. */
 uint64_t mod_load_limit(RedisModuleCtx *ctx);
 
+/* A master's limit travels with what it loaded from a client: a client's LOADCHUNK header (or RedisBloom chunk)
+ * under a nonzero limit, and every RESTORE of a filter, are replicated after CF.AT / BF.AT key 0 LIMIT bytes, the
+ * limit the master loaded it under (0: none). A replica or an AOF replay loads that key's next LOADCHUNK or
+ * RESTORE under the same limit, so the library lowers the filter's own bound on growth exactly as it did on the
+ * master, whatever the kind: the copies stay byte-identical. */
+
+/* The limit a load of key `name` in database `db` checks against: on a replica or in a replay, the one announced
+ * for it (mod_limit_at); else mod_load_limit(ctx). `take`: the announcement is used up (LOADCHUNK); else it lasts until the key's
+ * restore event (a RESTORE loads a value's parts one after another). */
+uint64_t mod_key_load_limit(RedisModuleCtx *ctx, int db, const RedisModuleString *name, bool take);
+
+/* mod_key_load_limit for a type's rdb_load: the key and database the IO loads (RESTORE, RDB). */
+uint64_t mod_io_load_limit(RedisModuleIO *io);
+
+/* On a master, after a client's load of `name` under `limit`: replicates CF.AT (BF.AT when `bloom`) name 0
+ * LIMIT limit, ahead of the load's own replication. */
+void mod_limit_announce(RedisModuleCtx *ctx, RedisModuleString *name, bool bloom, uint64_t limit);
+
+/* The keyspace event of a RESTORE of `name`: on a master, announces the limit the value was loaded under (for a
+ * key of one of the module's types: `ours`); on a replica or a replay, forgets the announcement it used. */
+void mod_limit_on_restore(RedisModuleCtx *ctx, RedisModuleString *name, bool ours, bool bloom);
+
+/* CF.AT / BF.AT key ms LIMIT bytes (from a master's stream or the AOF; argc 5): keeps the announcement for the
+ * key's next load, replicates it verbatim, replies OK. */
+int mod_limit_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
 /* Replies shared by both filter types. */
 #define MOD_MSG_TOO_BIG "ERR filter would be larger than the module's max_filter_memory"
 #define MOD_MSG_CAPACITY "ERR capacity is larger than the module's max_capacity"

@@ -53,7 +53,8 @@ void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io)
     void *f = NULL;
     /* The header chunk fixes how many data chunks follow; the loader refuses any beyond them. The limit is
      * measured as writes measure it, so whatever a write produced loads, and a payload no write could
-     * produce is refused before its tables are allocated (see mod_load_limit). */
+     * produce is refused before its tables are allocated (see mod_load_limit; a RESTORE a master replicated takes the
+     * master's limit, mod_limit_announce). */
     for (;;) {
         size_t len = 0;
         char *chunk = RedisModule_LoadStringBuffer(io, &len);
@@ -65,7 +66,7 @@ void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io)
                 return f;
             break;
         }
-        nidus_status st = mod_filter_load_chunk(t, &f, chunk, len, mod_load_limit(NULL));
+        nidus_status st = mod_filter_load_chunk(t, &f, chunk, len, mod_io_load_limit(io));
         RedisModule_Free(chunk);
         if (st) {
             RedisModule_LogIOError(io, "warning", "nidus: refused a filter in the RDB payload: %s",

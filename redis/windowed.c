@@ -25,6 +25,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "rb/rb_types.h"
 #include "types.h"
 #include "windowed.h"
 
@@ -66,39 +67,6 @@ static void replicate_write(RedisModuleCtx *ctx, RedisModuleString **argv, int a
     }
     RedisModule_Replicate(ctx, bloom ? "BF.AT" : "CF.AT", "slsv", argv[1], (long long)now, argv[0], argv + 2,
                           (size_t)(argc - 2));
-}
-
-/* After a master loaded a windowed key from outside bytes (LOADCHUNK's header, RESTORE), which may have lowered
- * its bound on growth to max-filter-memory: CF.AT / BF.AT key ms BOUND bytes (after LOADCHUNK: the key's bound
- * from now on) or RESTORED bytes (ahead of the RESTORE, which a server replicates after what the keyspace event
- * replicated: the bound of the key the next RESTORE of that name makes), so that every replica and replay holds
- * the master's bound, whatever its own configuration (a replica loads LOADCHUNK unlimited, RESTORE under its
- * own limit). */
-static void replicate_bound(RedisModuleCtx *ctx, RedisModuleString *name, const nidus_window *w, bool bloom,
-                            const char *form)
-{
-    nidus_window_stats s;
-    nidus_window_get_stats(w, 0, &s);
-    if (s.expansion)
-        RedisModule_Replicate(ctx, bloom ? "BF.AT" : "CF.AT", "slcl", name, (long long)clock_now(), form,
-                              (long long)s.max_memory);
-}
-
-/* The bound a replicated RESTORED announced for the next RESTORE of its key (db and name); one at a time, as the
- * two travel together in one MULTI. */
-static struct {
-    bool set;
-    int db;
-    RedisModuleString *name;
-    uint64_t bound;
-} restored;
-
-static void restored_clear(void)
-{
-    if (restored.name)
-        RedisModule_FreeString(NULL, restored.name);
-    restored.name = NULL;
-    restored.set = false;
 }
 
 /* ---- the keys the timer sweeps ---- */
@@ -253,25 +221,19 @@ void mod_window_tick(RedisModuleCtx *ctx, bool master, long long budget_ns)
 static int on_key_event(RedisModuleCtx *ctx, int type, const char *event, RedisModuleString *key)
 {
     (void)type;
-    if (!mod_window_values || (strcmp(event, "loaded") != 0 && strcmp(event, "restore") != 0 &&
-                          strcmp(event, "rename_to") != 0 && strcmp(event, "move_to") != 0 &&
-                          strcmp(event, "copy_to") != 0))
+    bool restore = strcmp(event, "restore") == 0;
+    if (!restore && (!mod_window_values || (strcmp(event, "loaded") != 0 && strcmp(event, "rename_to") != 0 &&
+                                            strcmp(event, "move_to") != 0 && strcmp(event, "copy_to") != 0)))
         return REDISMODULE_OK;
     size_t len;
     const char *s = RedisModule_StringPtrLen(key, &len);
     RedisModuleString *name = RedisModule_CreateString(ctx, s, len); /* a loaded key's name is on the stack */
     RedisModuleKey *k = mod_open_key(ctx, name, REDISMODULE_READ);
     bool bloom = mod_window_holds(k, mod_bw_type), windowed = bloom || mod_window_holds(k, mod_cw_type);
-    const int not_master = REDISMODULE_CTX_FLAGS_SLAVE | REDISMODULE_CTX_FLAGS_LOADING |
-                           REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_ASYNC_LOADING;
-    bool restore = strcmp(event, "restore") == 0;
-    if (windowed && restore && !(RedisModule_GetContextFlags(ctx) & not_master)) {
-        replicate_bound(ctx, name, RedisModule_ModuleTypeGetValue(k), bloom, "RESTORED");
-    } else if (restore && restored.set) { /* a replica or replay: the master's bound, announced just before */
-        if (windowed && restored.db == RedisModule_GetSelectedDb(ctx) &&
-            RedisModule_StringCompare(restored.name, name) == 0)
-            nidus_window_set_max_memory(RedisModule_ModuleTypeGetValue(k), restored.bound);
-        restored_clear();
+    if (restore) {
+        bool bf = mod_window_holds(k, mod_bf_type) || mod_window_holds(k, rb_bf_type);
+        bool ours = windowed || bf || mod_window_holds(k, mod_cf_type) || mod_window_holds(k, rb_cf_type);
+        mod_limit_on_restore(ctx, name, ours, bloom || bf);
     }
     RedisModule_CloseKey(k);
     if (windowed)
@@ -681,21 +643,12 @@ static int cw_scandump(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RedisModule_ReplyWithError(ctx, "Invalid position");
     return mod_scandump_command(ctx, argv, argc, &mod_cw_ops);
 }
-static bool window_header(RedisModuleString *iter, RedisModuleString *data);
-
-/* LOADCHUNK, and the key it made known to the timer; a client's windowed header chunk also replicates the bound
- * the filter was loaded with (replicate_bound). */
+/* LOADCHUNK, and the key it made known to the timer. */
 static int loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const mod_filter_ops *ops)
 {
     int rc = mod_load_chunk_command(ctx, argv, argc, ops);
-    if (argc == 4 && holds(ctx, argv[1], *ops->type)) {
-        if (mod_load_limit(ctx) && window_header(argv[2], argv[3])) { /* a client's header, on a master */
-            RedisModuleKey *key = mod_open_key(ctx, argv[1], REDISMODULE_READ);
-            replicate_bound(ctx, argv[1], RedisModule_ModuleTypeGetValue(key), ops == &mod_bw_ops, "BOUND");
-            RedisModule_CloseKey(key);
-        }
+    if (argc == 4 && holds(ctx, argv[1], *ops->type))
         track(ctx, argv[1]);
-    }
     return rc;
 }
 static int cw_loadchunk(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
@@ -865,33 +818,8 @@ static int at_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, b
         clock_given = false;
         return rc;
     }
-    if (mod_arg_is(argv[3], "BOUND") || mod_arg_is(argv[3], "RESTORED")) {
-        long long bound;
-        if (argc != 5 || RedisModule_StringToLongLong(argv[4], &bound) != REDISMODULE_OK || bound < 0)
-            return RedisModule_ReplyWithError(ctx, "ERR bad bound");
-        if (mod_arg_is(argv[3], "RESTORED")) {
-            restored_clear();
-            restored.set = true;
-            restored.db = RedisModule_GetSelectedDb(ctx);
-            size_t len;
-            const char *s = RedisModule_StringPtrLen(argv[1], &len);
-            restored.name = RedisModule_CreateString(NULL, s, len);
-            restored.bound = (uint64_t)bound;
-            RedisModule_ReplicateVerbatim(ctx);
-            return RedisModule_ReplyWithSimpleString(ctx, "OK");
-        }
-        RedisModuleKey *key;
-        nidus_window *w;
-        int rc = REDISMODULE_OK;
-        if (open_window(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, type, "ERR not found", &key, &w)) {
-            nidus_status st = nidus_window_set_max_memory(w, (uint64_t)bound);
-            if (st == NIDUS_OK)
-                RedisModule_ReplicateVerbatim(ctx);
-            rc = st ? RedisModule_ReplyWithError(ctx, "ERR bad bound") : RedisModule_ReplyWithSimpleString(ctx, "OK");
-        }
-        RedisModule_CloseKey(key);
-        return rc;
-    }
+    if (mod_arg_is(argv[3], "LIMIT")) /* for a key of any of the module's types (mod_limit_announce) */
+        return mod_limit_at(ctx, argv, argc);
     if (mod_arg_is(argv[3], "SWEEP")) {
         long long budget;
         if (argc != 5 || RedisModule_StringToLongLong(argv[4], &budget) != REDISMODULE_OK || budget < 0)

@@ -55,8 +55,9 @@ RedisModuleCmdFunc mod_window_route(RedisModuleCmdFunc fn, RedisModuleCmdFunc ne
 
 /* CF.AT / BF.AT key ms command [arg ...], CF.AT / BF.AT key ms SWEEP budget and CF.AT / BF.AT key ms CREATE
  * capacity window error_rate fingerprint_bits bucket_size max_kicks expansion max_memory: a windowed write, sweep
- * step or creation as the master ran it at its time `ms`; BOUND bytes / RESTORED bytes: the bound on growth of a
- * key the master loaded (LOADCHUNK) or is restoring (RESTORE follows); refused from clients. */
+ * step or creation as the master ran it at its time `ms`; CF.AT / BF.AT key 0 LIMIT bytes, for a key of any of
+ * the module's types: the limit the master loaded it under, for its next LOADCHUNK or RESTORE (mod_limit_at);
+ * refused from clients. */
 int mod_cf_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 int mod_bf_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 

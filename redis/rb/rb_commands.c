@@ -567,10 +567,15 @@ static int rb_loadchunk_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
                                              : ours ? "ERR item exists"
                                                     : REDISMODULE_ERRORMSG_WRONGTYPE);
     } else {
-        nidus_status st = rb_value_load_chunk(k, &v, (uint64_t)pos, data, len, mod_load_limit(ctx));
+        /* the limit its master announced, or else this server's (mod_limit_announce) */
+        uint64_t limit = mod_key_load_limit(ctx, RedisModule_GetSelectedDb(ctx), argv[1], true);
+        bool grown = exists && v->grown;
+        nidus_status st = rb_value_load_chunk(k, &v, (uint64_t)pos, data, len, limit);
         if (st == NIDUS_OK) {
             if (!exists)
                 RedisModule_ModuleTypeSetValue(key, type, v);
+            if (limit && mod_load_limit(ctx) && !grown && v->grown) /* a client's growth part's header */
+                mod_limit_announce(ctx, argv[1], !cuckoo, limit);
             RedisModule_ReplicateVerbatim(ctx);
             rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
         } else {

@@ -196,11 +196,11 @@ static bool load_grown(RedisModuleIO *io, const mod_filter_ops *ops, rb_value *v
     return true;
 }
 
-/* RESTORE obeys max_filter_memory; the server's own RDB and a replica's sync are loaded whatever their size,
- * as the nidus types' are (mod_load_limit). */
-static uint64_t load_limit(void)
+/* RESTORE obeys max_filter_memory (a replicated one its master's); the server's own RDB and a replica's sync are
+ * loaded whatever their size, as the nidus types' are (mod_io_load_limit). */
+static uint64_t load_limit(RedisModuleIO *io)
 {
-    uint64_t limit = mod_load_limit(NULL);
+    uint64_t limit = mod_io_load_limit(io);
     return limit ? limit : UINT64_MAX;
 }
 
@@ -209,7 +209,7 @@ static void *cf_rdb_load(const void *kind, RedisModuleIO *io, int encver)
     (void)kind;
     if (encver > RB_CF_ENCVER_MAX && encver != RB_NIDUS_ENCVER)
         return NULL;
-    rb_cf *cf = load_rb_cf(io, encver == RB_NIDUS_ENCVER ? RB_CF_ENCVER_MAX : encver, load_limit());
+    rb_cf *cf = load_rb_cf(io, encver == RB_NIDUS_ENCVER ? RB_CF_ENCVER_MAX : encver, load_limit(io));
     if (!cf) {
         RedisModule_LogIOError(io, "warning", "nidus: refused a RedisBloom cuckoo filter (version %d)", encver);
         return NULL;
@@ -227,7 +227,7 @@ static void *bf_rdb_load(const void *kind, RedisModuleIO *io, int encver)
     (void)kind;
     if (encver > RB_BF_ENCVER_MAX && encver != RB_NIDUS_ENCVER)
         return NULL;
-    rb_bf *bf = load_rb_bf(io, encver == RB_NIDUS_ENCVER ? RB_BF_ENCVER_MAX : encver, load_limit());
+    rb_bf *bf = load_rb_bf(io, encver == RB_NIDUS_ENCVER ? RB_BF_ENCVER_MAX : encver, load_limit(io));
     if (!bf) {
         RedisModule_LogIOError(io, "warning", "nidus: refused a RedisBloom Bloom filter (version %d)", encver);
         return NULL;

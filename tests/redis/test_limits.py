@@ -4,10 +4,12 @@
 saved fine and then failed to load (DEBUG RELOAD emptied the database)."""
 import pytest
 
+import rb_fixtures
 from resp import Error, Raw, scandump
 
 LIMIT = 1 << 16
 TOO_BIG = Error("ERR filter would be larger than the module's max_filter_memory")
+FIXTURES = rb_fixtures.Fixtures()
 
 
 @pytest.fixture
@@ -148,3 +150,55 @@ def test_lowering_the_limit_never_refuses_the_servers_own_data(make_server):
     c = Raw(s.port)
     assert c("CF.MEXISTS", "cf", *range(1000)) == [1] * 1000
     assert c("BF.MEXISTS", "bf", *range(1000)) == [1] * 1000
+
+
+
+def test_loaded_filters_keep_the_master_bound_on_replicas_and_in_the_aof(make_server):
+    """A filter made under a larger max-filter-memory (nidus's, and RedisBloom's grown past its own tables),
+    brought to a master by LOADCHUNK or RESTORE, takes the master's limit as its bound on growth there. A replica
+    (which on its own loads LOADCHUNK unlimited, RESTORE under its own limit) and an AOF replay (unlimited)
+    hold the master's bound too: the same bytes, and the same refusals after a failover."""
+    big = Raw(make_server("big", module_args=("max-filter-memory", str(1 << 40))).port)
+    assert big("CF.RESERVE", "c", 1000, "EXPANSION", 1) == "OK"
+    assert big("BF.RESERVE", "b", "0.01", 1000) == "OK"
+    big("CF.INSERT", "c", "ITEMS", *range(500))
+    big("BF.MADD", "b", *range(500))
+    assert big("RESTORE", "rc", 0, FIXTURES.payload("cf_b1")) == "OK"
+    assert big("RESTORE", "rb", 0, FIXTURES.payload("bf_scale")) == "OK"
+    big("CF.INSERT", "rc", "ITEMS", *["g%d" % i for i in range(3000)])  # a growth part of nidus's
+    big("BF.MADD", "rb", *["g%d" % i for i in range(6000)])
+    master = make_server("master", extra=("--appendonly", "yes", "--aof-use-rdb-preamble", "no",
+                                          "--repl-diskless-sync-delay", "0"),
+                         module_args=("max-filter-memory", str(LIMIT)))
+    m = Raw(master.port)
+    replica = make_server("replica", extra=("--replicaof", "127.0.0.1", str(master.port)))
+    r = Raw(replica.port)
+    replica.wait_replica_link()
+    keys = []
+    for kind, key in (("CF", "c"), ("BF", "b"), ("CF", "rc"), ("BF", "rb")):
+        for it, data in scandump(big, kind, key):
+            assert m(kind + ".LOADCHUNK", key + "-lc", it, data) == "OK"
+        assert m("RESTORE", key + "-rs", 0, big("DUMP", key)) == "OK"
+        keys += [(kind, key + "-lc"), (kind, key + "-rs")]
+    assert m("WAIT", 1, 5000) == 1
+    digest = [m("DEBUG", "DIGEST-VALUE", k) for _, k in keys]
+    assert [r("DEBUG", "DIGEST-VALUE", k) for _, k in keys] == digest
+    assert m("DEBUG", "RELOAD") == "OK"
+    assert [m("DEBUG", "DIGEST-VALUE", k) for _, k in keys] == digest
+    master.stop(nosave=True)
+    master.module_args = ["max-filter-memory", str(1 << 40)]
+    master.start()  # replays the AOF (no RDB preamble) under a larger limit
+    m = Raw(master.port)
+    assert [m("DEBUG", "DIGEST-VALUE", k) for _, k in keys] == digest
+    assert r("REPLICAOF", "NO", "ONE") == "OK"  # a failover: each grows as the first master let it
+    for kind, k in keys:
+        for i in range(400):
+            items = ["x%d-%d" % (i, j) for j in range(200)]
+            cmd = ("CF.INSERT", k, "ITEMS", *items) if kind == "CF" else ("BF.MADD", k, *items)
+            replies = m(*cmd)
+            assert r(*cmd) == replies, k
+            if TOO_BIG in replies or -1 in replies:
+                break
+        else:
+            raise AssertionError("%s grew past the first master's limit" % k)
+    assert [r("DEBUG", "DIGEST-VALUE", k) for _, k in keys] == [m("DEBUG", "DIGEST-VALUE", k) for _, k in keys]
