@@ -10,6 +10,8 @@
 
 #include <nidus/nidus.h>
 
+#include "fuzz_alloc.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void exercise(nidus_cuckoo *cf, const uint8_t *data, size_t size)
@@ -111,19 +113,20 @@ static void generic(const uint8_t *data, size_t size)
 {
     nidus_kind kind;
     nidus_filter *f = NULL;
-    nidus_status st = nidus_filter_decode(data, size, NULL, &f), typed = NIDUS_ERR_CORRUPT;
+    const nidus_allocator *a = &fuzz_capped_allocator;
+    nidus_status st = nidus_filter_decode(data, size, a, &f), typed = NIDUS_ERR_CORRUPT;
     if (!nidus_codec_peek(data, size, &kind)) {
         void *t = NULL;
-        if (kind == NIDUS_KIND_CUCKOO && !(typed = nidus_cuckoo_decode(data, size, NULL, (nidus_cuckoo **)&t)))
+        if (kind == NIDUS_KIND_CUCKOO && !(typed = nidus_cuckoo_decode(data, size, a, (nidus_cuckoo **)&t)))
             nidus_cuckoo_free(t);
-        else if (kind == NIDUS_KIND_BLOOM && !(typed = nidus_bloom_decode(data, size, NULL, (nidus_bloom **)&t)))
+        else if (kind == NIDUS_KIND_BLOOM && !(typed = nidus_bloom_decode(data, size, a, (nidus_bloom **)&t)))
             nidus_bloom_free(t);
         else if (kind == NIDUS_KIND_COUNTING_BLOOM &&
-                 !(typed = nidus_counting_bloom_decode(data, size, NULL, (nidus_counting_bloom **)&t)))
+                 !(typed = nidus_counting_bloom_decode(data, size, a, (nidus_counting_bloom **)&t)))
             nidus_counting_bloom_free(t);
-        else if (kind == NIDUS_KIND_FUSE && !(typed = nidus_fuse_decode(data, size, NULL, (nidus_fuse **)&t)))
+        else if (kind == NIDUS_KIND_FUSE && !(typed = nidus_fuse_decode(data, size, a, (nidus_fuse **)&t)))
             nidus_fuse_free(t);
-        else if (kind == NIDUS_KIND_WINDOW && !(typed = nidus_window_decode(data, size, NULL, (nidus_window **)&t)))
+        else if (kind == NIDUS_KIND_WINDOW && !(typed = nidus_window_decode(data, size, a, (nidus_window **)&t)))
             nidus_window_free(t);
     }
     if ((st == NIDUS_OK) != (typed == NIDUS_OK))
@@ -162,7 +165,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nidus_kind kind;
     (void)nidus_codec_peek(data, size, &kind);
     nidus_cuckoo *cf = NULL;
-    if (nidus_cuckoo_decode(data, size, NULL, &cf) == NIDUS_OK) {
+    if (nidus_cuckoo_decode(data, size, &fuzz_capped_allocator, &cf) == NIDUS_OK) {
         exercise(cf, data, size);
         /* a decoded filter is writable (two adds: a full table may walk max_kicks steps each) */
         for (uint64_t k = 0; k < 2; k++)

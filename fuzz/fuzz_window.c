@@ -9,6 +9,8 @@
 
 #include <nidus/nidus.h>
 
+#include "fuzz_alloc.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Encodes w; when `expect` is given, the bytes must equal it but for the checksum. Returns the encoding. */
@@ -27,7 +29,7 @@ static uint8_t *encode_checked(const nidus_window *w, const uint8_t *expect, siz
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     nidus_window *w = NULL;
-    if (nidus_window_decode(data, size, NULL, &w) != NIDUS_OK)
+    if (nidus_window_decode(data, size, &fuzz_capped_allocator, &w) != NIDUS_OK)
         return 0;
     size_t len;
     free(encode_checked(w, data, size, &len));
