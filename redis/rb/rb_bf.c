@@ -86,10 +86,13 @@ nidus_status rb_bf_merge(rb_bf *dst, const rb_bf *src)
         return NIDUS_ERR_TOO_LARGE;
     if (src->nlayers > dst->nlayers) { /* dst takes copies of the layers only src has */
         dst->layers = RedisModule_Realloc(dst->layers, src->nlayers * sizeof *dst->layers);
+        uint64_t start = rb_bf_layer_bytes(dst); /* each copy starts after dst's layers before it */
         for (uint32_t i = dst->nlayers; i < src->nlayers; i++) {
             dst->layers[i] = src->layers[i];
             dst->layers[i].data = RedisModule_Alloc((size_t)src->layers[i].bytes);
+            dst->layers[i].start = start;
             memcpy(dst->layers[i].data, src->layers[i].data, (size_t)src->layers[i].bytes);
+            start += src->layers[i].bytes;
         }
         dst->nlayers = src->nlayers;
     }
@@ -122,20 +125,26 @@ void rb_bf_free(rb_bf *bf)
     RedisModule_Free(bf);
 }
 
-uint64_t rb_bf_memory(const rb_bf *bf)
+uint64_t rb_bf_layer_bytes(const rb_bf *bf)
 {
-    uint64_t n = sizeof *bf + (uint64_t)bf->nlayers * sizeof *bf->layers;
-    for (uint32_t i = 0; i < bf->nlayers; i++)
-        n += bf->layers[i].bytes;
-    return n;
+    if (!bf->nlayers)
+        return 0;
+    const rb_bf_layer *last = &bf->layers[bf->nlayers - 1];
+    return last->start + last->bytes;
 }
 
-uint8_t *rb_bf_array(const void *f, unsigned i, uint64_t *size)
+uint64_t rb_bf_memory(const rb_bf *bf)
+{
+    return sizeof *bf + (uint64_t)bf->nlayers * sizeof *bf->layers + rb_bf_layer_bytes(bf);
+}
+
+uint8_t *rb_bf_array(const void *f, unsigned i, uint64_t *size, uint64_t *start)
 {
     const rb_bf *bf = f;
     if (i >= bf->nlayers)
         return NULL;
     *size = bf->layers[i].bytes;
+    *start = bf->layers[i].start;
     return bf->layers[i].data;
 }
 
@@ -212,10 +221,13 @@ nidus_status rb_bf_from_header(const void *buf, size_t len, uint64_t max_bytes, 
     bf->items = items;
     bf->options = options;
     bf->growth = (uint32_t)rb_get_le(p + 16, 4);
+    total = 0;
     for (uint32_t i = 0; i < bf->nlayers; i++) {
         rb_bf_layer *l = &bf->layers[i];
         *l = header_layer(p, i);
         l->data = RedisModule_Calloc((size_t)l->bytes, 1);
+        l->start = total;
+        total += l->bytes;
     }
     *out = bf;
     return NIDUS_OK;

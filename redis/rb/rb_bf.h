@@ -21,6 +21,7 @@ typedef struct rb_bf_layer {
     uint64_t entries;    /* capacity */
     uint64_t items;      /* adds that set a bit */
     uint64_t bits, bytes;
+    uint64_t start;      /* the bytes of the layers before it: where its SCANDUMP positions begin */
     double error, bpe;
     uint32_t hashes;
     uint8_t n2;
@@ -63,7 +64,11 @@ nidus_status rb_bf_merge(rb_bf *dst, const rb_bf *src);
 
 rb_bf *rb_bf_shell(uint32_t nlayers);
 void rb_bf_free(rb_bf *bf);
+
+/* Bytes held (struct, layer array, layers), and the layers' bytes alone (SCANDUMP positions 1 .. this cover
+ * them); both O(1), from the newest layer's start. */
 uint64_t rb_bf_memory(const rb_bf *bf);
+uint64_t rb_bf_layer_bytes(const rb_bf *bf);
 
 /* The header chunk (rb_bf_header_size bytes, written to `out`), and a zeroed filter from one:
  * NIDUS_ERR_CORRUPT, NIDUS_ERR_LIMIT_MEMORY past max_bytes (checked before allocating). */
@@ -71,7 +76,7 @@ size_t rb_bf_header_size(const rb_bf *bf);
 void rb_bf_header(const rb_bf *bf, uint8_t *out);
 nidus_status rb_bf_from_header(const void *buf, size_t len, uint64_t max_bytes, rb_bf **out);
 
-/* Layer `i`'s bits and their size in bytes (an rb_array_fn, rb_chunk.h). */
-uint8_t *rb_bf_array(const void *f, unsigned i, uint64_t *size);
+/* Layer `i`'s bits, their size in bytes and start (an rb_array_fn, rb_chunk.h). */
+uint8_t *rb_bf_array(const void *f, unsigned i, uint64_t *size, uint64_t *start);
 
 #endif

@@ -204,10 +204,12 @@ nidus_status rb_cf_merge(rb_cf *dst, const rb_cf *src)
     unsigned shared = dst->ntables < src->ntables ? dst->ntables : src->ntables;
     if (src->ntables > dst->ntables) { /* dst takes copies of the sub-filters only src has */
         dst->tables = RedisModule_Realloc(dst->tables, src->ntables * sizeof *dst->tables);
+        uint64_t start = rb_cf_table_bytes(dst); /* each copy starts after dst's sub-filters before it */
         for (unsigned t = dst->ntables; t < src->ntables; t++) {
             uint64_t bytes = src->tables[t].buckets * src->bucket_size;
-            dst->tables[t] = (rb_cf_table){src->tables[t].buckets, RedisModule_Alloc((size_t)bytes)};
+            dst->tables[t] = (rb_cf_table){src->tables[t].buckets, RedisModule_Alloc((size_t)bytes), start};
             memcpy(dst->tables[t].slots, src->tables[t].slots, (size_t)bytes);
+            start += bytes;
         }
         dst->ntables = src->ntables;
     }
@@ -245,10 +247,10 @@ void rb_cf_free(rb_cf *cf)
 
 uint64_t rb_cf_table_bytes(const rb_cf *cf)
 {
-    uint64_t n = 0;
-    for (unsigned t = 0; t < cf->ntables; t++)
-        n += cf->tables[t].buckets * cf->bucket_size;
-    return n;
+    if (!cf->ntables)
+        return 0;
+    const rb_cf_table *last = &cf->tables[cf->ntables - 1];
+    return last->start + last->buckets * cf->bucket_size;
 }
 
 uint64_t rb_cf_memory(const rb_cf *cf)
@@ -288,11 +290,12 @@ nidus_status rb_cf_new(const rb_cf *params, uint64_t max_bytes, rb_cf **out)
     cf->max_iterations = h->max_iterations;
     cf->expansion = h->expansion;
     buckets = h->buckets;
+    total = 0;
     for (unsigned t = 0; t < h->ntables; t++) {
         if (t && h->expansion > 1)
             buckets *= h->expansion;
-        cf->tables[t].buckets = buckets;
-        cf->tables[t].slots = RedisModule_Calloc((size_t)(buckets * h->bucket_size), 1);
+        cf->tables[t] = (rb_cf_table){buckets, RedisModule_Calloc((size_t)(buckets * h->bucket_size), 1), total};
+        total += buckets * h->bucket_size;
     }
     *out = cf;
     return NIDUS_OK;
@@ -321,11 +324,12 @@ nidus_status rb_cf_from_header(const void *buf, size_t len, uint64_t max_bytes, 
     return rb_cf_new(&h, max_bytes, out);
 }
 
-uint8_t *rb_cf_array(const void *f, unsigned i, uint64_t *size)
+uint8_t *rb_cf_array(const void *f, unsigned i, uint64_t *size, uint64_t *start)
 {
     const rb_cf *cf = f;
     if (i >= cf->ntables)
         return NULL;
     *size = cf->tables[i].buckets * cf->bucket_size;
+    *start = cf->tables[i].start;
     return cf->tables[i].slots;
 }

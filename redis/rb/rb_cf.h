@@ -16,6 +16,7 @@
 typedef struct rb_cf_table {
     uint64_t buckets;
     uint8_t *slots; /* buckets * bucket_size fingerprints, 0 = empty */
+    uint64_t start; /* the slots of the sub-filters before it: where its SCANDUMP positions begin */
 } rb_cf_table;
 
 typedef struct rb_cf {
@@ -41,7 +42,7 @@ nidus_status rb_cf_new(const rb_cf *params, uint64_t max_bytes, rb_cf **out);
 rb_cf *rb_cf_shell(uint16_t ntables);
 void rb_cf_free(rb_cf *cf);
 
-/* Bytes held (struct, table array, tables). */
+/* Bytes held (struct, table array, tables); O(1). */
 uint64_t rb_cf_memory(const rb_cf *cf);
 
 /* Lookups by hash, as RedisBloom answers them. */
@@ -73,10 +74,10 @@ nidus_status rb_cf_merge(rb_cf *dst, const rb_cf *src);
 void rb_cf_header(const rb_cf *cf, uint8_t out[RB_CF_HEADER_SIZE]);
 nidus_status rb_cf_from_header(const void *buf, size_t len, uint64_t max_bytes, rb_cf **out);
 
-/* Total table bytes: the SCANDUMP positions 1 .. this cover them. */
+/* Total table bytes: the SCANDUMP positions 1 .. this cover them. O(1), from the newest sub-filter's start. */
 uint64_t rb_cf_table_bytes(const rb_cf *cf);
 
-/* Sub-filter `i`'s slots and their size (an rb_array_fn for the SCANDUMP positions of rb_chunk.h). */
-uint8_t *rb_cf_array(const void *f, unsigned i, uint64_t *size);
+/* Sub-filter `i`'s slots, their size and start (an rb_array_fn for the SCANDUMP positions of rb_chunk.h). */
+uint8_t *rb_cf_array(const void *f, unsigned i, uint64_t *size, uint64_t *start);
 
 #endif

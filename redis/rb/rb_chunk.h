@@ -11,10 +11,12 @@
 
 #define RB_SCANDUMP_MAX (16u << 20) /* RedisBloom's largest data chunk */
 
-/* Array `i` of filter `f` and its size in bytes; NULL past the last one. */
-typedef uint8_t *(*rb_array_fn)(const void *f, unsigned i, uint64_t *size);
+/* Array `i` of filter `f`, its size in bytes and its start (the bytes of the arrays before it, which the filter
+ * keeps: positions start + 1 .. start + size are its bytes); NULL past the last one. */
+typedef uint8_t *(*rb_array_fn)(const void *f, unsigned i, uint64_t *size, uint64_t *start);
 
-/* The chunk at position `pos` (at most `limit` bytes) and the next position; false past the end. */
+/* The chunk at position `pos` (at most `limit` bytes) and the next position; false past the end. Finds the
+ * array by bisection over the arrays' starts: O(log arrays) calls of `array`, as is rb_chunk_put. */
 bool rb_chunk_get(const void *f, rb_array_fn array, uint64_t pos, size_t limit, const uint8_t **data,
                   size_t *len, uint64_t *next);
 

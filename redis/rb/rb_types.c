@@ -82,7 +82,7 @@ static rb_cf *load_rb_cf(RedisModuleIO *io, int encver, uint64_t max_bytes)
         uint8_t *slots = (uint8_t *)RedisModule_LoadStringBuffer(io, &len);
         if (!io_ok(io) || !slots)
             break;
-        cf->tables[cf->ntables++] = (rb_cf_table){b, slots};
+        cf->tables[cf->ntables++] = (rb_cf_table){b, slots, total};
         if (encver < 4 && t == 0 && b && len % b == 0 && len / b >= 1 && len / b <= 255)
             cf->bucket_size = (uint16_t)(len / b);
         bad = b == 0 || cf->bucket_size == 0 || cf->bucket_size > 255 || len / cf->bucket_size != b ||
@@ -132,6 +132,7 @@ static rb_bf *load_rb_bf(RedisModuleIO *io, int encver, uint64_t max_bytes)
         if (!io_ok(io) || !l.data)
             break;
         l.bytes = len;
+        l.start = total;
         l.items = RedisModule_LoadUnsigned(io);
         bf->layers[bf->nlayers++] = l;
         /* RedisBloom's checks: the bits fit the buffer, and its bloom_validate_integrity */
@@ -296,6 +297,7 @@ static void bf_relocate(nidus_walk *w, void *rb)
 struct rb_kind {
     const mod_filter_ops *ops;
     rb_array_fn array;
+    uint64_t (*bytes)(const void *rb); /* the arrays' total, O(1): where the growth part's positions begin */
     size_t (*header_size)(const void *rb);
     void (*header)(const void *rb, uint8_t *out);
     void (*relocate)(nidus_walk *w, void *rb); /* the RedisBloom part's arrays */
@@ -336,19 +338,13 @@ static size_t cf_header_size(const void *rb)
 static void cf_header(const void *rb, uint8_t *out) { rb_cf_header(rb, out); }
 static size_t bf_header_size(const void *rb) { return rb_bf_header_size(rb); }
 static void bf_header(const void *rb, uint8_t *out) { rb_bf_header(rb, out); }
+static uint64_t cf_bytes(const void *rb) { return rb_cf_table_bytes(rb); }
+static uint64_t bf_bytes(const void *rb) { return rb_bf_layer_bytes(rb); }
 
-const rb_kind rb_cf_kind = {&mod_cf_ops, rb_cf_array, cf_header_size, cf_header, cf_relocate};
-const rb_kind rb_bf_kind = {&mod_bf_ops, rb_bf_array, bf_header_size, bf_header, bf_relocate};
+const rb_kind rb_cf_kind = {&mod_cf_ops, rb_cf_array, cf_bytes, cf_header_size, cf_header, cf_relocate};
+const rb_kind rb_bf_kind = {&mod_bf_ops, rb_bf_array, bf_bytes, bf_header_size, bf_header, bf_relocate};
 
 const mod_filter_ops *rb_kind_ops(const rb_kind *k) { return k->ops; }
-
-static uint64_t rb_array_bytes(const rb_kind *k, const void *rb)
-{
-    uint64_t total = 0, size;
-    for (unsigned i = 0; k->array(rb, i, &size); i++)
-        total += size;
-    return total;
-}
 
 size_t rb_chunk_buffer_size(const rb_kind *k, const rb_value *v)
 {
@@ -366,7 +362,7 @@ bool rb_value_chunk(const rb_kind *k, const rb_value *v, uint64_t iter, uint8_t 
         *next = 1;
         return true;
     }
-    uint64_t end = rb_array_bytes(k, v->rb) + 1; /* the position after RedisBloom's last byte */
+    uint64_t end = k->bytes(v->rb) + 1; /* the position after RedisBloom's last byte */
     if (iter < end)
         return rb_chunk_get(v->rb, k->array, iter, RB_SCANDUMP_MAX, data, len, next);
     uint64_t cursor;
@@ -425,7 +421,7 @@ nidus_status rb_value_load_chunk(const rb_kind *k, rb_value **v, uint64_t pos, c
             *v = rb_value_new(rb);
         return st;
     }
-    uint64_t end = rb_array_bytes(k, (*v)->rb) + 1;
+    uint64_t end = k->bytes((*v)->rb) + 1;
     if (pos <= end) /* RedisBloom's data: the position after the chunk is inside its arrays or their end */
         return rb_chunk_put((*v)->rb, k->array, pos, data, len, k == &rb_bf_kind) ? NIDUS_OK : NIDUS_ERR_CORRUPT;
     uint64_t used = k == &rb_cf_kind ? rb_cf_memory((*v)->rb) : rb_bf_memory((*v)->rb);

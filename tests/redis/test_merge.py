@@ -4,12 +4,13 @@ present afterwards (no false negatives), cuckoo counts and Bloom cards adding up
 of the sources; the exact errors, after which nothing changed; max-filter-memory; replicas, RDB and AOF ending
 byte-identical; keys loaded from RedisBloom; Redis Cluster's one-slot rule from the key specs."""
 import os
+import struct
 import time
 
 import pytest
 
 import conftest
-from resp import Error, Raw
+from resp import Error, Raw, scandump
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "redisbloom")
 
@@ -478,6 +479,41 @@ def test_redisbloom_keys_merge_with_their_own_kind(c):
     assert c("DEBUG", "RELOAD") == "OK"
     assert c("DEBUG", "DIGEST-VALUE", "rbd", "rbe", "rbb1") == digests
     assert mexists(c, "BF", "rbb1", sorted(want)) == [1] * len(want)
+
+
+def test_redisbloom_merge_gives_the_copied_sub_filters_their_scandump_positions(c):
+    """A RedisBloom key merged with one of more sub-filters (layers) takes copies of those, and its SCANDUMP gives
+    them where the source's does (each array's first position is kept with it, not found by a walk): the two
+    streams are equal, and the merged key's loads into a key that streams out the same again."""
+    # cuckoo headers: items, buckets, deletes, sub-filters, bucket size, max iterations, expansion; sub-filters
+    # of 4, 8 and 16 buckets of 2 slots, every slot filled in the source
+    def cf_header(ntables, n):
+        return struct.pack("<QQQQHHH", n, 4, 0, ntables, 2, 20, 2)
+
+    # Bloom: items, layers, options, growth, then a layer (bytes, bits, items, error, bpe, hashes, entries, n2)
+    # of 8 << i bytes each, one item in each of the source's
+    def bf_header(nlayers, per_layer):
+        layers = b"".join(struct.pack("<QQQddIQB", 8 << i, 64 << i, per_layer, 0.01, 9.585, 7, 6 << i, 6 + i)
+                          for i in range(nlayers))
+        return struct.pack("<QIII", per_layer * nlayers, nlayers, 0, 2) + layers
+
+    cases = (("CF", cf_header(1, 0), cf_header(3, 56), [8, 16, 32]),
+             ("BF", bf_header(1, 0), bf_header(3, 1), [8, 16, 32]))
+    for kind, dst_header, src_header, sizes in cases:
+        assert c(kind + ".LOADCHUNK", "dst", 1, dst_header) == "OK"
+        assert c(kind + ".LOADCHUNK", "src", 1, src_header) == "OK"
+        pos = 1
+        for i, n in enumerate(sizes):
+            pos += n
+            assert c(kind + ".LOADCHUNK", "src", pos, bytes(range(i * 64 + 1, i * 64 + 1 + n))) == "OK"
+        assert c(kind + ".MERGE", "dst", 2, "dst", "src") == "OK"
+        chunks = scandump(c, kind, "dst")
+        assert [it for it, _ in chunks] == [1, 9, 25, 57]
+        assert chunks == scandump(c, kind, "src")
+        for it, data in chunks:
+            assert c(kind + ".LOADCHUNK", "copy", it, data) == "OK"
+        assert scandump(c, kind, "copy") == chunks
+        assert c("DEL", "dst", "src", "copy") == 3
 
 
 def test_redisbloom_keys_refuse_other_formats_and_parameters(c):
