@@ -48,13 +48,13 @@ void mod_rdb_save_filter(const mod_filter_ops *t, RedisModuleIO *io, void *value
     RedisModule_SaveStringBuffer(io, "", 0);
 }
 
-void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io)
+void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io, uint64_t max_bytes)
 {
     void *f = NULL;
     /* The header chunk fixes how many data chunks follow; the loader refuses any beyond them. The limit is
      * measured as writes measure it, so whatever a write produced loads, and a payload no write could
-     * produce is refused before its tables are allocated (see mod_load_limit; a RESTORE a master replicated takes the
-     * master's limit, mod_limit_announce). */
+     * produce is refused before its tables are allocated (max_bytes: see mod_load_limit; a RESTORE a master
+     * replicated takes the master's limit, mod_limit_announce). */
     for (;;) {
         size_t len = 0;
         char *chunk = RedisModule_LoadStringBuffer(io, &len);
@@ -66,7 +66,7 @@ void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io)
                 return f;
             break;
         }
-        nidus_status st = mod_filter_load_chunk(t, &f, chunk, len, mod_io_load_limit(io));
+        nidus_status st = mod_filter_load_chunk(t, &f, chunk, len, max_bytes);
         RedisModule_Free(chunk);
         if (st) {
             RedisModule_LogIOError(io, "warning", "nidus: refused a filter in the RDB payload: %s",
@@ -217,7 +217,7 @@ static size_t mem_usage(const mod_value_class *c, const void *value)
 
 static void *nidus_rdb_load(const void *t, RedisModuleIO *io, int encver)
 {
-    void *f = encver == MOD_RDB_VERSION ? mod_rdb_load_filter(t, io) : NULL;
+    void *f = encver == MOD_RDB_VERSION ? mod_rdb_load_filter(t, io, mod_io_load_limit(io)) : NULL;
     if (f && t == &mod_cf_ops) /* saved mid-compaction: the timer carries it on */
         mod_cf_compact_loaded(io, f);
     return f;

@@ -29,10 +29,10 @@ typedef struct mod_value_class {
 } mod_value_class;
 
 /* The filter's chunks as RDB strings, then an empty string: the nidus types' RDB payload, and the growth
- * part of filters loaded from RedisBloom (rb/rb_types.c). The loader checks every chunk and returns NULL (after
- * logging) for anything it refuses. */
+ * part of filters loaded from RedisBloom (rb/rb_types.c). The loader checks every chunk against `max_bytes`
+ * (mod_filter_load_chunk's; 0: none) and returns NULL (after logging) for anything it refuses. */
 void mod_rdb_save_filter(const mod_filter_ops *t, RedisModuleIO *io, void *value);
-void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io);
+void *mod_rdb_load_filter(const mod_filter_ops *t, RedisModuleIO *io, uint64_t max_bytes);
 
 /* What freeing a value of `bytes` costs, in the units of the server's free_effort: one, and one more for each
  * MOD_FREE_EFFORT_BYTES. The server frees a value of more than 64 (LAZYFREE_THRESHOLD) on its background

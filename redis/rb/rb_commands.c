@@ -98,8 +98,8 @@ static bool cf_contains(const rb_value *v, const char *s, size_t len)
 static nidus_status cf_grow(rb_value *v)
 {
     const rb_cf *cf = v->rb;
-    uint64_t used = rb_cf_memory(cf);
-    if (used >= mod_cfg.max_memory)
+    uint64_t room = rb_grown_room(&rb_cf_kind, cf, mod_cfg.max_memory);
+    if (room == 0)
         return NIDUS_ERR_LIMIT_MEMORY;
     uint64_t slots = cf->tables[cf->ntables - 1].buckets * cf->bucket_size;
     uint64_t capacity = slots > UINT64_MAX / cf->expansion ? UINT64_MAX : slots * cf->expansion;
@@ -110,7 +110,7 @@ static nidus_status cf_grow(rb_value *v)
         .max_kicks = cf->max_iterations,
         .expansion = cf->expansion,
         .max_tables = mod_cfg.cf_max_expansions,
-        .max_memory = mod_cfg.max_memory - used,
+        .max_memory = room,
         .error_rate = mod_cfg.cf_error_rate,
         .allocator = &mod_allocator,
     };
@@ -309,8 +309,8 @@ static nidus_status bf_grow(rb_value *v)
 {
     const rb_bf *bf = v->rb;
     const rb_bf_layer *last = &bf->layers[bf->nlayers - 1];
-    uint64_t used = rb_bf_memory(bf);
-    if (used >= mod_cfg.max_memory)
+    uint64_t room = rb_grown_room(&rb_bf_kind, bf, mod_cfg.max_memory);
+    if (room == 0)
         return NIDUS_ERR_LIMIT_MEMORY;
     unsigned growth = bf->growth < 1 ? 1 : bf->growth > NIDUS_BLOOM_MAX_EXPANSION ? NIDUS_BLOOM_MAX_EXPANSION : bf->growth;
     uint64_t capacity = last->entries > UINT64_MAX / growth ? UINT64_MAX : last->entries * growth;
@@ -318,7 +318,7 @@ static nidus_status bf_grow(rb_value *v)
         .capacity = capacity < mod_cfg.max_capacity ? capacity : mod_cfg.max_capacity,
         .error_rate = last->error,
         .expansion = growth,
-        .max_memory = mod_cfg.max_memory - used,
+        .max_memory = room,
         .allocator = &mod_allocator,
     };
     return nidus_bloom_new(&p, (nidus_bloom **)&v->grown);

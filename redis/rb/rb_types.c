@@ -187,22 +187,25 @@ static void save_grown(RedisModuleIO *io, const mod_filter_ops *ops, void *grown
         mod_rdb_save_filter(ops, io, grown);
 }
 
-static bool load_grown(RedisModuleIO *io, const mod_filter_ops *ops, rb_value *v)
+/* The limit the growth part loads under when the whole value loads under `limit` (0: none): the room
+ * rb_grown_room leaves it, as growth gives it, and a limit no header fits when there is none. LOADCHUNK and
+ * RESTORE both load by it, so the two copies of one value are the same. */
+static uint64_t grown_load_limit(const rb_kind *k, const void *rb, uint64_t limit)
+{
+    uint64_t room = rb_grown_room(k, rb, limit);
+    return limit == 0 ? 0 : room ? room : 1;
+}
+
+/* RESTORE obeys max_filter_memory (a replicated one its master's); the server's own RDB and a replica's sync are
+ * loaded whatever their size, as the nidus types' are (`limit`: mod_io_load_limit, 0 for none). */
+static bool load_grown(RedisModuleIO *io, const rb_kind *k, rb_value *v, uint64_t limit)
 {
     uint64_t has = RedisModule_LoadUnsigned(io);
     if (!io_ok(io) || has > 1)
         return false;
-    if (has && !(v->grown = mod_rdb_load_filter(ops, io)))
+    if (has && !(v->grown = mod_rdb_load_filter(rb_kind_ops(k), io, grown_load_limit(k, v->rb, limit))))
         return false;
     return true;
-}
-
-/* RESTORE obeys max_filter_memory (a replicated one its master's); the server's own RDB and a replica's sync are
- * loaded whatever their size, as the nidus types' are (mod_io_load_limit). */
-static uint64_t load_limit(RedisModuleIO *io)
-{
-    uint64_t limit = mod_io_load_limit(io);
-    return limit ? limit : UINT64_MAX;
 }
 
 static void *cf_rdb_load(const void *kind, RedisModuleIO *io, int encver)
@@ -210,13 +213,14 @@ static void *cf_rdb_load(const void *kind, RedisModuleIO *io, int encver)
     (void)kind;
     if (encver > RB_CF_ENCVER_MAX && encver != RB_NIDUS_ENCVER)
         return NULL;
-    rb_cf *cf = load_rb_cf(io, encver == RB_NIDUS_ENCVER ? RB_CF_ENCVER_MAX : encver, load_limit(io));
+    uint64_t limit = mod_io_load_limit(io);
+    rb_cf *cf = load_rb_cf(io, encver == RB_NIDUS_ENCVER ? RB_CF_ENCVER_MAX : encver, limit ? limit : UINT64_MAX);
     if (!cf) {
         RedisModule_LogIOError(io, "warning", "nidus: refused a RedisBloom cuckoo filter (version %d)", encver);
         return NULL;
     }
     rb_value *v = rb_value_new(cf);
-    if (encver == RB_NIDUS_ENCVER && !load_grown(io, &mod_cf_ops, v)) {
+    if (encver == RB_NIDUS_ENCVER && !load_grown(io, &rb_cf_kind, v, limit)) {
         rb_cf_value_free(v);
         return NULL;
     }
@@ -228,13 +232,14 @@ static void *bf_rdb_load(const void *kind, RedisModuleIO *io, int encver)
     (void)kind;
     if (encver > RB_BF_ENCVER_MAX && encver != RB_NIDUS_ENCVER)
         return NULL;
-    rb_bf *bf = load_rb_bf(io, encver == RB_NIDUS_ENCVER ? RB_BF_ENCVER_MAX : encver, load_limit(io));
+    uint64_t limit = mod_io_load_limit(io);
+    rb_bf *bf = load_rb_bf(io, encver == RB_NIDUS_ENCVER ? RB_BF_ENCVER_MAX : encver, limit ? limit : UINT64_MAX);
     if (!bf) {
         RedisModule_LogIOError(io, "warning", "nidus: refused a RedisBloom Bloom filter (version %d)", encver);
         return NULL;
     }
     rb_value *v = rb_value_new(bf);
-    if (encver == RB_NIDUS_ENCVER && !load_grown(io, &mod_bf_ops, v)) {
+    if (encver == RB_NIDUS_ENCVER && !load_grown(io, &rb_bf_kind, v, limit)) {
         rb_bf_value_free(v);
         return NULL;
     }
@@ -346,6 +351,12 @@ const rb_kind rb_bf_kind = {&mod_bf_ops, rb_bf_array, bf_bytes, bf_header_size, 
 
 const mod_filter_ops *rb_kind_ops(const rb_kind *k) { return k->ops; }
 
+uint64_t rb_grown_room(const rb_kind *k, const void *rb, uint64_t limit)
+{
+    uint64_t used = k == &rb_cf_kind ? rb_cf_memory(rb) : rb_bf_memory(rb);
+    return limit > used ? limit - used : 0;
+}
+
 size_t rb_chunk_buffer_size(const rb_kind *k, const rb_value *v)
 {
     size_t h = k->header_size(v->rb), n = NIDUS_CHUNK_PAYLOAD_MAX + NIDUS_CHUNK_OVERHEAD;
@@ -424,8 +435,7 @@ nidus_status rb_value_load_chunk(const rb_kind *k, rb_value **v, uint64_t pos, c
     uint64_t end = k->bytes((*v)->rb) + 1;
     if (pos <= end) /* RedisBloom's data: the position after the chunk is inside its arrays or their end */
         return rb_chunk_put((*v)->rb, k->array, pos, data, len, k == &rb_bf_kind) ? NIDUS_OK : NIDUS_ERR_CORRUPT;
-    uint64_t used = k == &rb_cf_kind ? rb_cf_memory((*v)->rb) : rb_bf_memory((*v)->rb);
-    return mod_filter_load_chunk(k->ops, &(*v)->grown, data, len, max_bytes ? (max_bytes > used ? max_bytes - used : 1) : 0);
+    return mod_filter_load_chunk(k->ops, &(*v)->grown, data, len, grown_load_limit(k, (*v)->rb, max_bytes));
 }
 
 void rb_value_free(const rb_kind *k, void *v)

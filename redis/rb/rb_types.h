@@ -45,6 +45,10 @@ extern const rb_kind rb_cf_kind, rb_bf_kind;
 /* The nidus filter type of a kind's growth part (mod_cf_ops, mod_bf_ops). */
 const struct mod_filter_ops *rb_kind_ops(const rb_kind *k);
 
+/* Bytes the growth part may hold when the whole value is held to `limit`: `limit` less the RedisBloom part's
+ * (`rb`), 0 when that leaves none. Growth makes the part under it, and LOADCHUNK and RESTORE load it under it. */
+uint64_t rb_grown_room(const rb_kind *k, const void *rb, uint64_t limit);
+
 /* A copy of the value (its chunk stream replayed, as COPY makes it); NULL without memory. */
 rb_value *rb_value_copy(const rb_kind *k, const rb_value *v);
 

@@ -202,3 +202,31 @@ def test_loaded_filters_keep_the_master_bound_on_replicas_and_in_the_aof(make_se
         else:
             raise AssertionError("%s grew past the first master's limit" % k)
     assert [r("DEBUG", "DIGEST-VALUE", k) for _, k in keys] == [m("DEBUG", "DIGEST-VALUE", k) for _, k in keys]
+
+
+def test_redisbloom_growth_loads_alike_by_loadchunk_and_restore(make_server, c):
+    """A key loaded from RedisBloom's data and grown under a larger max-filter-memory, brought here by LOADCHUNK
+    and by RESTORE: its growth part gets the room the limit leaves beside the RedisBloom part, as growth here
+    would give it, either way. The two copies are the same value and refuse the same adds."""
+    big = Raw(make_server("big", module_args=("max-filter-memory", str(1 << 40))).port)
+    keys = []
+    for name, kind, n in (("cf_b1", "CF", 3000), ("bf_scale", "BF", 6000)):
+        assert big("RESTORE", name, 0, FIXTURES.payload(name)) == "OK"
+        items = ["g%d" % i for i in range(n)]
+        big(*(("CF.INSERT", name, "ITEMS") if kind == "CF" else ("BF.MADD", name)), *items)
+        for it, data in scandump(big, kind, name):
+            assert c(kind + ".LOADCHUNK", name + "-lc", it, data) == "OK"
+        assert c("RESTORE", name + "-rs", 0, big("DUMP", name)) == "OK"
+        assert c("DEBUG", "DIGEST-VALUE", name + "-lc") == c("DEBUG", "DIGEST-VALUE", name + "-rs"), name
+        keys.append((kind, name))
+    for kind, name in keys:
+        for i in range(400):
+            items = ["x%d-%d" % (i, j) for j in range(200)]
+            replies = [c(*(("CF.INSERT", k, "ITEMS") if kind == "CF" else ("BF.MADD", k)), *items)
+                       for k in (name + "-lc", name + "-rs")]
+            assert replies[0] == replies[1], name
+            if TOO_BIG in replies[0] or -1 in replies[0]:
+                break
+        else:
+            raise AssertionError("%s grew past the limit" % name)
+        assert c("DEBUG", "DIGEST-VALUE", name + "-lc") == c("DEBUG", "DIGEST-VALUE", name + "-rs"), name
