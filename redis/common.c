@@ -46,12 +46,41 @@ uint64_t mod_load_limit(RedisModuleCtx *ctx)
     return RedisModule_GetContextFlags(ctx) & unlimited ? 0 : mod_cfg.max_memory;
 }
 
-/* The limit announced for the next load of one key (mod_limit_at): one at a time, as an announcement and its
- * load travel together in one MULTI. */
-static struct {
+/* The key a master's announcement (CF.AT / BF.AT key 0 LIMIT | GROW ...) is for, kept until its write uses it:
+ * one at a time of each kind, as an announcement and its write travel together in one MULTI. */
+typedef struct key_note {
     bool set;
     int db;
     RedisModuleString *name;
+} key_note;
+
+static void note_forget(key_note *n)
+{
+    if (n->name)
+        RedisModule_FreeString(NULL, n->name);
+    n->name = NULL;
+    n->set = false;
+}
+
+/* The key `name` of the command running in ctx's database. */
+static void note_keep(key_note *n, RedisModuleCtx *ctx, RedisModuleString *name)
+{
+    note_forget(n);
+    size_t len;
+    const char *s = RedisModule_StringPtrLen(name, &len);
+    n->name = RedisModule_CreateString(NULL, s, len);
+    n->db = RedisModule_GetSelectedDb(ctx);
+    n->set = true;
+}
+
+static bool note_is(const key_note *n, int db, const RedisModuleString *name)
+{
+    return n->set && name && db == n->db && RedisModule_StringCompare(n->name, (RedisModuleString *)name) == 0;
+}
+
+/* The limit announced for the next load of one key (mod_limit_at). */
+static struct {
+    key_note key;
     uint64_t limit;
 } announced;
 
@@ -59,28 +88,19 @@ static struct {
 static const int not_master = REDISMODULE_CTX_FLAGS_SLAVE | REDISMODULE_CTX_FLAGS_LOADING |
                               REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_ASYNC_LOADING;
 
-static void limit_forget(void)
-{
-    if (announced.name)
-        RedisModule_FreeString(NULL, announced.name);
-    announced.name = NULL;
-    announced.set = false;
-}
-
 uint64_t mod_key_load_limit(RedisModuleCtx *ctx, int db, const RedisModuleString *name, bool take)
 {
-    if (!announced.set || !name || !(RedisModule_GetContextFlags(ctx) & not_master) || db != announced.db ||
-        RedisModule_StringCompare(announced.name, (RedisModuleString *)name) != 0)
+    if (!(RedisModule_GetContextFlags(ctx) & not_master) || !note_is(&announced.key, db, name))
         return mod_load_limit(ctx); /* a master's client loads under the master's own limit */
     uint64_t limit = announced.limit;
     if (take)
-        limit_forget();
+        note_forget(&announced.key);
     return limit;
 }
 
 uint64_t mod_io_load_limit(RedisModuleIO *io)
 {
-    if (!announced.set || !RedisModule_GetKeyNameFromIO || !RedisModule_GetDbIdFromIO)
+    if (!announced.key.set || !RedisModule_GetKeyNameFromIO || !RedisModule_GetDbIdFromIO)
         return mod_load_limit(NULL);
     return mod_key_load_limit(NULL, RedisModule_GetDbIdFromIO(io), RedisModule_GetKeyNameFromIO(io), false);
 }
@@ -96,7 +116,7 @@ void mod_limit_on_restore(RedisModuleCtx *ctx, RedisModuleString *name, bool our
         if (ours) /* the limit the value's rdb_load checked: mod_load_limit on a master */
             mod_limit_announce(ctx, name, bloom, mod_load_limit(NULL));
     } else {
-        limit_forget();
+        note_forget(&announced.key);
     }
 }
 
@@ -105,13 +125,67 @@ int mod_limit_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     long long limit;
     if (argc != 5 || RedisModule_StringToLongLong(argv[4], &limit) != REDISMODULE_OK || limit < 0)
         return RedisModule_ReplyWithError(ctx, "ERR bad limit");
-    limit_forget();
-    size_t len;
-    const char *s = RedisModule_StringPtrLen(argv[1], &len);
-    announced.name = RedisModule_CreateString(NULL, s, len);
-    announced.db = RedisModule_GetSelectedDb(ctx);
+    note_keep(&announced.key, ctx, argv[1]);
     announced.limit = (uint64_t)limit;
-    announced.set = true;
+    RedisModule_ReplicateVerbatim(ctx);
+    return RedisModule_ReplyWithSimpleString(ctx, "OK");
+}
+
+bool mod_replayed(RedisModuleCtx *ctx)
+{
+    const int flags =
+        REDISMODULE_CTX_FLAGS_REPLICATED | REDISMODULE_CTX_FLAGS_LOADING | REDISMODULE_CTX_FLAGS_ASYNC_LOADING;
+    return (RedisModule_GetContextFlags(ctx) & flags) != 0;
+}
+
+/* The growth settings announced for one key (mod_grow_at), kept until a growth part is made under them. */
+static struct {
+    key_note key;
+    bool bloom;
+    mod_grow_settings s;
+} grow_announced;
+
+mod_grow_settings mod_grow_settings_for(RedisModuleCtx *ctx, RedisModuleString *name, bool bloom, bool *announced)
+{
+    mod_grow_settings s = {mod_cfg.max_capacity, mod_cfg.max_memory, mod_cfg.cf_max_expansions, mod_cfg.cf_error_rate};
+    if (mod_replayed(ctx)) {
+        if (grow_announced.bloom == bloom && note_is(&grow_announced.key, RedisModule_GetSelectedDb(ctx), name))
+            s = grow_announced.s;
+        return s;
+    }
+    if (!*announced) {
+        char rate[40];
+        snprintf(rate, sizeof rate, "%.17g", s.error_rate); /* 17 digits: the same double back */
+        if (bloom)
+            RedisModule_Replicate(ctx, "BF.AT", "sccll", name, "0", "GROW", (long long)s.max_capacity,
+                                  (long long)s.max_memory);
+        else
+            RedisModule_Replicate(ctx, "CF.AT", "scclllc", name, "0", "GROW", (long long)s.max_capacity,
+                                  (long long)s.max_memory, (long long)s.max_expansions, rate);
+        *announced = true;
+    }
+    return s;
+}
+
+void mod_grow_made(RedisModuleCtx *ctx)
+{
+    if (mod_replayed(ctx))
+        note_forget(&grow_announced.key);
+}
+
+int mod_grow_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool bloom)
+{
+    long long capacity, memory, expansions = mod_cfg.cf_max_expansions;
+    double rate = mod_cfg.cf_error_rate;
+    if (argc != (bloom ? 6 : 8) || RedisModule_StringToLongLong(argv[4], &capacity) != REDISMODULE_OK ||
+        capacity < 1 || RedisModule_StringToLongLong(argv[5], &memory) != REDISMODULE_OK || memory < 0 ||
+        (!bloom && (RedisModule_StringToLongLong(argv[6], &expansions) != REDISMODULE_OK || expansions < 1 ||
+                    expansions > NIDUS_CUCKOO_MAX_TABLES ||
+                    RedisModule_StringToDouble(argv[7], &rate) != REDISMODULE_OK || !(rate > 0 && rate < 1))))
+        return RedisModule_ReplyWithError(ctx, "ERR bad growth settings");
+    note_keep(&grow_announced.key, ctx, argv[1]);
+    grow_announced.bloom = bloom;
+    grow_announced.s = (mod_grow_settings){(uint64_t)capacity, (uint64_t)memory, (unsigned)expansions, rate};
     RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }

@@ -68,6 +68,32 @@ void mod_limit_on_restore(RedisModuleCtx *ctx, RedisModuleString *name, bool our
  * key's next load, replicates it verbatim, replies OK. */
 int mod_limit_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
+/* A write the server replays: from its master's stream or the AOF (a replica's own clients' writes are not). */
+bool mod_replayed(RedisModuleCtx *ctx);
+
+/* The settings a RedisBloom-format key's growth part (rb/rb_commands.c) is made under. A master (or any client's
+ * write) grows it under its own configuration and replicates that as CF.AT / BF.AT key 0 GROW max_capacity
+ * max_memory [max_expansions error_rate] ahead of the write that makes or refuses it; a replica or an AOF replay
+ * grows under the announced settings, so every copy makes the same growth part and refuses the same adds. A
+ * write with no announcement before it (an AOF written before there were any) grows under this server's. */
+typedef struct mod_grow_settings {
+    uint64_t max_capacity, max_memory; /* max-capacity, max-filter-memory */
+    unsigned max_expansions;           /* cf-max-expansions (cuckoo) */
+    double error_rate;                 /* cf-error-rate (cuckoo) */
+} mod_grow_settings;
+
+/* The settings a write to key `name` (a Bloom one when `bloom`) grows it under, as above; not replaying, they
+ * are replicated unless `*announced`, which becomes true (once a write). */
+mod_grow_settings mod_grow_settings_for(RedisModuleCtx *ctx, RedisModuleString *name, bool bloom, bool *announced);
+
+/* After a growth part was made: a replayed write's announcement is used up (a refused growth keeps it for the
+ * write's next items). */
+void mod_grow_made(RedisModuleCtx *ctx);
+
+/* CF.AT / BF.AT key ms GROW ... (from a master's stream or the AOF; cuckoo argc 8, Bloom 6): keeps the settings
+ * for the key's next growth, replicates them verbatim, replies OK. */
+int mod_grow_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool bloom);
+
 /* Replies shared by both filter types. */
 #define MOD_MSG_TOO_BIG "ERR filter would be larger than the module's max_filter_memory"
 #define MOD_MSG_CAPACITY "ERR capacity is larger than the module's max_capacity"

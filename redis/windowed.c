@@ -838,6 +838,8 @@ static int at_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, b
         RedisModule_CloseKey(key);
         return rc;
     }
+    if (mod_arg_is(argv[3], "GROW")) /* a RedisBloom-format key's growth settings (mod_grow_settings_for) */
+        return mod_grow_at(ctx, argv, argc, bloom);
     RedisModuleCmdFunc fn = NULL;
     for (int c = 0; (bloom ? bf_writes : cf_writes)[c].name && !fn; c++)
         if (mod_arg_is(argv[3], (bloom ? bf_writes : cf_writes)[c].name))

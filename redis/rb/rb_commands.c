@@ -86,6 +86,23 @@ static bool option_values_valid(RedisModuleString **argv, int items, bool cuckoo
     return true;
 }
 
+/* ---- growth ---- */
+
+/* One write to a key of these types: what growth needs to find or announce its settings (mod_grow_settings). */
+typedef struct rb_write {
+    RedisModuleCtx *ctx;
+    RedisModuleString *name;
+    rb_value *v;
+    bool announced; /* this write replicated its settings already */
+} rb_write;
+
+/* After a growth attempt: a growth part made uses a replayed announcement up. */
+static void grow_done(const rb_write *w)
+{
+    if (w->v->grown)
+        mod_grow_made(w->ctx);
+}
+
 /* ---- cuckoo ---- */
 
 static bool cf_contains(const rb_value *v, const char *s, size_t len)
@@ -94,31 +111,34 @@ static bool cf_contains(const rb_value *v, const char *s, size_t len)
 }
 
 /* The growth part: a nidus cuckoo filter `expansion` times the newest RedisBloom sub-filter, with its bucket
- * size (rounded up to one of ours) and relocation limit. */
-static nidus_status cf_grow(rb_value *v)
+ * size (rounded up to one of ours) and relocation limit, under the write's settings. */
+static nidus_status cf_grow(rb_write *w)
 {
+    rb_value *v = w->v;
     const rb_cf *cf = v->rb;
-    uint64_t room = rb_grown_room(&rb_cf_kind, cf, mod_cfg.max_memory);
+    mod_grow_settings g = mod_grow_settings_for(w->ctx, w->name, false, &w->announced);
+    uint64_t room = rb_grown_room(&rb_cf_kind, cf, g.max_memory);
     if (room == 0)
         return NIDUS_ERR_LIMIT_MEMORY;
     uint64_t slots = cf->tables[cf->ntables - 1].buckets * cf->bucket_size;
     uint64_t capacity = slots > UINT64_MAX / cf->expansion ? UINT64_MAX : slots * cf->expansion;
     unsigned b = cf->bucket_size;
     nidus_cuckoo_params p = {
-        .capacity = capacity < mod_cfg.max_capacity ? capacity : mod_cfg.max_capacity,
+        .capacity = capacity < g.max_capacity ? capacity : g.max_capacity,
         .bucket_size = b <= 1 ? 1 : b <= 2 ? 2 : b <= 4 ? 4 : 8,
         .max_kicks = cf->max_iterations,
         .expansion = cf->expansion,
-        .max_tables = mod_cfg.cf_max_expansions,
+        .max_tables = g.max_expansions,
         .max_memory = room,
-        .error_rate = mod_cfg.cf_error_rate,
+        .error_rate = g.error_rate,
         .allocator = &mod_allocator,
     };
     return nidus_cuckoo_new(&p, (nidus_cuckoo **)&v->grown);
 }
 
-static nidus_status cf_add(rb_value *v, const char *s, size_t len)
+static nidus_status cf_add(rb_write *w, const char *s, size_t len)
 {
+    rb_value *v = w->v;
     rb_cf *cf = v->rb;
     /* RedisBloom's placement while its part has room: relocations too, until the growth part exists */
     if (rb_cf_add(cf, rb_cf_hash(s, len), !v->grown))
@@ -126,7 +146,8 @@ static nidus_status cf_add(rb_value *v, const char *s, size_t len)
     if (cf->expansion == 0)
         return NIDUS_ERR_FULL;
     if (!v->grown) {
-        nidus_status st = cf_grow(v);
+        nidus_status st = cf_grow(w);
+        grow_done(w);
         if (st)
             return st;
     }
@@ -147,13 +168,14 @@ static int rb_cf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
     open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, rb_cf_type, &key, &v);
     if (multi)
         RedisModule_ReplyWithArray(ctx, argc - first);
+    rb_write w = {ctx, argv[1], v, false};
     bool changed = false;
     for (int i = first; i < argc; i++) {
         size_t len;
         const char *s = RedisModule_StringPtrLen(argv[i], &len);
-        bool added = !(nx && cf_contains(v, s, len));
-        nidus_status st = added ? cf_add(v, s, len) : NIDUS_OK;
-        changed |= st == NIDUS_OK && added;
+        bool added = !(nx && cf_contains(v, s, len)), had_growth = v->grown != NULL;
+        nidus_status st = added ? cf_add(&w, s, len) : NIDUS_OK;
+        changed |= (st == NIDUS_OK && added) || (!had_growth && v->grown); /* a growth part made is a change */
         mod_cf_reply_add(ctx, st, added, nx, multi);
     }
     if (changed)
@@ -304,18 +326,21 @@ static int rb_cf_info_command(RedisModuleCtx *ctx, RedisModuleString **argv, int
 /* ---- Bloom ---- */
 
 /* The growth part: nidus layers continuing RedisBloom's chain, the first `growth` times the newest layer's
- * capacity at half its error (nidus halves the error per layer from the rate it is given). */
-static nidus_status bf_grow(rb_value *v)
+ * capacity at half its error (nidus halves the error per layer from the rate it is given), under the write's
+ * settings. */
+static nidus_status bf_grow(rb_write *w)
 {
+    rb_value *v = w->v;
     const rb_bf *bf = v->rb;
     const rb_bf_layer *last = &bf->layers[bf->nlayers - 1];
-    uint64_t room = rb_grown_room(&rb_bf_kind, bf, mod_cfg.max_memory);
+    mod_grow_settings g = mod_grow_settings_for(w->ctx, w->name, true, &w->announced);
+    uint64_t room = rb_grown_room(&rb_bf_kind, bf, g.max_memory);
     if (room == 0)
         return NIDUS_ERR_LIMIT_MEMORY;
     unsigned growth = bf->growth < 1 ? 1 : bf->growth > NIDUS_BLOOM_MAX_EXPANSION ? NIDUS_BLOOM_MAX_EXPANSION : bf->growth;
     uint64_t capacity = last->entries > UINT64_MAX / growth ? UINT64_MAX : last->entries * growth;
     nidus_bloom_params p = {
-        .capacity = capacity < mod_cfg.max_capacity ? capacity : mod_cfg.max_capacity,
+        .capacity = capacity < g.max_capacity ? capacity : g.max_capacity,
         .error_rate = last->error,
         .expansion = growth,
         .max_memory = room,
@@ -325,10 +350,11 @@ static nidus_status bf_grow(rb_value *v)
 }
 
 /* Adds one item as RedisBloom does: nothing when some layer holds it, else into the newest layer, growing
- * when that is at capacity. */
-static nidus_status bf_add(void *filter, const char *s, size_t len, bool *added)
+ * when that is at capacity. `write` is the rb_write. */
+static nidus_status bf_add(void *write, const char *s, size_t len, bool *added)
 {
-    rb_value *v = filter;
+    rb_write *w = write;
+    rb_value *v = w->v;
     rb_bf *bf = v->rb;
     rb_bf_hash h = rb_bf_hash_of(bf, s, len);
     *added = false;
@@ -342,7 +368,8 @@ static nidus_status bf_add(void *filter, const char *s, size_t len, bool *added)
     if (bf->options & RB_BF_NO_SCALING)
         return NIDUS_ERR_FULL;
     if (!v->grown) {
-        nidus_status st = bf_grow(v);
+        nidus_status st = bf_grow(w);
+        grow_done(w);
         if (st)
             return st;
     }
@@ -355,7 +382,8 @@ static int rb_bf_add_items(RedisModuleCtx *ctx, RedisModuleString **argv, int ar
     RedisModuleKey *key;
     rb_value *v;
     open_rb(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE, rb_bf_type, &key, &v);
-    mod_bf_add_and_reply(ctx, argv + first, argc - first, multi, false, bf_add, v);
+    rb_write w = {ctx, argv[1], v, false};
+    mod_bf_add_and_reply(ctx, argv + first, argc - first, multi, false, bf_add, &w);
     RedisModule_CloseKey(key);
     return REDISMODULE_OK;
 }
