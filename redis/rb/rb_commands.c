@@ -65,9 +65,12 @@ static int items_at(RedisModuleString **argv, int argc, const char *const *value
 }
 
 /* True when every option value before ITEMS (at `items`) is one the nidus command accepts; otherwise the
- * nidus command runs and replies its error before it opens the key, as RedisBloom checks before it looks. */
-static bool option_values_valid(RedisModuleString **argv, int items, bool cuckoo)
+ * nidus command runs and replies its error before it opens the key, as RedisBloom checks before it looks. A
+ * replayed write passed its master's check (CAPACITY's bounds are the configuration's): always true. */
+static bool option_values_valid(RedisModuleCtx *ctx, RedisModuleString **argv, int items, bool cuckoo)
 {
+    if (mod_replayed(ctx))
+        return true;
     for (int i = 2; i + 1 < items; i++) {
         long long n;
         double d;
@@ -160,7 +163,7 @@ static int rb_cf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
 {
     static const char *const valued[] = {"CAPACITY", NULL}, *const flags[] = {"NOCREATE", NULL};
     int first = multi ? items_at(argv, argc, valued, flags) + 1 : 2;
-    if (multi ? first == 1 || !option_values_valid(argv, first - 1, true) : argc != 3)
+    if (multi ? first == 1 || !option_values_valid(ctx, argv, first - 1, true) : argc != 3)
         return nidus_fn(ctx, argv, argc);
     bool nx = ends_with_nx(argv[0]);
     RedisModuleKey *key;
@@ -407,7 +410,7 @@ static int rb_bf_insert_command(RedisModuleCtx *ctx, RedisModuleString **argv, i
     static const char *const valued[] = {"CAPACITY", "ERROR", "EXPANSION", NULL},
                              *const flags[] = {"NOCREATE", "NONSCALING", NULL};
     int at = items_at(argv, argc, valued, flags);
-    return at && option_values_valid(argv, at, false) ? rb_bf_add_items(ctx, argv, argc, at + 1, true)
+    return at && option_values_valid(ctx, argv, at, false) ? rb_bf_add_items(ctx, argv, argc, at + 1, true)
                                                       : mod_bf_insert(ctx, argv, argc);
 }
 

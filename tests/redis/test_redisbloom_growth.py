@@ -16,11 +16,12 @@ REFUSED = ("cf_b4", "bf_exp3")  # RedisBloom parts above 4096 bytes: no room for
 
 
 def grow(m, kind, key, rounds, size):
-    """Adds batches of new items to key on m; every reply, stopping after the first batch with a refusal."""
+    """Adds batches of new items to key on m; every reply, stopping after the first batch with a refusal. CAPACITY
+    (ignored for a key that exists) must not make a replica with a lower max-capacity refuse the write."""
     replies = []
     for i in range(rounds):
         items = ["g%d-%d" % (i, j) for j in range(size)]
-        got = m(kind.upper() + ".INSERT", key, "ITEMS", *items)
+        got = m(kind.upper() + ".INSERT", key, "CAPACITY", 1000, "ITEMS", *items)  # 1000: above OTHER's max-capacity
         replies.append(got)
         if refused(got):
             break
