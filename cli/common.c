@@ -92,6 +92,7 @@ const char *add_failure(nidus_status st)
     switch (st) {
     case NIDUS_ERR_FULL: return "the filter is full and does not grow (expansion 0)";
     case NIDUS_ERR_LIMIT_TABLES: return "the filter reached its maximum number of sub-filters";
+    case NIDUS_ERR_LIMIT_MEMORY: return "growing would pass the filter's memory bound (max memory, see nidus info)";
     default: return nidus_strerror(st);
     }
 }
@@ -124,6 +125,24 @@ int check_target(const char *path, const options *o)
     return 0;
 }
 
+/* --max-memory below what the new filter takes: one line with that size (the filter made without the bound). */
+static int below_first_table(const char *cmd, const char *path, const cli_create_options *c)
+{
+    cli_create_options unbounded = *c;
+    unbounded.max_memory = 0;
+    nidus_filter *f;
+    nidus_filter_stats s;
+    char takes[48] = "what";
+    if (cli_filter_create(&unbounded, &f) == NIDUS_OK) {
+        nidus_filter_get_stats(f, &s);
+        nidus_filter_free(f);
+        snprintf(takes, sizeof takes, "the %llu bytes", (unsigned long long)s.memory_bytes);
+    }
+    fprintf(stderr, "nidus %s: %s: cannot create the filter: --max-memory %llu is below %s it takes when created\n",
+            cmd, path, (unsigned long long)c->max_memory, takes);
+    return EXIT_ERROR;
+}
+
 int create_file(const char *cmd, const char *path, const options *o, nidus_filter **f)
 {
     int rc = check_target(path, o);
@@ -132,6 +151,8 @@ int create_file(const char *cmd, const char *path, const options *o, nidus_filte
     nidus_status st = cli_filter_create(&o->create, f);
     if (!st)
         nidus_filter_set_time(*f, options_now(o)); /* build's adds to a windowed filter are made at it */
+    if (st == NIDUS_ERR_LIMIT_MEMORY)
+        return below_first_table(cmd, path, &o->create);
     if (st) {
         fprintf(stderr, "nidus %s: %s: cannot create the filter: %s\n", cmd, path,
                 st == NIDUS_ERR_INVALID_ARGUMENT ? "parameters out of range (a semi-sorted filter needs "

@@ -10,7 +10,7 @@ _nidus()
         cword=$COMP_CWORD
     }
     local commands="create add check del count info verify build merge push pull copy help"
-    local create_opts="--type --capacity --error --fingerprint-bits --bucket-size --semi-sort --expansion --max-kicks --window --force --help"
+    local create_opts="--type --capacity --error --fingerprint-bits --bucket-size --semi-sort --expansion --max-kicks --window --max-memory --force --help"
     if [[ $cword -eq 1 ]]; then
         COMPREPLY=($(compgen -W "$commands -V --version -h --help" -- "$cur"))
         return
@@ -19,7 +19,7 @@ _nidus()
         --type) COMPREPLY=($(compgen -W "cuckoo bloom counting-bloom fuse" -- "$cur")); return ;;
         --bucket-size) COMPREPLY=($(compgen -W "1 2 4 8" -- "$cur")); return ;;
         --from) [[ ${words[1]} == copy ]] && return; COMPREPLY=($(compgen -f -- "$cur")); return ;;
-        --capacity|--error|--fingerprint-bits|--expansion|--max-kicks|--window|--now|--url|--to|--match) return ;;
+        --capacity|--error|--fingerprint-bits|--expansion|--max-kicks|--window|--max-memory|--now|--url|--to|--match) return ;;
     esac
     local opts
     case ${words[1]} in

@@ -25,7 +25,8 @@ nidus_status cli_filter_create(const cli_create_options *o, nidus_filter **out)
         p.kind_params = &c;
     nidus_window_params w = {.capacity = o->capacity, .window = o->window, .error_rate = o->error,
                              .fingerprint_bits = o->fingerprint_bits, .bucket_size = o->bucket_size,
-                             .max_kicks = o->max_kicks, .expansion = o->expansion < 0 ? 0 : (unsigned)o->expansion};
+                             .max_kicks = o->max_kicks, .expansion = o->expansion < 0 ? 0 : (unsigned)o->expansion,
+                             .max_memory = o->max_memory};
     if (o->kind == NIDUS_KIND_WINDOW)
         p.kind_params = &w;
     return nidus_filter_new(&p, out);
@@ -196,7 +197,7 @@ static void window_text(char buf[32], uint64_t ms)
 }
 
 /* A windowed filter: items are the copies live at the handle's time (--now, or the clock), capacity the items of
- * one window its tables are sized for; its expansion and the tables it holds. */
+ * one window its tables are sized for; its expansion, its bound on growth (max memory) and the tables it holds. */
 static void info_window(const nidus_window *f, uint64_t now, const nidus_filter_stats *sum, bool json, FILE *out)
 {
     nidus_window_stats s;
@@ -207,20 +208,24 @@ static void info_window(const nidus_window *f, uint64_t now, const nidus_filter_
     if (json)
         fprintf(out,
                 "\"parameters\": {\"window_ms\": %llu, \"bucket_size\": %u, \"fingerprint_bits\": %u, "
-                "\"expansion\": %u}, \"details\": {\"now_ms\": %llu, \"entries\": %llu, \"epoch_ms\": %llu, "
-                "\"latest_write_epoch_ms\": %llu, \"tables\": %u}, \"sub_filters\": [",
+                "\"expansion\": %u, \"max_memory\": %llu}, \"details\": {\"now_ms\": %llu, \"entries\": %llu, "
+                "\"epoch_ms\": %llu, \"latest_write_epoch_ms\": %llu, \"tables\": %u}, \"sub_filters\": [",
                 (unsigned long long)s.window, s.bucket_size, s.fingerprint_bits, s.expansion,
-                (unsigned long long)now, (unsigned long long)s.entries, (unsigned long long)s.epoch_ticks,
-                (unsigned long long)s.latest_write, s.tables);
-    else
+                (unsigned long long)s.max_memory, (unsigned long long)now, (unsigned long long)s.entries,
+                (unsigned long long)s.epoch_ticks, (unsigned long long)s.latest_write, s.tables);
+    else {
+        char bound[64] = "";
+        if (s.max_memory)
+            snprintf(bound, sizeof bound, ", max memory %llu bytes", (unsigned long long)s.max_memory);
         fprintf(out,
                 "window:         %s (%llu ms; items expire 1 to 1.2 windows after their add)\n"
-                "parameters:     bucket size %u, %u-bit fingerprints + 3 bits of age, expansion %u%s\n"
+                "parameters:     bucket size %u, %u-bit fingerprints + 3 bits of age, expansion %u%s%s\n"
                 "time:           %llu ms since the epoch; %llu entries stored, %llu of them live\n"
                 "tables:         %u (%u grown: each goes once its items have expired)\n",
                 w, (unsigned long long)s.window, s.bucket_size, s.fingerprint_bits, s.expansion,
-                s.expansion ? "" : " (does not grow)", (unsigned long long)now, (unsigned long long)s.entries,
-                (unsigned long long)s.live, s.tables, s.tables - 1);
+                s.expansion ? "" : " (does not grow)", bound, (unsigned long long)now,
+                (unsigned long long)s.entries, (unsigned long long)s.live, s.tables, s.tables - 1);
+    }
     for (unsigned k = 0; k < s.tables; k++) {
         nidus_window_table_stats t;
         nidus_window_get_table_stats(f, k, now, &t);

@@ -28,6 +28,7 @@ typedef struct cli_create_options {
     long long expansion;          /* -1: not given (CLI_CUCKOO_EXPANSION, CLI_BLOOM_EXPANSION) */
     unsigned max_kicks;           /* 0: not given */
     uint64_t window;              /* --window in milliseconds (a windowed cuckoo filter); 0: not given */
+    uint64_t max_memory;          /* --max-memory in bytes (a windowed filter's bound on growth); 0: none */
 } cli_create_options;
 
 /* Creates an empty filter (`*out`); on failure returns the status. */

@@ -36,6 +36,9 @@
     "                        --fingerprint-bits (4..29), --bucket-size, --max-kicks and --expansion\n"       \
     "                        (default 0: it never grows; E: a table of E^k times the capacity when no\n"     \
     "                        table has room, released once its items have expired)\n"                        \
+    "  --max-memory BYTES    a windowed filter with --expansion: the bytes it may grow to (a whole number;\n" \
+    "                        default 0: no bound); an add or merge whose new table would pass them fails, an\n" \
+    "                        add as for a full filter (exit 1). Kept in FILE; info shows it\n"                 \
     "  --force               replace FILE if it exists (only a regular file: never a device or directory)\n"
 
 #define NOW_TEXT                                                                                               \
@@ -47,7 +50,8 @@
 
 static const help_entry entries[] = {
     {"create", "nidus create FILE --capacity N [--type T] [--error P | --fingerprint-bits F] [--bucket-size B]\n"
-               "             [--semi-sort] [--expansion E] [--max-kicks K] [--window W] [--force]",
+               "             [--semi-sort] [--expansion E] [--max-kicks K] [--window W] [--max-memory BYTES]\n"
+               "             [--force]",
      "Creates an empty filter in FILE. Refuses to replace an existing FILE without --force.\n" CREATE_OPTIONS
      "A new FILE gets mode 0666 less the umask; through a symbolic link, the file it points to is written.\n"},
     {"add", "nidus add FILE [--keep-going] [--now MS] [KEY ...]",

@@ -103,6 +103,7 @@ static int check_fuse_options(const char *cmd, options *o)
                          : c->bucket_size    ? "--bucket-size"
                          : c->semi_sort      ? "--semi-sort"
                          : c->max_kicks      ? "--max-kicks"
+                         : o->has_max_memory ? "--max-memory"
                          : o->keep_going     ? "--keep-going"
                                              : NULL;
     if (misfit) {
@@ -190,6 +191,11 @@ int parse_options(const char *cmd, int *argc, char **argv, options *o, bool crea
             if (!parse_number(v, 0, 32768, &n))
                 return usage_error(cmd, "--expansion must be an integer from 0 to 32768", v);
             o->create.expansion = (long long)n;
+        } else if (take_value(*argc, argv, &i, "--max-memory", &v)) {
+            if (!parse_number(v, 0, UINT64_MAX, &n))
+                return usage_error(cmd, "--max-memory must be a whole number of bytes (0: no bound)", v);
+            o->create.max_memory = n;
+            o->has_max_memory = true;
         } else if (take_value(*argc, argv, &i, "--max-kicks", &v)) {
             if (!parse_number(v, 1, 65535, &n))
                 return usage_error(cmd, "--max-kicks must be an integer from 1 to 65535", v);
@@ -236,6 +242,12 @@ int parse_options(const char *cmd, int *argc, char **argv, options *o, bool crea
         (c->fingerprint_bits || c->bucket_size || c->semi_sort || c->max_kicks))
         return usage_error(cmd, "--fingerprint-bits, --bucket-size, --semi-sort and --max-kicks are for cuckoo filters",
                            NULL);
+    if (o->has_max_memory && c->kind != NIDUS_KIND_WINDOW)
+        return usage_error(cmd, "--max-memory bounds a windowed filter's growth: it goes with --window and --expansion",
+                           NULL);
+    if (c->max_memory && c->expansion <= 0)
+        return usage_error(cmd, "--max-memory bounds growth: give --expansion E above 0 too (a windowed filter does "
+                                "not grow by default)", NULL);
     if (c->kind == NIDUS_KIND_COUNTING_BLOOM && c->expansion > 0)
         return usage_error(cmd, "a counting-bloom filter does not grow: --expansion must be 0 or left out", NULL);
     if (c->semi_sort && c->bucket_size && c->bucket_size != 4)

@@ -10,7 +10,7 @@
 
 typedef struct options {
     cli_create_options create;
-    bool force, json, has_type, has_capacity, keep_going, has_now;
+    bool force, json, has_type, has_capacity, keep_going, has_now, has_max_memory;
     unsigned long long now; /* --now: milliseconds since the epoch, the time of a windowed filter's calls */
     const char *from;
     const char *fingerprint_bits; /* as given: its range depends on the kind, checked once all are read */

@@ -161,3 +161,89 @@ def test_a_window_that_grows(tmp_path):
     run("create", z, "--window", "1h", "--capacity", 100, check_rc=0)
     assert run("add", z, "--now", T0, *keys, check_rc=1).returncode == 1
     assert "expansion 0" in run("info", z, "--now", T0, check_rc=0).stdout.decode()
+
+
+def test_a_window_bounded_in_memory(tmp_path):
+    f = str(tmp_path / "m.nidus")
+    run("create", f, "--window", "1h", "--capacity", 100, "--expansion", 2, "--max-memory", 5000, check_rc=0)
+    i = info(f, T0)
+    assert i["parameters"]["max_memory"] == 5000 and i["parameters"]["expansion"] == 2
+    assert "expansion 2, max memory 5000 bytes\n" in run("info", f, "--now", T0, check_rc=0).stdout.decode()
+    keys = [f"k{i}" for i in range(500)]
+    run("add", f, "--now", T0, *keys, check_rc=0)  # grows within the bound
+    i = info(f, T0)
+    assert i["details"]["tables"] == 3 and i["parameters"]["max_memory"] == 5000  # kept through add's save
+    # a fourth table (capacity 800) would pass the bound: the add fails, the file byte for byte as it was
+    more = [f"m{i}" for i in range(2000)]
+    before = open(f, "rb").read()
+    p = run("add", f, "--now", T0, *more, check_rc=1)
+    assert b"growing would pass the filter's memory bound" in p.stderr and p.stderr.count(b"\n") == 2
+    assert open(f, "rb").read() == before
+    # --keep-going: the keys that fit go into the three tables, and no key added before is lost
+    p = run("add", f, "--keep-going", "--now", T0, *more, check_rc=1)
+    failed = int(p.stderr.split(b": ")[2].split(b" of ")[0])
+    assert 0 < failed < 2000
+    i = info(f, T0)
+    assert i["details"]["tables"] == 3 and i["parameters"]["max_memory"] == 5000
+    assert check(f, T0 + 3600000, *keys) == [b"1"] * 500
+    assert check(f, T0 + 3600000, *more).count(b"1") >= 2000 - failed
+    run("verify", f, check_rc=0)
+    # unbounded, the same adds grow past three tables
+    u = str(tmp_path / "u.nidus")
+    run("create", u, "--window", "1h", "--capacity", 100, "--expansion", 2, check_rc=0)
+    run("add", u, "--now", T0, *keys, *more, check_rc=0)
+    assert info(u, T0)["details"]["tables"] > 3 and info(u, T0)["parameters"]["max_memory"] == 0
+    # once the burst has expired the grown tables go, and the filter takes keys again under the same bound
+    later = T0 + 2 * 3600000
+    run("add", f, "--now", later, *keys, check_rc=0)
+    i = info(f, later)
+    assert i["details"]["tables"] == 3 and i["parameters"]["max_memory"] == 5000
+    # merging past the bound: exit 2, DEST untouched
+    run("add", u, "--now", later, *more, check_rc=0)
+    before = open(f, "rb").read()
+    p = run("merge", f, u, check_rc=2)
+    assert b"memory bound" in p.stderr and p.stderr.count(b"\n") == 1
+    assert open(f, "rb").read() == before
+
+
+def test_build_with_a_memory_bound(tmp_path):
+    keys = tmp_path / "keys.txt"
+    keys.write_bytes(b"".join(b"b%d\n" % i for i in range(2000)))
+    f = tmp_path / "b.nidus"
+    args = ("build", f, "--window", "1h", "--capacity", 100, "--expansion", 2, "--from", keys, "--now", T0)
+    p = run(*args, "--max-memory", 5000, check_rc=1)
+    assert b"memory bound" in p.stderr and not f.exists()
+    run(*args, "--max-memory", 5000, "--keep-going", check_rc=1)
+    assert info(f, T0)["parameters"]["max_memory"] == 5000 and info(f, T0)["details"]["tables"] == 3
+    run(*args, "--max-memory", 50000, "--force", check_rc=0)
+    assert info(f, T0)["items"] == 2000 and info(f, T0)["parameters"]["max_memory"] == 50000
+
+
+@pytest.mark.parametrize("args,says", [
+    (["--expansion", 2, "--max-memory", "-1"], "--max-memory must be a whole number of bytes"),
+    (["--expansion", 2, "--max-memory", "1.5"], "--max-memory must be a whole number of bytes"),
+    (["--expansion", 2, "--max-memory", "10k"], "--max-memory must be a whole number of bytes"),
+    (["--expansion", 2, "--max-memory", ""], "--max-memory must be a whole number of bytes"),
+    (["--expansion", 2, "--max-memory", "18446744073709551616"], "--max-memory must be a whole number of bytes"),
+    (["--max-memory", 5000], "give --expansion E above 0 too"),
+    (["--expansion", 0, "--max-memory", 5000], "give --expansion E above 0 too"),
+    (["--expansion", 2, "--max-memory", 100], "--max-memory 100 is below the 930 bytes it takes when created"),
+])
+def test_bad_memory_bounds_are_refused(tmp_path, args, says):
+    f = tmp_path / "w.nidus"
+    p = run("create", f, "--window", "1h", "--capacity", 100, *args, check_rc=2)
+    assert says in p.stderr.decode() and p.stderr.count(b"\n") == 1
+    assert not f.exists()
+
+
+def test_a_memory_bound_is_for_windows(tmp_path):
+    f = tmp_path / "f.nidus"
+    for kind in ("cuckoo", "bloom", "counting-bloom"):
+        p = run("create", f, "--type", kind, "--capacity", 100, "--max-memory", 5000, check_rc=2)
+        assert b"--max-memory bounds a windowed filter's growth" in p.stderr and p.stderr.count(b"\n") == 1
+    p = run("build", f, "--type", "fuse", "--from", os.devnull, "--max-memory", 5000, check_rc=2)
+    assert b"--max-memory does not apply to a fuse filter" in p.stderr
+    assert not f.exists()
+    # the least bound creation takes is what the new filter holds
+    run("create", f, "--window", "1h", "--capacity", 100, "--expansion", 2, "--max-memory", 930, check_rc=0)
+    assert info(f, T0)["memory_bytes"] == 930
