@@ -619,29 +619,59 @@ static PyObject *counting_new(PyTypeObject *type, PyObject *args, PyObject *kwds
     return new_filter(type, &p);
 }
 
+/* A windowed filter's max_memory below what it takes when created: ValueError naming that size, measured on the
+ * filter made without the bound (its tables calloc'd, never touched). */
+static PyObject *window_below_bound(nidus_filter_params *p, nidus_window_params *w)
+{
+    unsigned long long bound = w->max_memory;
+    w->max_memory = 0;
+    nidus_filter *f;
+    if (nidus_filter_new(p, &f) != NIDUS_OK)
+        return PyErr_Format(PyExc_ValueError, "max_memory=%llu is below what the filter takes when created", bound);
+    nidus_filter_stats s;
+    nidus_filter_get_stats(f, &s);
+    nidus_filter_free(f);
+    return PyErr_Format(PyExc_ValueError, "max_memory=%llu is below the %llu bytes the filter takes when created",
+                        bound, (unsigned long long)s.memory_bytes);
+}
+
 static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kw[] = {"capacity", "window", "error_rate", "bucket_size", "fingerprint_bits", "seed", "max_kicks",
-                         NULL};
-    PyObject *cap = NULL, *win = NULL, *err = NULL, *b = NULL, *fp = NULL, *seed = NULL, *kicks = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|OOOO$O:WindowedCuckooFilter", kw, &cap, &win, &err, &b, &fp,
-                                     &seed, &kicks))
+                         "expansion", "max_memory", NULL};
+    PyObject *cap = NULL, *win = NULL, *err = NULL, *b = NULL, *fp = NULL, *seed = NULL, *kicks = NULL, *exp = NULL,
+             *mem = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO|OOOO$OOO:WindowedCuckooFilter", kw, &cap, &win, &err, &b, &fp,
+                                     &seed, &kicks, &exp, &mem))
         return NULL;
-    unsigned long long capacity, window, bucket, bits, s, max_kicks;
+    unsigned long long capacity, window, bucket, bits, s, max_kicks, expansion, max_memory;
     double rate;
     if (GET_PARAMS(CAPACITY_PARAM(cap, &capacity), UINT_PARAM(win, "window", 1, NIDUS_WINDOW_MAX_TICKS, 1, &window),
                    ERROR_RATE_PARAM(err, &rate), UINT_PARAM(b, "bucket_size", 0, 8, 0, &bucket),
                    UINT_PARAM(fp, "fingerprint_bits", 0, 29, 0, &bits), SEED_PARAM(seed, &s),
-                   UINT_PARAM(kicks, "max_kicks", 0, 65535, 0, &max_kicks)))
+                   UINT_PARAM(kicks, "max_kicks", 0, 65535, 0, &max_kicks),
+                   UINT_PARAM(exp, "expansion", 0, NIDUS_WINDOW_MAX_EXPANSION, 0, &expansion),
+                   UINT_PARAM(mem, "max_memory", 0, UINT64_MAX, 0, &max_memory)))
         return NULL;
     if (check_shape(bucket, bits, 29))
         return NULL;
+    if (max_memory && !expansion) {
+        PyErr_SetString(PyExc_ValueError, "max_memory bounds growth: it needs expansion > 0 (a windowed filter does "
+                                          "not grow by default)");
+        return NULL;
+    }
     nidus_window_params w = {.capacity = capacity, .window = window, .error_rate = rate,
                              .fingerprint_bits = (unsigned)bits, .bucket_size = (unsigned)bucket,
-                             .max_kicks = (unsigned)max_kicks, .seed = s};
+                             .max_kicks = (unsigned)max_kicks, .seed = s, .expansion = (unsigned)expansion,
+                             .max_memory = max_memory};
     nidus_filter_params p = {.kind = NIDUS_KIND_WINDOW, .capacity = capacity, .error_rate = rate, .window = window,
                              .kind_params = &w};
-    return new_filter(type, &p);
+    PyObject *f = new_filter(type, &p);
+    if (!f && max_memory && PyErr_ExceptionMatches(FilterFull)) { /* creation's only limit: the bound */
+        PyErr_Clear();
+        return window_below_bound(&p, &w);
+    }
+    return f;
 }
 
 static PyObject *fuse_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -1462,7 +1492,7 @@ static PyObject *stats_at(FilterObject *self, uint64_t t)
         rc = rc || PUT_U(d, "window", w.window) || PUT_U(d, "epoch_ticks", w.epoch_ticks) ||
              PUT_U(d, "entries", w.entries) || PUT_U(d, "live", w.live) || PUT_U(d, "buckets", w.buckets) ||
              PUT_U(d, "bucket_size", w.bucket_size) || PUT_U(d, "fingerprint_bits", w.fingerprint_bits) ||
-             PUT_U(d, "now", t);
+             PUT_U(d, "expansion", w.expansion) || PUT_U(d, "max_memory", w.max_memory) || PUT_U(d, "now", t);
         break;
     }
     case NIDUS_KIND_FUSE: {
@@ -1867,13 +1897,16 @@ KIND_TYPE(CountingType, "CountingBloomFilter", counting_methods, &filter_as_sequ
           "error rises. " DOC_KEY);
 KIND_TYPE(WindowType, "WindowedCuckooFilter", window_methods, &window_as_sequence, window_new,
           "WindowedCuckooFilter(capacity, window, error_rate=0.01, bucket_size=0, fingerprint_bits=0, seed=0, *, "
-          "max_kicks=0)\n--\n\n"
+          "max_kicks=0, expansion=0, max_memory=0)\n--\n\n"
           "A windowed cuckoo filter: keys expire. A key added at time t answers present at every time in "
           "[t, t + window] and, from about t + 1.2 * window on, as an absent key does (present only at the error "
           "rate). capacity: the most keys added within any one window. Every call takes the time as `now` "
           "(milliseconds, or any tick that never goes back; None: the current time in milliseconds since the epoch); "
-          "`key in f` and len(f) (live entries) are at the current time. The filter never grows: when full, add "
-          "raises nidus.FilterFull. " DOC_KEY);
+          "`key in f` and len(f) (live entries) are at the current time. With expansion=0 (the default) the filter "
+          "never grows: when full, add raises nidus.FilterFull. Otherwise an add that finds no room makes a table "
+          "`expansion`^k times the capacity, released once its keys have expired; max_memory (bytes, 0: no bound) "
+          "bounds that growth: an add whose new table would pass it raises nidus.FilterFull, the filter unchanged. "
+          DOC_KEY);
 KIND_TYPE(FuseType, "FuseFilter", fuse_methods, &filter_as_sequence, fuse_new,
           "A binary fuse filter: built once from a set of keys by FuseFilter.build(keys), then only read. " DOC_KEY);
 

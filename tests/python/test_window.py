@@ -111,6 +111,7 @@ def test_stats():
     assert s["bucket_size"] == 4 and s["fingerprint_bits"] == 12
     assert s["entries"] == 1 and s["live"] == 1 and s["items"] == 1 and s["now"] == 2000
     assert s["capacity"] >= 10000
+    assert s["expansion"] == 0 and s["max_memory"] == 0 and s["sub_filters"] == 1
 
 
 def test_full_filter_raises():
@@ -118,6 +119,77 @@ def test_full_filter_raises():
     with pytest.raises(nidus.FilterFull):
         for k in keys(100_000):
             f.add(k, now=1000)
+
+
+def test_growth_within_a_memory_bound(tmp_path):
+    f = nidus.WindowedCuckooFilter(100, W, 0.01, expansion=2, max_memory=5000)
+    s = f.stats(now=1000)
+    assert s["expansion"] == 2 and s["max_memory"] == 5000 and s["sub_filters"] == 1
+    added = keys(500)
+    f.update(added, now=1000)  # five times the capacity: grown, within the bound
+    assert f.stats(now=1000)["sub_filters"] == 3
+    # one key at a time until the next table would pass the bound: FilterFull, that add changing nothing
+    for k in keys(5000, "m"):
+        before = f.to_bytes()
+        try:
+            f.add(k, now=1000)
+        except nidus.FilterFull:
+            assert f.to_bytes() == before
+            break
+        added.append(k)
+    else:
+        pytest.fail("5,500 keys went into a filter bounded to 5,000 bytes")
+    assert all(f.contains_many(added, now=1000 + W))  # nothing added before is lost
+    s = f.stats(now=1000)
+    assert s["sub_filters"] == 3 and s["max_memory"] == 5000
+    # update: the keys before the failing one stay added, then FilterFull
+    with pytest.raises(nidus.FilterFull):
+        f.update(keys(5000, "u"), now=1000)
+    assert all(f.contains_many(added, now=1000)) and f.stats(now=1000)["sub_filters"] == 3
+    # unbounded, the same keys grow a fourth table
+    u = nidus.WindowedCuckooFilter(100, W, 0.01, expansion=2)
+    u.update(added + keys(1000, "m2"), now=1000)
+    assert u.stats(now=1000)["sub_filters"] > 3 and u.stats()["max_memory"] == 0
+    # saved and loaded, copied and pickled, the bound holds: the next key raises FilterFull there too
+    path = str(tmp_path / "bounded.nidus")
+    f.save(path)
+    full = f.to_bytes()
+    for g in (nidus.open(path), nidus.open(path, writable=True), nidus.open(path, lazy=False),
+              nidus.from_bytes(full, writable=True), pickle.loads(pickle.dumps(f)), copy.deepcopy(f), f.copy()):
+        s = g.stats(now=1000)
+        assert s["expansion"] == 2 and s["max_memory"] == 5000 and s["sub_filters"] == 3
+        assert g.to_bytes() == full
+        assert all(g.contains_many(added, now=1000))
+        if not g.read_only:
+            with pytest.raises(nidus.FilterFull):
+                g.update(keys(5000, "m"), now=1000)
+            assert g.stats(now=1000)["sub_filters"] == 3
+    # once the burst has expired, the grown tables go and the filter takes keys again under the same bound
+    later = 1000 + 2 * W
+    f.update(keys(500, "late"), now=later)
+    s = f.stats(now=later)
+    assert s["live"] == 500 and s["max_memory"] == 5000 and s["sub_filters"] <= 3
+
+
+def test_bad_memory_bounds():
+    least = nidus.WindowedCuckooFilter(100, W, 0.01, expansion=2).stats()["memory_bytes"]
+    assert nidus.WindowedCuckooFilter(100, W, 0.01, expansion=2, max_memory=least).stats()["max_memory"] == least
+    with pytest.raises(ValueError, match="max_memory=%d is below the %d bytes" % (least - 1, least)):
+        nidus.WindowedCuckooFilter(100, W, 0.01, expansion=2, max_memory=least - 1)
+    with pytest.raises(ValueError, match="needs expansion > 0"):
+        nidus.WindowedCuckooFilter(100, W, max_memory=5000)
+    with pytest.raises(ValueError, match="needs expansion > 0"):
+        nidus.WindowedCuckooFilter(100, W, expansion=0, max_memory=5000)
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match="max_memory"):
+            nidus.WindowedCuckooFilter(100, W, expansion=2, max_memory=bad)
+    for bad in ("5000", 5000.0, True):
+        with pytest.raises(TypeError, match="max_memory"):
+            nidus.WindowedCuckooFilter(100, W, expansion=2, max_memory=bad)
+    for bad in (-1, 32769):
+        with pytest.raises(ValueError, match="expansion"):
+            nidus.WindowedCuckooFilter(100, W, expansion=bad)
+    assert nidus.WindowedCuckooFilter(100, W, max_memory=0).stats()["max_memory"] == 0
 
 
 def test_bad_parameters_and_keys():
@@ -147,7 +219,9 @@ def test_bad_parameters_and_keys():
 
 
 def test_signatures():
-    assert str(inspect.signature(nidus.WindowedCuckooFilter)).startswith("(capacity, window, error_rate=0.01")
+    sig = str(inspect.signature(nidus.WindowedCuckooFilter))
+    assert sig.startswith("(capacity, window, error_rate=0.01")
+    assert sig.endswith("*, max_kicks=0, expansion=0, max_memory=0)")
     f = make()
     assert str(inspect.signature(f.add)) == "(key, now=None)"
     assert str(inspect.signature(f.stats)) == "(now=None)"
