@@ -172,8 +172,9 @@ def test_bit_offset_view_falls_back_and_returns(rng, tmp_path):
     assert cli_check(path, [k.encode() for k in kept[::3] + absent]) == [int(x) for x in fast]
 
 
-def test_every_reader_sees_a_deferred_add():
-    f = nidus.CuckooFilter(100000, 0.001)
+def readers_see_deferred_adds(f, tmp_path):
+    """One-key adds to an empty f, each followed by a reader of another kind (in, len, count, a pickle, copies,
+    bytes, stats, repr, contains_many, update, a bytes key, a saved file): every reader sees the add before it."""
     f.add("a key of twenty bytes")
     assert "a key of twenty bytes" in f
     f.add("x1")
@@ -183,16 +184,13 @@ def test_every_reader_sees_a_deferred_add():
     f.add("x3")
     assert pickle.loads(pickle.dumps(f)).count("x3") == 1
     f.add("x4")
-    assert copy.copy(f).count("x4") == 1
+    assert copy.copy(f).count("x4") == 1 and copy.deepcopy(f).count("x4") == 1
     f.add("x5")
     assert nidus.from_bytes(f.to_bytes()).count("x5") == 1
     f.add("x6")
     assert f.stats()["items"] == 7
     f.add("x7")
     assert "items=8" in repr(f)
-    f.add("x8")
-    f.remove("x8")
-    assert "x8" not in f
     f.add("x9")
     assert f.contains_many(["x9"]) == [True]
     f.add("x10")
@@ -200,41 +198,65 @@ def test_every_reader_sees_a_deferred_add():
     assert len(f) == 11
     f.add("x12")
     assert b"x12" in f and f.count(b"x12") == 1
+    f.add("x13")
+    f.save(str(tmp_path / "f.nidus"))
+    assert "x13" in nidus.open(str(tmp_path / "f.nidus"))
 
 
-def test_adds_made_by_an_iterable_inside_a_batched_call(tmp_path):
+def test_every_reader_sees_a_deferred_add(tmp_path):
     f = nidus.CuckooFilter(100000, 0.001)
+    readers_see_deferred_adds(f, tmp_path)
+    f.add("x8")
+    f.remove("x8")
+    assert "x8" not in f and len(f) == 13
 
+
+def adds_inside_batched_calls(f):
+    """Adds made by the iterable a batched call (update, contains_many) is reading, between two of its chunks: the
+    call sees each of them in order, and the filter holds every key."""
     def keys():
         for i in range(50):
-            f.add("inner %d" % i)  # queued while contains_many is between two chunks
+            f.add("inner %d" % i)  # queued while update is between two chunks
             yield "outer %d" % i
     f.update(keys())
     assert len(f) == 100
     found = f.contains_many("inner %d" % i for i in range(50) if f.add("again %d" % i) is None)
-    assert found == [True] * 50
+    assert found == [True] * 50 and len(f) == 150
+
+
+def test_adds_made_by_an_iterable_inside_a_batched_call(tmp_path):
+    f = nidus.CuckooFilter(100000, 0.001)
+    adds_inside_batched_calls(f)
     f.add("last")
     f.save(str(tmp_path / "f.nidus"))
     g = nidus.open(str(tmp_path / "f.nidus"))
     assert "last" in g and len(g) == 151
 
 
-def test_a_full_filter_raises_from_the_add_that_failed():
-    f = nidus.CuckooFilter(100, expansion=0)  # never grows: its adds are never deferred
+def fill_and_grow(full, grows):
+    """Adds "k0", "k1", ... one by one to `full`, which may not grow, until one raises nidus.FilterFull from its
+    own call, and 20,000 keys one by one to `grows`, which grows: every key added is in its filter, and `grows`
+    has more than one sub-filter. Returns the keys each took."""
     added = []
     with pytest.raises(nidus.FilterFull):
         for i in range(100000):
             k = "k%d" % i
-            f.add(k)
+            full.add(k)
             added.append(k)
-    assert len(f) == len(added)
-    assert all(k in f for k in added)
-    g = nidus.CuckooFilter(1000)  # grows (expansion=1): deferred adds apply through growth
+    assert all(k in full for k in added)
     ks = ["g%d" % i for i in range(20000)]
     for k in ks:
-        g.add(k)
-    assert len(g) == len(ks) and all(k in g for k in ks)
-    assert g.stats()["sub_filters"] > 1
+        grows.add(k)
+    assert all(k in grows for k in ks)
+    assert grows.stats()["sub_filters"] > 1
+    return added, ks
+
+
+def test_a_full_filter_raises_from_the_add_that_failed():
+    # never grows: its adds are never deferred; grows (expansion=1): deferred adds apply through growth
+    f, g = nidus.CuckooFilter(100, expansion=0), nidus.CuckooFilter(1000)
+    added, ks = fill_and_grow(f, g)
+    assert len(f) == len(added) and len(g) == len(ks)
 
 
 def add_from_threads(f):
@@ -268,66 +290,25 @@ def test_deferred_adds_under_threads():
 
 def test_every_reader_sees_a_deferred_bloom_add(tmp_path):
     f = nidus.BloomFilter(100000, 0.001)
-    f.add("a key of twenty bytes")
-    assert "a key of twenty bytes" in f
-    f.add("x1")
-    assert len(f) == 2
-    f.add("x2")
-    assert f.count("x2") == 1
-    f.add("x3")
-    assert pickle.loads(pickle.dumps(f)).count("x3") == 1
-    f.add("x4")
-    assert copy.copy(f).count("x4") == 1 and copy.deepcopy(f).count("x4") == 1
-    f.add("x5")
-    assert nidus.from_bytes(f.to_bytes()).count("x5") == 1
-    f.add("x6")
-    assert f.stats()["items"] == 7
-    f.add("x7")
-    assert "items=8" in repr(f)
+    readers_see_deferred_adds(f, tmp_path)
     f.add("x8")
-    assert f.add_new("x8") is False and f.add_new("x8b") is True
-    f.add("x9")
-    assert f.contains_many(["x9"]) == [True]
-    f.add("x10")
-    f.update(["x11"])
-    assert len(f) == 13
-    f.add("x12")
-    assert b"x12" in f and f.count(b"x12") == 1
-    f.add("x13")
-    f.save(str(tmp_path / "b.nidus"))
-    assert "x13" in nidus.open(str(tmp_path / "b.nidus"))
+    assert f.add_new("x8") is False and f.add_new("x8b") is True and len(f) == 15
 
 
 def test_bloom_adds_made_by_an_iterable_inside_a_batched_call():
     f = nidus.BloomFilter(100000, 0.001)
-
-    def keys():
-        for i in range(50):
-            f.add("inner %d" % i)  # queued while update is between two chunks
-            yield "outer %d" % i
-    f.update(keys())
-    assert len(f) == 100
-    found = f.contains_many("inner %d" % i for i in range(50) if f.add("again %d" % i) is None)
-    assert found == [True] * 50 and len(f) == 150
+    adds_inside_batched_calls(f)
+    g = nidus.BloomFilter(100000, 0.001)  # the same keys added at once as bytes: the same bits
+    g.update(("%s %d" % (w, i)).encode() for w in ("inner", "outer", "again") for i in range(50))
+    assert f.to_bytes() == g.to_bytes()
 
 
 @pytest.mark.parametrize("layout", ["blocked", "compact"])
 def test_a_full_bloom_filter_raises_from_the_add_that_failed(layout):
-    f = nidus.BloomFilter(100, expansion=0, layout=layout)  # adds that may fill it run at once
-    added = []
-    with pytest.raises(nidus.FilterFull):
-        for i in range(1000):
-            k = "k%d" % i
-            f.add(k)
-            added.append(k)
+    # adds that may fill it run at once; grows: adds that may grow it run at once, the rest are queued
+    f, g = nidus.BloomFilter(100, expansion=0, layout=layout), nidus.BloomFilter(1000)
+    added, ks = fill_and_grow(f, g)
     assert len(f) == 100 and len(added) >= 100
-    assert all(k in f for k in added)
-    g = nidus.BloomFilter(1000)  # grows: adds that may grow it run at once, the rest are queued
-    ks = ["g%d" % i for i in range(20000)]
-    for k in ks:
-        g.add(k)
-    assert all(k in g for k in ks)
-    assert g.stats()["sub_filters"] > 1
     h = nidus.BloomFilter(1000)
     for k in ks:
         h.add(k.encode())
