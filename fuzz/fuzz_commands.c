@@ -421,7 +421,8 @@ static void run_op(reader *r)
             stub_clock_ms += steps[(v >> 1) % 10];
             return;
         }
-        if (v & 0x40) { /* CF.AT / BF.AT key ms (a write | SWEEP budget | LIMIT bytes), as a master sends them */
+        if (v & 0x40) { /* CF.AT / BF.AT key ms (a write | SWEEP budget | LIMIT bytes | GROW settings), as a master
+                         * sends them */
             bool bloom = v & 1;
             push_str(&b, bloom ? "BF.AT" : "CF.AT");
             push_key(&b, r);
@@ -430,6 +431,15 @@ static void run_op(reader *r)
             if (what == 0 && (v & 2)) { /* the limit for the key's next LOADCHUNK header */
                 push_str(&b, "LIMIT");
                 push_num(&b, byte(r) % 3 ? (long long)byte(r) << 10 : 0);
+            } else if (what == 3 && (v & 2)) { /* the settings of a RedisBloom-format key's next growth */
+                static const char *const rates[] = {"0.01", "0.5", "1", "x"};
+                push_str(&b, "GROW");
+                push_num(&b, (long long)byte(r) - 1);
+                push_num(&b, (long long)byte(r) << 12);
+                if (!bloom || (v & 4)) { /* a Bloom one with a cuckoo one's arguments: refused */
+                    push_num(&b, byte(r) % 70);
+                    push_str(&b, rates[byte(r) % 4]);
+                }
             } else if (what == 0) {
                 push_str(&b, "SWEEP");
                 push_num(&b, byte(r) % 3 ? (long long)byte(r) : 1LL << 40);
