@@ -20,6 +20,7 @@ mod_config mod_cfg = {
     .max_capacity = UINT64_C(1) << 30,
     .max_memory = UINT64_C(1) << 31,
     .cf_compact_interval = 10,
+    .merge_inline_bytes = 65536,
 };
 
 RedisModuleType *mod_cf_type, *mod_bf_type;

@@ -24,6 +24,7 @@ typedef struct mod_config {
     uint64_t max_capacity;      /* max-capacity: the largest capacity any command accepts */
     uint64_t max_memory;        /* max-filter-memory: bytes one filter may hold, creation, growth and loading */
     unsigned cf_compact_interval; /* cf-compact-interval: ms between the timer's compaction steps, 0: none */
+    uint64_t merge_inline_bytes;  /* merge-inline-bytes: larger merges are built on a thread (merge_jobs.c) */
 } mod_config;
 
 extern mod_config mod_cfg;

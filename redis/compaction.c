@@ -27,6 +27,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "pins.h"
 #include "windowed.h"
 
 /* Units of work (nidus_cuckoo_compact_step) of a write's step: 30 to 150 microseconds on a large filter (bucket
@@ -168,7 +169,9 @@ static void on_timer(RedisModuleCtx *ctx, void *data)
             if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE &&
                 RedisModule_ModuleTypeGetType(key) == mod_cf_type) {
                 bool done;
-                keep = step(ctx, name, RedisModule_ModuleTypeGetValue(key), TIMER_STEP_UNITS, &done) && !done;
+                void *cf = RedisModule_ModuleTypeGetValue(key);
+                keep = mod_pinned(cf) || /* a merge thread reads it: stepped after the merge */
+                       (step(ctx, name, cf, TIMER_STEP_UNITS, &done) && !done);
             }
             RedisModule_CloseKey(key);
             RedisModule_FreeString(ctx, name);

@@ -48,6 +48,8 @@ static const setting settings[] = {
     U64("max-filter-memory", "MAX_FILTER_MEMORY", false, "2147483648", 4096, LLONG_MAX, max_memory),
     /* milliseconds between the timer's compaction steps (compaction.c); 0: only writes step */
     UINT("cf-compact-interval", NULL, false, "10", 0, 60000, 60000, cf_compact_interval),
+    /* bytes of inputs up to which a CF.MERGE / BF.MERGE is built within the command (merge_jobs.c) */
+    U64("merge-inline-bytes", NULL, false, "65536", 0, LLONG_MAX, merge_inline_bytes),
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])

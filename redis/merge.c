@@ -11,6 +11,8 @@
 
 #include "commands.h"
 #include "common.h"
+#include "merge.h"
+#include "merge_jobs.h"
 #include "rb/rb_merge.h"
 #include "rb/rb_types.h"
 #include "types.h"
@@ -18,13 +20,13 @@
 
 /* What differs between the two commands: the nidus type (its values merge through nidus_filter_merge), the
  * RedisBloom-named one, and the add errors. */
-typedef struct merge_kind {
+struct merge_kind {
     const mod_filter_ops *ops;
     RedisModuleType **rb_type; /* NULL for windowed filters */
     const rb_kind *rb;
     const char *(*error)(nidus_status st); /* the type's add errors: LIMIT_TABLES and READ_ONLY as adds say them */
     RedisModuleType **other;   /* the family's filters that do not merge with these: windowed or plain */
-} merge_kind;
+};
 
 static const merge_kind cf_kind = {&mod_cf_ops, &rb_cf_type, &rb_cf_kind, mod_cf_add_error, &mod_cw_type};
 static const merge_kind bf_kind = {&mod_bf_ops, &rb_bf_type, &rb_bf_kind, mod_bf_add_error, &mod_bw_type};
@@ -38,13 +40,6 @@ static bool nidus_difference(const merge_kind *m, const void *dst, const void *s
     nidus_filter_ref d, s;
     return nidus_filter_merge_difference(mod_filter(&d, m->ops, dst), mod_filter(&s, m->ops, src), buf, cap) > 0;
 }
-
-/* One filter taking part: destkey's value (position 0) or a sourcekey's (its position, from 1). */
-typedef struct merge_input {
-    void *value;
-    bool rb; /* a key loaded from RedisBloom (an rb_value) */
-    int position;
-} merge_input;
 
 typedef enum { INPUT_MISSING, INPUT_OK, INPUT_WRONGTYPE, INPUT_LOADING, INPUT_OTHER } input_state;
 
@@ -95,30 +90,42 @@ static const char *merge_error(const merge_kind *m, nidus_status st)
     }
 }
 
-/* Replies the error of `in` not merging into `base` (NIDUS_ERR_INCOMPATIBLE: what differs). */
-static int reply_merge_error(RedisModuleCtx *ctx, const merge_kind *m, nidus_status st, const merge_input *base,
-                             const merge_input *in)
+const char *merge_error_text(const merge_plan *p, nidus_status st, int failed_at, char *buf, size_t cap)
 {
+    const merge_kind *m = p->m;
+    const merge_input *base = &p->in[0], *in = &p->in[failed_at];
     if (st == NIDUS_ERR_INCOMPATIBLE) {
         char why[200];
         bool known = in->rb ? rb_value_difference(m->rb, base->value, in->value, why, sizeof why)
                             : nidus_difference(m, base->value, in->value, why, sizeof why);
-        return mod_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in->position,
-                                  known ? why : "sub-filters of other shapes");
+        snprintf(buf, cap, "ERR incompatible sourcekey %d: %s", in->position, known ? why : "sub-filters of other shapes");
+        return buf;
     }
     if (st == NIDUS_ERR_FULL && m->ops->kind == NIDUS_KIND_WINDOW)
-        return RedisModule_ReplyWithError(ctx, m->error(st));
-    if (st == NIDUS_ERR_FULL && m->ops->kind == NIDUS_KIND_CUCKOO)
-        return mod_reply_errorf(ctx,
-                                  "ERR filter is full: a sub-filter of destkey has no room for the items of sourcekey "
-                                  "%d in the same sub-filter",
-                                  in->position);
+        return m->error(st);
+    if (st == NIDUS_ERR_FULL && m->ops->kind == NIDUS_KIND_CUCKOO) {
+        snprintf(buf, cap,
+                 "ERR filter is full: a sub-filter of destkey has no room for the items of sourcekey %d in the same "
+                 "sub-filter",
+                 in->position);
+        return buf;
+    }
     const char *error = merge_error(m, st);
-    return error ? RedisModule_ReplyWithError(ctx, error) : mod_reply_errorf(ctx, "ERR %s", nidus_strerror(st));
+    if (error)
+        return error;
+    snprintf(buf, cap, "ERR %s", nidus_strerror(st));
+    return buf;
 }
 
-/* Checks every input against the first (format and parameters); replies the first difference. */
-static bool all_compatible(RedisModuleCtx *ctx, const merge_kind *m, const merge_input *in, int n)
+/* Replies the error of input `failed_at` not merging into in[0]. */
+static int reply_merge_error(RedisModuleCtx *ctx, const merge_plan *p, nidus_status st, int failed_at)
+{
+    char buf[320];
+    return RedisModule_ReplyWithError(ctx, merge_error_text(p, st, failed_at, buf, sizeof buf));
+}
+
+/* Checks every input against the first (format and parameters); the first difference's error into err. */
+static bool all_compatible(const merge_kind *m, const merge_input *in, int n, char *err, size_t cap)
 {
     for (int i = 1; i < n; i++) {
         char why[200];
@@ -131,7 +138,7 @@ static bool all_compatible(RedisModuleCtx *ctx, const merge_kind *m, const merge
         else
             differs = nidus_difference(m, in[0].value, in[i].value, why, sizeof why);
         if (differs) {
-            mod_reply_errorf(ctx, "ERR incompatible sourcekey %d: %s", in[i].position, why);
+            snprintf(err, cap, "ERR incompatible sourcekey %d: %s", in[i].position, why);
             return false;
         }
     }
@@ -153,33 +160,78 @@ static void free_value(const merge_kind *m, bool rb, void *value)
         mod_filter_free(m->ops, value);
 }
 
-/* Merges in[1..n) into in[0]'s value, in place, or into a copy of it set into `dest` at the end; replies. In
- * place only when the inputs together (`total` bytes) are within `limit`: a merged filter holds at most the
- * inputs' tables (sibling tables are copies of a source's), so only a copy needs checking afterwards. */
-static int merge_inputs(RedisModuleCtx *ctx, const merge_kind *m, RedisModuleKey *dest, bool dest_exists,
-                        merge_input *in, int n, uint64_t limit, uint64_t total)
+void merge_free_result(const merge_plan *p, void *result) { free_value(p->m, p->in[0].rb, result); }
+
+/* Merges in[from..n) into `work`, a filter of in[0]'s kind; *failed_at: the input that failed. */
+static nidus_status merge_into(const merge_plan *p, void *work, int from, int *failed_at)
 {
-    bool in_place = dest_exists && n == 2 && !in[0].rb && total <= limit;
-    void *work = in_place ? in[0].value : copy_input(m, &in[0]);
-    if (!work)
-        return RedisModule_ReplyWithError(ctx, merge_error(m, NIDUS_ERR_NO_MEMORY));
-    merge_input target = {work, in[0].rb, 0};
-    for (int i = 1; i < n; i++) {
+    const merge_kind *m = p->m;
+    for (int i = from; i < p->n; i++) {
         nidus_filter_ref d, s;
-        nidus_status st = in[i].rb ? rb_value_merge(m->rb, work, in[i].value)
-                                   : nidus_filter_merge(mod_filter(&d, m->ops, work), mod_filter(&s, m->ops, in[i].value));
+        nidus_status st = p->in[i].rb ? rb_value_merge(m->rb, work, p->in[i].value)
+                                      : nidus_filter_merge(mod_filter(&d, m->ops, work),
+                                                           mod_filter(&s, m->ops, p->in[i].value));
         if (st) {
-            if (!in_place)
-                free_value(m, in[0].rb, work);
-            return reply_merge_error(ctx, m, st, &in[0], &in[i]);
+            *failed_at = i;
+            return st;
         }
     }
-    if (!in_place && input_memory(m, &target) > limit) {
-        free_value(m, in[0].rb, work);
-        return RedisModule_ReplyWithError(ctx, MOD_MSG_TOO_BIG);
+    return NIDUS_OK;
+}
+
+nidus_status merge_build(const merge_plan *p, void **out, int *failed_at)
+{
+    *failed_at = 0;
+    *out = NULL;
+    void *work = copy_input(p->m, &p->in[0]);
+    if (!work)
+        return NIDUS_ERR_NO_MEMORY;
+    merge_input target = {work, p->in[0].rb, 0};
+    nidus_status st = merge_into(p, work, 1, failed_at);
+    if (!st && input_memory(p->m, &target) > p->limit) {
+        *failed_at = 0;
+        st = NIDUS_ERR_LIMIT_MEMORY;
     }
-    if (!in_place)
-        RedisModule_ModuleTypeSetValue(dest, in[0].rb ? *m->rb_type : *m->ops->type, work);
+    if (st) {
+        free_value(p->m, p->in[0].rb, work);
+        return st;
+    }
+    *out = work;
+    return NIDUS_OK;
+}
+
+void merge_install(RedisModuleCtx *ctx, RedisModuleKey *dest, RedisModuleString *name, const merge_plan *p,
+                   void *result)
+{
+    const merge_kind *m = p->m;
+    RedisModule_ModuleTypeSetValue(dest, p->in[0].rb ? *m->rb_type : *m->ops->type, result);
+    if (m->ops->kind == NIDUS_KIND_WINDOW)
+        mod_window_track(ctx, name); /* the timer's sweep steps reach it */
+}
+
+/* Merges in[1..n) into in[0]'s value, in place, or on a copy (merge_build) set into `dest` at the end; replies.
+ * In place only when the inputs together (`total` bytes) are within the limit and `copy` is not asked: a merged
+ * filter holds at most the inputs' tables (sibling tables are copies of a source's), so only a copy needs
+ * checking afterwards. */
+static int merge_inputs(RedisModuleCtx *ctx, RedisModuleString **argv, const merge_plan *p, uint64_t total,
+                        bool copy)
+{
+    int failed_at = 0;
+    nidus_status st;
+    RedisModuleKey *dest = mod_open_key(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    if (!copy && p->dest_exists && p->n == 2 && !p->in[0].rb && total <= p->limit) {
+        st = merge_into(p, p->in[0].value, 1, &failed_at);
+        if (!st && p->m->ops->kind == NIDUS_KIND_WINDOW)
+            mod_window_track(ctx, argv[1]);
+    } else {
+        void *work;
+        st = merge_build(p, &work, &failed_at);
+        if (!st)
+            merge_install(ctx, dest, argv[1], p, work);
+    }
+    RedisModule_CloseKey(dest);
+    if (st)
+        return reply_merge_error(ctx, p, st, failed_at);
     RedisModule_ReplicateVerbatim(ctx);
     return RedisModule_ReplyWithSimpleString(ctx, "OK");
 }
@@ -198,32 +250,27 @@ static bool first_holds(RedisModuleCtx *ctx, RedisModuleString **argv, RedisModu
     return yes;
 }
 
-static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, const merge_kind *m,
-                         const merge_kind *windowed)
+plan_state merge_plan_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool bloom, merge_plan *p,
+                           uint64_t *total, char *err, size_t cap)
 {
-    /* "getkeys-api": Redis Cluster (Redis 7.0-7.4, Valkey 8) routes a module command by the keys the command
-     * reports, or by its first-last-step range, not by its key specs (which serve COMMAND GETKEYS and ACLs):
-     * destkey and every sourcekey */
-    if (RedisModule_IsKeysPositionRequest(ctx)) {
-        for (int i = 1; i < argc; i++)
-            if (i != 2)
-                RedisModule_KeyAtPos(ctx, i);
-        return REDISMODULE_OK;
-    }
-    if (argc < 4)
-        return RedisModule_WrongArity(ctx);
+    const merge_kind *m = bloom ? &bf_kind : &cf_kind, *windowed = bloom ? &bw_kind : &cw_kind;
     long long numkeys;
-    if (RedisModule_StringToLongLong(argv[2], &numkeys) != REDISMODULE_OK || numkeys < 1)
-        return RedisModule_ReplyWithError(ctx, "ERR numkeys must be a positive integer");
-    if (numkeys != argc - 3)
-        return mod_reply_errorf(ctx, "ERR numkeys (%lld) does not match the number of sourcekeys (%d)", numkeys,
-                                  argc - 3);
+    p->in = NULL;
+    if (RedisModule_StringToLongLong(argv[2], &numkeys) != REDISMODULE_OK || numkeys < 1) {
+        snprintf(err, cap, "ERR numkeys must be a positive integer");
+        return PLAN_ERROR;
+    }
+    if (numkeys != argc - 3) {
+        snprintf(err, cap, "ERR numkeys (%lld) does not match the number of sourcekeys (%d)", numkeys, argc - 3);
+        return PLAN_ERROR;
+    }
     if (mod_window_values && first_holds(ctx, argv, *windowed->ops->type))
         m = windowed;
-    RedisModuleKey *dest = mod_open_key(ctx, argv[1], REDISMODULE_READ | REDISMODULE_WRITE);
+    RedisModuleKey *dest = mod_open_key(ctx, argv[1], REDISMODULE_READ);
     merge_input *in = RedisModule_Calloc((size_t)argc, sizeof *in);
-    int n = 0, rc = REDISMODULE_OK;
+    int n = 0;
     input_state ds = classify(dest, m, &in[0]);
+    RedisModule_CloseKey(dest);
     bool dest_exists = ds != INPUT_MISSING;
     const char *error = ds == INPUT_WRONGTYPE ? REDISMODULE_ERRORMSG_WRONGTYPE
                         : ds == INPUT_LOADING ? m->ops->still_loading
@@ -245,38 +292,86 @@ static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
                                        : NULL;
         n++;
     }
+    plan_state state = PLAN_MERGE;
     if (error) {
-        rc = RedisModule_ReplyWithError(ctx, error);
+        snprintf(err, cap, "%s", error);
+        state = PLAN_ERROR;
     } else if (n == 1 && dest_exists) { /* destkey merged with itself alone: already the union */
-        RedisModule_ReplyWithSimpleString(ctx, "OK");
-    } else if (all_compatible(ctx, m, in, n)) {
+        state = PLAN_DONE;
+    } else if (!all_compatible(m, in, n, err, cap)) {
+        state = PLAN_ERROR;
+    } else {
         /* the union holds at least every table or layer of the input that has the most (cuckoo sibling tables
          * may add the others'): held to the limit before anything is built (a result that may pass it is
          * built on a copy and checked again before it replaces destkey) */
-        uint64_t limit = merge_limit(ctx), largest = 0, total = 0;
+        uint64_t limit = merge_limit(ctx), largest = 0;
+        *total = 0;
         for (int i = 0; i < n; i++) {
             uint64_t bytes = input_memory(m, &in[i]);
             largest = bytes > largest ? bytes : largest;
-            total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+            *total = bytes > UINT64_MAX - *total ? UINT64_MAX : *total + bytes;
         }
-        rc = largest > limit ? RedisModule_ReplyWithError(ctx, MOD_MSG_TOO_BIG)
-                             : merge_inputs(ctx, m, dest, dest_exists, in, n, limit, total);
-        if (m == windowed && mod_window_holds(dest, *m->ops->type))
-            mod_window_track(ctx, argv[1]); /* a destkey made here: the timer's sweep steps reach it */
+        *p = (merge_plan){m, in, n, dest_exists, limit};
+        if (largest <= limit)
+            return PLAN_MERGE;
+        snprintf(err, cap, "%s", MOD_MSG_TOO_BIG);
+        state = PLAN_ERROR;
     }
     RedisModule_Free(in);
-    RedisModule_CloseKey(dest);
+    p->in = NULL;
+    return state;
+}
+
+/* How a merge runs: a client's (on a thread when large and the client can wait, else here), or one a master
+ * replicated (merge_jobs.c): started on a thread as the master started it, or built here on a copy. */
+typedef enum { RUN_CLIENT, RUN_START, RUN_COPY } merge_run;
+
+static int merge_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool bloom, merge_run run)
+{
+    /* "getkeys-api": Redis Cluster (Redis 7.0-7.4, Valkey 8) routes a module command by the keys the command
+     * reports, or by its first-last-step range, not by its key specs (which serve COMMAND GETKEYS and ACLs):
+     * destkey and every sourcekey */
+    if (RedisModule_IsKeysPositionRequest(ctx)) {
+        for (int i = 1; i < argc; i++)
+            if (i != 2)
+                RedisModule_KeyAtPos(ctx, i);
+        return REDISMODULE_OK;
+    }
+    if (argc < 4)
+        return RedisModule_WrongArity(ctx);
+    merge_plan p;
+    uint64_t total = 0;
+    char err[320];
+    switch (merge_plan_keys(ctx, argv, argc, bloom, &p, &total, err, sizeof err)) {
+    case PLAN_ERROR: return RedisModule_ReplyWithError(ctx, err);
+    case PLAN_DONE: return RedisModule_ReplyWithSimpleString(ctx, "OK");
+    case PLAN_MERGE: break;
+    }
+    int rc;
+    if ((run == RUN_START || (run == RUN_CLIENT && total > mod_cfg.merge_inline_bytes)) &&
+        mod_merge_start(ctx, argv, argc, &p, bloom, run == RUN_START))
+        rc = run == RUN_START ? RedisModule_ReplyWithSimpleString(ctx, "OK") : REDISMODULE_OK; /* p.in taken */
+    else if (run == RUN_START) /* no thread: the master's END builds it (merge_jobs.c) */
+        rc = RedisModule_ReplyWithSimpleString(ctx, "OK");
+    else
+        rc = merge_inputs(ctx, argv, &p, total, run == RUN_COPY);
+    RedisModule_Free(p.in);
     return rc;
 }
 
 /* CF.MERGE destkey numkeys sourcekey [sourcekey ...] */
 int mod_cf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return merge_command(ctx, argv, argc, &cf_kind, &cw_kind);
+    return merge_command(ctx, argv, argc, false, RUN_CLIENT);
 }
 
 /* BF.MERGE destkey numkeys sourcekey [sourcekey ...] */
 int mod_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
-    return merge_command(ctx, argv, argc, &bf_kind, &bw_kind);
+    return merge_command(ctx, argv, argc, true, RUN_CLIENT);
+}
+
+int merge_replayed(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool bloom, bool start)
+{
+    return argc < 4 ? RedisModule_WrongArity(ctx) : merge_command(ctx, argv, argc, bloom, start ? RUN_START : RUN_COPY);
 }

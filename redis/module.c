@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "common.h"
 #include "config.h"
+#include "merge_jobs.h"
 #include "rb/rb_types.h"
 #include "types.h"
 #include "windowed.h"
@@ -68,11 +69,13 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     mod_cf_compaction_init(ctx);
     if (RedisModule_RegisterInfoFunc && RedisModule_InfoAddSection && RedisModule_InfoAddFieldULongLong)
         RedisModule_RegisterInfoFunc(ctx, info);
-    /* every command through its routers: windowed keys (windowed.c), then keys loaded from RedisBloom
-     * (rb/rb_commands.c), then the nidus handler */
+    /* every command through its routers: writes wait while a merge thread holds their keys (merge_jobs.c),
+     * then windowed keys (windowed.c), then keys loaded from RedisBloom (rb/rb_commands.c), then the nidus
+     * handler */
     mod_command routed[NCOMMANDS];
     for (size_t i = 0; i < NCOMMANDS; i++)
         routed[i] = (mod_command){commands[i].name,
-                                  mod_window_route(commands[i].fn, mod_rb_route(commands[i].fn))};
+                                  mod_merge_route(commands[i].fn,
+                                                  mod_window_route(commands[i].fn, mod_rb_route(commands[i].fn)))};
     return mod_register_commands(ctx, routed, NCOMMANDS);
 }

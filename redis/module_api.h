@@ -24,9 +24,12 @@
 #define REDISMODULE_POSTPONED_LEN (-1L)
 
 /* RedisModule_GetContextFlags */
+#define REDISMODULE_CTX_FLAGS_LUA (1 << 0)         /* inside a script */
+#define REDISMODULE_CTX_FLAGS_MULTI (1 << 1)       /* inside MULTI / EXEC */
 #define REDISMODULE_CTX_FLAGS_SLAVE (1 << 3)       /* this server is a replica */
 #define REDISMODULE_CTX_FLAGS_REPLICATED (1 << 12) /* the command came from the master (or a slot migration) */
 #define REDISMODULE_CTX_FLAGS_LOADING (1 << 13) /* the server is loading its RDB or AOF, or a full sync */
+#define REDISMODULE_CTX_FLAGS_DENY_BLOCKING (1 << 21) /* the client may not be blocked (Redis 6.2) */
 #define REDISMODULE_CTX_FLAGS_RESP3 (1 << 22)
 #define REDISMODULE_CTX_FLAGS_ASYNC_LOADING (1 << 23) /* a replica loads a sync while serving reads (swapdb) */
 
@@ -45,6 +48,7 @@ typedef struct RedisModuleIO RedisModuleIO;
 typedef struct RedisModuleType RedisModuleType;
 typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleDefragCtx RedisModuleDefragCtx;
+typedef struct RedisModuleBlockedClient RedisModuleBlockedClient;
 typedef struct RedisModuleInfoCtx RedisModuleInfoCtx;
 typedef void (*RedisModuleInfoFunc)(RedisModuleInfoCtx *ctx, int for_crash_report);
 typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
@@ -266,7 +270,15 @@ typedef struct RedisModuleTypeMethods {
     X(void *, DictNextC, (RedisModuleDictIter *, size_t *, void **))                                          \
     X(void, DictIteratorStop, (RedisModuleDictIter *))                                                        \
     X(int, SubscribeToKeyspaceEvents, (RedisModuleCtx *, int, RedisModuleNotificationFunc))                    \
-    X(int, SubscribeToServerEvent, (RedisModuleCtx *, RedisModuleEvent, RedisModuleEventCallback))
+    X(int, SubscribeToServerEvent, (RedisModuleCtx *, RedisModuleEvent, RedisModuleEventCallback))            \
+    X(RedisModuleBlockedClient *, BlockClient,                                                                \
+      (RedisModuleCtx *, RedisModuleCmdFunc, RedisModuleCmdFunc, void (*)(RedisModuleCtx *, void *), long long)) \
+    X(RedisModuleBlockedClient *, BlockClientOnKeys,                                                          \
+      (RedisModuleCtx *, RedisModuleCmdFunc, RedisModuleCmdFunc, void (*)(RedisModuleCtx *, void *), long long, \
+       RedisModuleString **, int, void *))                                                                    \
+    X(int, UnblockClient, (RedisModuleBlockedClient *, void *))                                               \
+    X(void *, GetBlockedClientPrivateData, (RedisModuleCtx *))                                                \
+    X(void, SignalKeyAsReady, (RedisModuleCtx *, RedisModuleString *))
 
 /* Functions a server may lack: fetched when present, NULL otherwise; each use checks. */
 #define MOD_REDIS_API_OPTIONAL(X)                                                                           \

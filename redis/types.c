@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "pins.h"
 #include "rb/rb_types.h"
 #include "types.h"
 #include "windowed.h"
@@ -179,7 +180,11 @@ static size_t mem_usage(const mod_value_class *c, const void *value)
     static void prefix##_aof(RedisModuleIO *aof, RedisModuleString *key, void *v) { aof_rewrite(&cls, aof, key, v); } \
     static size_t prefix##_mem(const void *v) { return mem_usage(&cls, v); }                                   \
     static void prefix##_digest(RedisModuleDigest *md, void *v) { digest(&cls, md, v); }                       \
-    static void prefix##_free(void *v) { cls.free(cls.of, v); }                                                \
+    static void prefix##_free(void *v)                                                                         \
+    {                                                                                                          \
+        if (!mod_pin_keep(v, &cls)) /* else a merge thread reads it: freed when the merge ends */             \
+            cls.free(cls.of, v);                                                                               \
+    }                                                                                                          \
     static size_t prefix##_free_effort(RedisModuleString *key, const void *v)                                  \
     {                                                                                                          \
         (void)key;                                                                                             \
@@ -198,7 +203,7 @@ static size_t mem_usage(const mod_value_class *c, const void *value)
     static int prefix##_defrag(RedisModuleDefragCtx *ctx, RedisModuleString *key, void **v)                   \
     {                                                                                                          \
         (void)key;                                                                                             \
-        return mod_defrag_value(ctx, v, prefix##_relocate);                                                    \
+        return mod_pinned(*v) ? 0 : mod_defrag_value(ctx, v, prefix##_relocate); /* a merge thread reads it */ \
     }                                                                                                          \
     static RedisModuleTypeMethods prefix##_methods = {                                                         \
         .version = MOD_TYPE_METHOD_VERSION,                                                                    \

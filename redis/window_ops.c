@@ -6,7 +6,7 @@
 #include "windowed.h"
 
 RedisModuleType *mod_cw_type, *mod_bw_type;
-uint64_t mod_window_values;
+_Atomic uint64_t mod_window_values;
 
 bool mod_window_holds(RedisModuleKey *key, RedisModuleType *type)
 {

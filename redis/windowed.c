@@ -25,6 +25,8 @@
 
 #include "commands.h"
 #include "common.h"
+#include "merge_jobs.h"
+#include "pins.h"
 #include "rb/rb_types.h"
 #include "types.h"
 #include "windowed.h"
@@ -138,7 +140,7 @@ static void visit(RedisModuleCtx *ctx, RedisModuleString *name, RedisModuleKey *
     RedisModuleType *type = RedisModule_ModuleTypeGetType(key);
     nidus_window *w = RedisModule_ModuleTypeGetValue(key);
     const mod_filter_ops *ops = is_bloom_type(type) ? &mod_bw_ops : &mod_cw_ops;
-    if (mod_filter_loading(ops, w))
+    if (mod_filter_loading(ops, w) || mod_pinned(w)) /* a merge thread reads it: swept after the merge */
         return;
     nidus_window_stats s;
     nidus_window_get_stats(w, now, &s);
@@ -818,6 +820,8 @@ static int at_command(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, b
         clock_given = false;
         return rc;
     }
+    if (mod_merge_at_form(argv, argc)) /* a master's merge on a thread (merge_jobs.c) */
+        return mod_merge_at(ctx, argv, argc, bloom);
     if (mod_arg_is(argv[3], "LIMIT")) /* for a key of any of the module's types (mod_limit_announce) */
         return mod_limit_at(ctx, argv, argc);
     if (mod_arg_is(argv[3], "SWEEP")) {

@@ -20,7 +20,7 @@ extern const mod_filter_ops mod_cw_ops, mod_bw_ops;
 
 /* Windowed values alive (counted as they are made and freed: mod_window_create, filter_ops.c's chunk loads and
  * frees): without any, the routers cost one test. */
-extern uint64_t mod_window_values;
+extern _Atomic uint64_t mod_window_values;
 
 /* Subscribes to the keyspace events that tell the sweep of windowed keys loaded, restored, renamed, moved or
  * copied (the types are registered by types.c). */

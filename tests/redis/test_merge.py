@@ -2,7 +2,10 @@
 """CF.MERGE and BF.MERGE destkey numkeys sourcekey [sourcekey ...]: the union, every item of every source
 present afterwards (no false negatives), cuckoo counts and Bloom cards adding up; an existing destkey is one
 of the sources; the exact errors, after which nothing changed; max-filter-memory; replicas, RDB and AOF ending
-byte-identical; keys loaded from RedisBloom; Redis Cluster's one-slot rule from the key specs."""
+byte-identical; keys loaded from RedisBloom; Redis Cluster's one-slot rule from the key specs.
+
+Every test runs twice: with merges built within the command (the default for these small keys), and with
+merge-inline-bytes 0, every merge built on a thread (test_merge_threads.py tests what is particular to that)."""
 import os
 import struct
 import time
@@ -13,6 +16,32 @@ import conftest
 from resp import Error, Raw, scandump
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "redisbloom")
+
+
+@pytest.fixture(params=["inline", "thread"])
+def merge_args(request):
+    return () if request.param == "inline" else ("merge-inline-bytes", "0")
+
+
+@pytest.fixture
+def server(tmp_path, merge_args):
+    s = conftest.Server(tmp_path / "server", module_args=merge_args)
+    yield s
+    s.kill()
+
+
+@pytest.fixture
+def make_server(tmp_path, merge_args):
+    made = []
+
+    def make(name, extra=(), module_args=()):
+        s = conftest.Server(tmp_path / name, extra, tuple(module_args) + tuple(merge_args))
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.kill()
 
 
 def items(prefix, n, start=0):
