@@ -63,6 +63,7 @@ typedef struct job {
     bool bloom;
     bool replayed;  /* started by a master's MERGE BEGIN: ends at its END (or ABORT) */
     bool abandoned; /* the master's ABORT: dropped once its thread is done */
+    bool adopted;   /* replayed, then this server became a master (promoted, or its AOF ended mid-merge): its own */
     RedisModuleBlockedClient *bc; /* the client waiting for the reply; NULL for a replayed one */
     pthread_t thread;
     atomic_bool done;
@@ -334,10 +335,12 @@ static bool is_master(RedisModuleCtx *ctx)
     return !(RedisModule_GetContextFlags(ctx) & (REDISMODULE_CTX_FLAGS_SLAVE | REDISMODULE_CTX_FLAGS_LOADING));
 }
 
-/* Ends now every job holding a key of the command (a client that cannot wait, or a master's stream). */
+/* Ends now every job holding a key of the command (a client that cannot wait, or a master's stream). A replayed
+ * job ends here only when a client of this master writes (it is this server's now); a write of the master's
+ * stream (or a slot migration's) to its keys says the master gave it up. */
 static void settle(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool merge)
 {
-    bool master = is_master(ctx);
+    bool master = is_master(ctx) && !(RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_REPLICATED);
     for (bool again = true; again;) {
         again = false;
         for (job *j = jobs; j && !again; j = j->next) {
@@ -429,6 +432,22 @@ static int wait_for_keys(RedisModuleCtx *ctx, RedisModuleString **argv, int argc
     return REDISMODULE_OK;
 }
 
+/* How the timer ends a job whose thread is done: a client's as its own; a replayed one dropped when its master
+ * gave it up (ABORT) or its keys are no longer what it read (a full sync replaced them, a slot import was
+ * dropped), as its own once adopted on a master, else not before its master's END (-1). */
+static int timer_ending(RedisModuleCtx *ctx, job *j, bool master)
+{
+    if (!j->replayed)
+        return END_OWN;
+    if (j->abandoned)
+        return END_DROP;
+    int selected = RedisModule_GetSelectedDb(ctx);
+    RedisModule_SelectDb(ctx, j->db);
+    bool same = unchanged(ctx, j);
+    RedisModule_SelectDb(ctx, selected);
+    return !same ? END_DROP : j->adopted && master ? END_OWN : -1;
+}
+
 static void on_tick(RedisModuleCtx *ctx, void *data)
 {
     (void)data;
@@ -437,13 +456,35 @@ static void on_tick(RedisModuleCtx *ctx, void *data)
     for (bool again = true; again && !(RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_LOADING);) {
         again = false;
         for (job *j = jobs; j && !again; j = j->next) {
-            if (!atomic_load(&j->done) || (j->replayed && !j->abandoned && !master))
-                continue; /* a replica's waits for its master's END */
-            finish(ctx, j, j->abandoned ? END_DROP : END_OWN);
-            again = true;
+            int how = atomic_load(&j->done) ? timer_ending(ctx, j, master) : -1;
+            if (how >= 0) {
+                finish(ctx, j, (ending)how);
+                again = true;
+            }
         }
     }
     wake_waiters(ctx);
+}
+
+/* This server became a master (promoted, or the end of its AOF's load): the merges its master's stream started
+ * and did not end are its own now; the timer ends them as any other, replicating their END. */
+static void adopt(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data)
+{
+    (void)data;
+    bool now_master = eid.id == REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED
+                          ? subevent == REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER
+                          : subevent == REDISMODULE_SUBEVENT_LOADING_ENDED && is_master(ctx);
+    if (!now_master)
+        return;
+    for (job *j = jobs; j; j = j->next)
+        j->adopted = j->replayed;
+    arm_timer(ctx);
+}
+
+void mod_merge_jobs_init(RedisModuleCtx *ctx)
+{
+    RedisModule_SubscribeToServerEvent(ctx, (RedisModuleEvent){REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED, 1}, adopt);
+    RedisModule_SubscribeToServerEvent(ctx, (RedisModuleEvent){REDISMODULE_EVENT_LOADING, 1}, adopt);
 }
 
 static job *replayed_job(RedisModuleCtx *ctx, RedisModuleString *dest)

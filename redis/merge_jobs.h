@@ -22,6 +22,9 @@ int mod_merge_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool b
 /* True when argv is a CF.AT / BF.AT MERGE form. */
 bool mod_merge_at_form(RedisModuleString **argv, int argc);
 
+/* Subscribes to the server events that hand a replica's running merges to it when it becomes a master. */
+void mod_merge_jobs_init(RedisModuleCtx *ctx);
+
 /* The command `fn` (one of the module's) as clients reach it: a write naming a key that a running merge holds
  * waits until the merge ends. `next` is what runs it. */
 RedisModuleCmdFunc mod_merge_route(RedisModuleCmdFunc fn, RedisModuleCmdFunc next);

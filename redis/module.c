@@ -67,6 +67,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
     if (mod_window_init(ctx) != REDISMODULE_OK)
         return bail(ctx, "could not subscribe to keyspace events");
     mod_cf_compaction_init(ctx);
+    mod_merge_jobs_init(ctx);
     if (RedisModule_RegisterInfoFunc && RedisModule_InfoAddSection && RedisModule_InfoAddFieldULongLong)
         RedisModule_RegisterInfoFunc(ctx, info);
     /* every command through its routers: writes wait while a merge thread holds their keys (merge_jobs.c),

@@ -71,6 +71,8 @@ typedef struct RedisModuleEvent {
 #define REDISMODULE_EVENT_SWAPDB 11
 #define REDISMODULE_EVENT_LOADING 3 /* a load of the RDB, the AOF or a full sync; its end: */
 #define REDISMODULE_SUBEVENT_LOADING_ENDED 3
+#define REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED 0 /* this server became a master, or a replica: */
+#define REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER 0
 typedef struct RedisModuleSwapDbInfo {
     uint64_t version; /* 1 */
     int32_t dbnum_first;
