@@ -13,7 +13,7 @@ DEFAULTS = {
     "bf-error-rate": "0.01", "bf-initial-size": "100", "bf-expansion-factor": "2", "cf-bucket-size": "2",
     "cf-initial-size": "1024", "cf-max-iterations": "20", "cf-expansion-factor": "1", "cf-max-expansions": "32",
     "cf-error-rate": "0.01", "max-capacity": "1073741824", "max-filter-memory": "2147483648",
-    "cf-compact-interval": "10",
+    "cf-compact-interval": "10", "merge-inline-bytes": "65536",
 }
 
 
@@ -60,7 +60,7 @@ def test_todays_load_arguments(make_server):
     args = {"bf-error-rate": "0.02", "bf-initial-size": "200", "bf-expansion-factor": "3", "cf-bucket-size": "4",
             "cf-initial-size": "2048", "cf-max-iterations": "30", "cf-expansion-factor": "2",
             "cf-max-expansions": "64", "cf-error-rate": "0.001", "max-capacity": "1000000",
-            "max-filter-memory": "1048576", "cf-compact-interval": "0"}
+            "max-filter-memory": "1048576", "cf-compact-interval": "0", "merge-inline-bytes": "0"}
     s = make_server("today", module_args=[x for kv in args.items() for x in kv])
     c = Raw(s.port)
     assert configs(c) == args
@@ -141,7 +141,7 @@ def test_config_set_ranges_and_messages(server):
            "cf-initial-size": ["3", str(2 ** 30 + 1)], "cf-max-iterations": ["0", "65536"],
            "cf-expansion-factor": ["-1", "32769"], "cf-max-expansions": ["0", "65537"],
            "cf-error-rate": ["0", "1"], "max-capacity": ["3"], "max-filter-memory": ["4095"],
-           "cf-compact-interval": ["-1", "60001"]}
+           "cf-compact-interval": ["-1", "60001"], "merge-inline-bytes": ["-1", "x"]}
     for name, values in bad.items():
         for v in values:
             reply = c("CONFIG", "SET", config_name(name), v)
