@@ -27,6 +27,7 @@
 
 #include "commands.h"
 #include "common.h"
+#include "merge_jobs.h"
 #include "pins.h"
 #include "windowed.h"
 
@@ -263,13 +264,17 @@ void mod_cf_compact_loaded(RedisModuleIO *io, void *filter)
         remember(RedisModule_GetDbIdFromIO(io), name);
 }
 
-/* The end of a load (RDB, AOF, a full sync): the keys it left owing a compaction get the timer. */
+/* The end of a load (RDB, AOF, a full sync): the keys it left owing a compaction get the timer, and the merges
+ * an AOF left running are the master's own (merge_jobs.c). The module's one subscription to loading events: the
+ * server keeps one callback per module and event. */
 static void on_loading(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data)
 {
     (void)eid;
     (void)data;
-    if (subevent == REDISMODULE_SUBEVENT_LOADING_ENDED)
+    if (subevent == REDISMODULE_SUBEVENT_LOADING_ENDED) {
         arm_timer(ctx); /* on a replica the first tick forgets them */
+        mod_merge_jobs_loaded(ctx);
+    }
 }
 
 void mod_cf_compaction_init(RedisModuleCtx *ctx)

@@ -466,25 +466,30 @@ static void on_tick(RedisModuleCtx *ctx, void *data)
     wake_waiters(ctx);
 }
 
-/* This server became a master (promoted, or the end of its AOF's load): the merges its master's stream started
- * and did not end are its own now; the timer ends them as any other, replicating their END. */
-static void adopt(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data)
+/* This server is a master now (promoted, or at the end of its AOF's load): the merges its master's stream
+ * started and did not end are its own; the timer ends them as any other, replicating their END. */
+static void adopt(RedisModuleCtx *ctx)
 {
-    (void)data;
-    bool now_master = eid.id == REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED
-                          ? subevent == REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER
-                          : subevent == REDISMODULE_SUBEVENT_LOADING_ENDED && is_master(ctx);
-    if (!now_master)
+    if (!is_master(ctx))
         return;
     for (job *j = jobs; j; j = j->next)
         j->adopted = j->replayed;
     arm_timer(ctx);
 }
 
+static void on_role(RedisModuleCtx *ctx, RedisModuleEvent eid, uint64_t subevent, void *data)
+{
+    (void)eid;
+    (void)data;
+    if (subevent == REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER)
+        adopt(ctx);
+}
+
+void mod_merge_jobs_loaded(RedisModuleCtx *ctx) { adopt(ctx); }
+
 void mod_merge_jobs_init(RedisModuleCtx *ctx)
 {
-    RedisModule_SubscribeToServerEvent(ctx, (RedisModuleEvent){REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED, 1}, adopt);
-    RedisModule_SubscribeToServerEvent(ctx, (RedisModuleEvent){REDISMODULE_EVENT_LOADING, 1}, adopt);
+    RedisModule_SubscribeToServerEvent(ctx, (RedisModuleEvent){REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED, 1}, on_role);
 }
 
 static job *replayed_job(RedisModuleCtx *ctx, RedisModuleString *dest)

@@ -22,8 +22,12 @@ int mod_merge_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool b
 /* True when argv is a CF.AT / BF.AT MERGE form. */
 bool mod_merge_at_form(RedisModuleString **argv, int argc);
 
-/* Subscribes to the server events that hand a replica's running merges to it when it becomes a master. */
+/* Subscribes to the server event that hands a replica's running merges to it when it is promoted. */
 void mod_merge_jobs_init(RedisModuleCtx *ctx);
+
+/* The end of a load (compaction.c holds the module's one subscription to loading events: a second one would
+ * replace it): on a master, the merges its AOF started and did not end are its own. */
+void mod_merge_jobs_loaded(RedisModuleCtx *ctx);
 
 /* The command `fn` (one of the module's) as clients reach it: a write naming a key that a running merge holds
  * waits until the merge ends. `next` is what runs it. */
