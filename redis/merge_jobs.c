@@ -85,8 +85,10 @@ typedef struct waiter {
 
 static job *jobs;
 static waiter *waiters;
+static waiter *released; /* writes unblocked whose reply callback (rerun) has not run yet */
 static bool timer_set;
 static bool rerunning; /* inside an unblocked client's reply callback, which cannot block again */
+static bool settling;  /* ending merges for a command about to write their keys: no waiting merge starts */
 
 static RedisModuleString **copy_args(RedisModuleString **argv, int argc)
 {
@@ -240,6 +242,43 @@ static bool keys_busy(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, b
     return false;
 }
 
+/* Whether a write unblocked and not yet run names key `name` of the selected database: a merge waits for it,
+ * which would otherwise take the key first and make the write end it at once (waiting for its thread). */
+static bool released_holds(RedisModuleCtx *ctx, RedisModuleString *name)
+{
+    int db = RedisModule_GetSelectedDb(ctx);
+    for (waiter *w = released; w; w = w->next)
+        if (w->db == db && RedisModule_StringCompare(w->argv[1], name) == 0)
+            return true;
+    return false;
+}
+
+/* keys_busy for a command: a merge's keys are busy too while an unblocked write to one of them has not run. */
+static bool command_busy(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool merge)
+{
+    if (argc < 2)
+        return false;
+    if (keys_busy(ctx, argv, argc, merge))
+        return true;
+    if (!merge || !released)
+        return false;
+    if (released_holds(ctx, argv[1]))
+        return true;
+    for (int i = 3; i < argc; i++)
+        if (released_holds(ctx, argv[i]))
+            return true;
+    return false;
+}
+
+static void forget_released(waiter *w)
+{
+    for (waiter **at = &released; *at; at = &(*at)->next)
+        if (*at == w) {
+            *at = w->next;
+            return;
+        }
+}
+
 /* Whether job j holds key `name` of the selected database. */
 static bool job_holds(RedisModuleCtx *ctx, const job *j, RedisModuleString *name)
 {
@@ -326,7 +365,10 @@ static void finish(RedisModuleCtx *ctx, job *j, ending how)
     RedisModule_Free(j->plan.in);
     free_args(j->argv, j->argc);
     RedisModule_Free(j);
-    wake_waiters(ctx);
+    if (settling) /* a waiting merge could take the keys the command is about to write: the timer starts it */
+        arm_timer(ctx);
+    else
+        wake_waiters(ctx);
 }
 
 /* Whether this server ends its jobs as a master (not a replica, not loading). */
@@ -341,6 +383,7 @@ static bool is_master(RedisModuleCtx *ctx)
 static void settle(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool merge)
 {
     bool master = is_master(ctx) && !(RedisModule_GetContextFlags(ctx) & REDISMODULE_CTX_FLAGS_REPLICATED);
+    settling = true;
     for (bool again = true; again;) {
         again = false;
         for (job *j = jobs; j && !again; j = j->next) {
@@ -353,6 +396,7 @@ static void settle(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool
             }
         }
     }
+    settling = false;
 }
 
 /* A waiting merge whose keys are free: its job starts, or its client gets the reply. */
@@ -375,6 +419,7 @@ static void free_waiter(RedisModuleCtx *ctx, void *arg)
 {
     (void)ctx;
     waiter *w = arg;
+    forget_released(w); /* its client left before its reply callback */
     free_args(w->argv, w->argc);
     RedisModule_Free(w);
 }
@@ -387,7 +432,7 @@ static void wake_waiters(RedisModuleCtx *ctx)
     while (*at) {
         waiter *w = *at;
         RedisModule_SelectDb(ctx, w->db);
-        if (keys_busy(ctx, w->argv, w->argc, w->merge)) {
+        if (command_busy(ctx, w->argv, w->argc, w->merge)) {
             at = &w->next;
             continue;
         }
@@ -396,6 +441,8 @@ static void wake_waiters(RedisModuleCtx *ctx)
             start_waiting_merge(ctx, w);
             free_waiter(ctx, w);
         } else {
+            w->next = released;
+            released = w;
             RedisModule_UnblockClient(w->bc, w); /* rerun runs it; free_waiter frees it */
         }
     }
@@ -407,7 +454,8 @@ static void wake_waiters(RedisModuleCtx *ctx)
 static int rerun(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     waiter *w = RedisModule_GetBlockedClientPrivateData(ctx);
-    if (keys_busy(ctx, argv, argc, w->merge))
+    forget_released(w);
+    if (keys_busy(ctx, argv, argc, w->merge)) /* no merge waits behind it (command_busy): a safety net */
         settle(ctx, argv, argc, w->merge);
     rerunning = true;
     w->run(ctx, argv, argc);
@@ -539,8 +587,8 @@ int mod_merge_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool b
 
 static int guarded(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, RedisModuleCmdFunc next, bool merge)
 {
-    if (!jobs || RedisModule_IsKeysPositionRequest(ctx) || mod_merge_at_form(argv, argc) ||
-        !keys_busy(ctx, argv, argc, merge))
+    if ((!jobs && !released) || RedisModule_IsKeysPositionRequest(ctx) || mod_merge_at_form(argv, argc) ||
+        !command_busy(ctx, argv, argc, merge))
         return next(ctx, argv, argc);
     if (may_wait(ctx))
         return wait_for_keys(ctx, argv, argc, next, merge);
