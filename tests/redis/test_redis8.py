@@ -22,7 +22,8 @@ REDISBLOOM_CONFIGS = {
     "cf-initial-size": "1024", "cf-max-iterations": "20", "cf-expansion-factor": "1", "cf-max-expansions": "32",
 }
 NIDUS_CONFIGS = {"nidus.cf-error-rate": "0.01", "nidus.max-capacity": "1073741824",
-                 "nidus.max-filter-memory": "2147483648", "nidus.cf-compact-interval": "10"}
+                 "nidus.max-filter-memory": "2147483648", "nidus.cf-compact-interval": "10",
+                 "nidus.merge-inline-bytes": "65536"}
 
 
 def config_get(c, pattern):

@@ -9,7 +9,7 @@ from resp import Raw
 
 SETTINGS = ["bf-error-rate", "bf-initial-size", "bf-expansion-factor", "cf-bucket-size", "cf-initial-size",
             "cf-max-iterations", "cf-expansion-factor", "cf-max-expansions", "cf-error-rate", "max-capacity",
-            "max-filter-memory", "cf-compact-interval"]
+            "max-filter-memory", "cf-compact-interval", "merge-inline-bytes"]
 
 # The config names each server gets (conftest.config_name): Redis 7 and Valkey take every setting as
 # nidus.<name> (Valkey refuses Redis 8's unprefixed flag, which RedisBloom's names would need); Redis 8 takes
