@@ -142,8 +142,8 @@ static const doc_arg bf_info[] = {
 static const command_doc docs[] = {
     {"cf.reserve", WRITE, "write fast", -3, "Creates a new Cuckoo Filter", "O(1)", "1.0.0", NULL, cf_reserve},
     {"cf.at", "write", "write", -5,
-     "Replays a master's write to a Cuckoo Filter: a windowed one's at its time, a load's limit, a merge's start "
-     "and end (sent by masters and the AOF only)",
+     "Replays a master's write to a Cuckoo Filter: a windowed one's at its time, a load's limit or a growth's "
+     "settings, a merge's start and end (sent by masters and the AOF only)",
      CF_INSERT_COST, "1.0.0", NULL, at_args},
     {"cf.add", WRITE, "write", 3, "Adds an item to a Cuckoo Filter", CF_ADD_COST, "1.0.0", NULL, key_item},
     {"cf.addnx", WRITE, "write", 3, "Adds an item to a Cuckoo Filter if the item did not exist previously.",
@@ -179,8 +179,8 @@ static const command_doc docs[] = {
      "dont_cache", key_only},
     {"bf.reserve", WRITE, "write fast", -4, "Creates a new Bloom Filter", "O(1)", "1.0.0", NULL, bf_reserve},
     {"bf.at", "write", "write", -5,
-     "Replays a master's write to a Bloom Filter: a windowed one's at its time, a load's limit, a merge's start "
-     "and end (sent by masters and the AOF only)",
+     "Replays a master's write to a Bloom Filter: a windowed one's at its time, a load's limit or a growth's "
+     "settings, a merge's start and end (sent by masters and the AOF only)",
      BF_MANY_COST, "1.0.0", NULL, at_args},
     {"bf.add", WRITE, "write", 3, "Adds an item to a Bloom Filter", BF_ONE_COST, "1.0.0", NULL, key_item},
     {"bf.madd", WRITE, "write", -3, BF_INSERT_SUMMARY, BF_MANY_COST, "1.0.0", NULL, key_items},

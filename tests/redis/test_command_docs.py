@@ -53,8 +53,9 @@ EXPECTED = {
                    [KEY, arg("capacity", "integer"), option("bucketsize", "BUCKETSIZE", "integer"),
                     option("maxiterations", "MAXITERATIONS", "integer"),
                     option("expansion", "EXPANSION", "integer"), option("window", "WINDOW", "integer")]),
-    "cf.at": ("Replays a master's write to a Cuckoo Filter: a windowed one's at its time, a load's limit, a merge's "
-              "start and end (sent by masters and the AOF only)", INSERT_COST, "1.0.0", -5, [], {"write", "module"}, "RW", AT_ARGS),
+    "cf.at": ("Replays a master's write to a Cuckoo Filter: a windowed one's at its time, a load's limit or a growth's "
+              "settings, a merge's start and end (sent by masters and the AOF only)",
+              INSERT_COST, "1.0.0", -5, [], {"write", "module"}, "RW", AT_ARGS),
     "cf.add": ("Adds an item to a Cuckoo Filter", ADD_COST, "1.0.0", 3, [], WRITE, "RW", [KEY, ITEM]),
     "cf.addnx": ("Adds an item to a Cuckoo Filter if the item did not exist previously.", ADD_COST, "1.0.0", 3, [],
                  WRITE, "RW", [KEY, ITEM]),
@@ -93,8 +94,9 @@ EXPECTED = {
                     option("expansion", "EXPANSION", "integer"),
                     arg("nonscaling", "pure-token", "NONSCALING", ["optional"]),
                     option("window", "WINDOW", "integer")]),
-    "bf.at": ("Replays a master's write to a Bloom Filter: a windowed one's at its time, a load's limit, a merge's "
-              "start and end (sent by masters and the AOF only)", BF_MANY, "1.0.0", -5, [], {"write", "module"}, "RW", AT_ARGS),
+    "bf.at": ("Replays a master's write to a Bloom Filter: a windowed one's at its time, a load's limit or a growth's "
+              "settings, a merge's start and end (sent by masters and the AOF only)",
+              BF_MANY, "1.0.0", -5, [], {"write", "module"}, "RW", AT_ARGS),
     "bf.add": ("Adds an item to a Bloom Filter", BF_ONE, "1.0.0", 3, [], WRITE, "RW", [KEY, ITEM]),
     "bf.madd": (BF_INSERT, BF_MANY, "1.0.0", -3, [], WRITE, "RW", [KEY, ITEMS]),
     "bf.insert": (BF_INSERT, BF_MANY, "1.0.0", -4, [], WRITE, "RW",
