@@ -279,12 +279,11 @@ static void forget_released(waiter *w)
         }
 }
 
-/* Whether job j holds key `name` of the selected database. */
+/* Whether job j holds key `name` of the selected database: its destkey there, or a value it pinned, in whatever
+ * database the value is now (MOVE, SWAPDB). */
 static bool job_holds(RedisModuleCtx *ctx, const job *j, RedisModuleString *name)
 {
-    if (j->db != RedisModule_GetSelectedDb(ctx))
-        return false;
-    if (RedisModule_StringCompare(j->argv[1], name) == 0)
+    if (j->db == RedisModule_GetSelectedDb(ctx) && RedisModule_StringCompare(j->argv[1], name) == 0)
         return true;
     RedisModuleKey *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ);
     bool held = false;

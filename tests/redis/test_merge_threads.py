@@ -5,8 +5,9 @@ test both ways; this file tests what is particular to the thread):
   (the merge's own included) passes 20 ms; it replies OK, every item of both inputs is in destkey, and the union
   is byte-identical (DEBUG DIGEST-VALUE) to the one built within the command;
 - while it runs the merge's client is blocked; the module's writes to a source or to destkey wait (blocked) and
-  then run, after the union is set; reads of destkey answer at once; inside MULTI/EXEC such a write ends the
-  merge first; CLIENT UNBLOCK answers a waiting client and the merge completes;
+  then run, after the union is set; reads of destkey answer at once; inside MULTI/EXEC or a script such a write
+  ends the merge first, also where the source's value was moved to another database (MOVE, SWAPDB); CLIENT
+  UNBLOCK answers a waiting client and the merge completes;
 - DEL of a source or FLUSHALL mid-merge: the client gets "merge not done", destkey is as it was, the pinned
   values are freed at the end; two merges into one destkey both complete; a merge whose client disconnected
   completes;
@@ -261,6 +262,41 @@ def test_a_write_in_multi_ends_the_merge_first(server, conns, payloads):
     assert c("CF.EXISTS", "A", "in-multi") == 1
     assert m.read() == "OK"
     assert c("DUMP", "B") == payloads["B"]
+
+
+def test_a_write_in_a_script_ends_the_merge_first(server, conns, payloads):
+    c = conns()
+    restore(c, payloads, "A", "B")
+    want = inline_union(c, payloads, "CF.MERGE", ["A", "B"])
+    m, ctl, mid = start_merge(conns, "CF.MERGE", "d", 2, "A", "B")
+    # destkey holds the union when the script's CF.ADD returns
+    script = "return {redis.call('CF.ADD', KEYS[1], 'in-script'), redis.call('CF.EXISTS', KEYS[2], 'b1')}"
+    assert c("EVAL", script, 2, "B", "d") == [1, 1]
+    assert mid not in blocked(ctl)
+    assert digest(c, "d") == want
+    assert m.read() == "OK"
+    assert c("CF.EXISTS", "B", "in-script") == 1
+
+
+@pytest.mark.parametrize("move", ["MOVE", "SWAPDB"])
+def test_a_write_in_multi_to_a_source_in_another_db_ends_the_merge_first(server, conns, payloads, move):
+    # the source's value, pinned, is in database 1 now: a write to it there cannot wait, and must not change it
+    # while the thread reads it
+    c = conns()
+    restore(c, payloads, "A", "B")
+    m, ctl, mid = start_merge(conns, "CF.MERGE", "d", 2, "A", "B")
+    assert (c("MOVE", "B", 1) if move == "MOVE" else c("SWAPDB", 0, 1)) == (1 if move == "MOVE" else "OK")
+    assert c("MULTI") == "OK"
+    assert c("SELECT", 1) == "QUEUED"
+    assert c("CF.ADD", "B", "in-multi") == "QUEUED"
+    assert c("EXEC") == ["OK", 1]
+    assert mid not in blocked(ctl)  # ended within the EXEC
+    assert m.read() == CHANGED
+    assert c("CF.EXISTS", "B", "in-multi") == 1
+    assert c("SELECT", 0 if move == "MOVE" else 1) == "OK"
+    assert c("DUMP", "A") == payloads["A"]
+    assert c("SELECT", 0) == "OK"
+    assert c("EXISTS", "d") == 0
 
 
 def test_client_unblock_answers_a_waiting_client_and_the_merge_completes(server, conns, payloads):
