@@ -8,11 +8,12 @@ test both ways; this file tests what is particular to the thread):
   then run, after the union is set; reads of destkey answer at once; inside MULTI/EXEC or a script such a write
   ends the merge first, also where the source's value was moved to another database (MOVE, SWAPDB); CLIENT
   UNBLOCK answers a waiting client and the merge completes;
-- DEL of a source or FLUSHALL mid-merge: the client gets "merge not done", destkey is as it was, the pinned
-  values are freed at the end; two merges into one destkey both complete; a merge whose client disconnected
-  completes;
-- replicas and the AOF (as written, without the MERGE BEGIN, rewritten) end with destkey's bytes; CF.AT and
-  BF.AT are refused from clients.
+- a source or destkey deleted, expired, renamed or overwritten mid-merge, or FLUSHALL: the client gets "merge
+  not done", destkey is as it was, the pinned values are freed at the end; two merges into one destkey both
+  complete; a merge whose client disconnected completes;
+- replicas and the AOF (as written, without the MERGE BEGIN, rewritten, or a full sync or rewrite taken
+  mid-merge) end with destkey's bytes, also after an aborted merge and one a MULTI ended; CF.AT and BF.AT are
+  refused from clients.
 
 The large keys are filled once per file (by Lua scripts, on a server of their own), kept as DUMP payloads, and
 RESTOREd into each test's server."""
@@ -338,6 +339,33 @@ def test_del_of_a_source_mid_merge_leaves_destkey_as_it_was(server, conns, paylo
     assert inserted(c, "d") == 1000001
 
 
+@pytest.mark.parametrize("change", ["expire", "rename", "set", "restore-replace", "expire-destkey"])
+def test_a_source_or_destkey_changed_mid_merge_gives_the_error(server, conns, payloads, change):
+    c = conns()
+    restore(c, payloads, "A", "B")
+    assert c("CF.RESERVE", "d", 2000000, "BUCKETSIZE", 2) == "OK"
+    assert c("CF.ADD", "d", "old") == 1
+    before = digest(c, "d")
+    m, ctl, mid = start_merge(conns, "CF.MERGE", "d", 2, "A", "B")
+    if change == "expire":
+        assert c("PEXPIRE", "B", 1) == 1
+    elif change == "rename":
+        assert c("RENAME", "B", "B2") == "OK"
+    elif change == "set":
+        assert c("SET", "B", "a string") == "OK"
+    elif change == "restore-replace":  # the same bytes in a new value: still not the value the merge read
+        assert c("RESTORE", "B", 0, payloads["B"], "REPLACE") == "OK"
+    else:
+        assert c("PEXPIRE", "d", 1) == 1
+    assert m.read() == CHANGED
+    if change == "expire-destkey":
+        assert c("EXISTS", "d") == 0
+    else:
+        assert digest(c, "d") == before
+    assert c("DUMP", "A") == payloads["A"]
+    assert server.alive()
+
+
 def test_flushall_mid_merge_answers_the_error_and_frees_the_pinned_values(server, conns, payloads):
     c = conns()
     base = server.client().info("memory")["used_memory"]
@@ -396,6 +424,11 @@ def test_a_merge_whose_client_disconnected_completes(server, conns, payloads):
     restore(c, payloads, "A", "B")
     want = inline_union(c, payloads, "CF.MERGE", ["A", "B"])
     m, ctl, mid = start_merge(conns, "CF.MERGE", "d", 2, "A", "B")
+    w = conns()  # a write waiting for it, whose client goes too
+    wid = client_id(w)
+    w.send("CF.ADD", "A", "never-run")
+    wait_blocked(ctl, {mid, wid}, m)
+    w.close()
     m.close()
     assert conftest.wait_for(lambda: c("EXISTS", "d") == 1)
     assert digest(c, "d") == want
@@ -497,3 +530,83 @@ def test_replica_and_aof_end_with_the_masters_union(make_server, payloads):
     m = Raw(master.port)
     assert m("DEBUG", "DIGEST-VALUE", "d", "bd", "wd") == want
     assert missing(m, "d", "A", "B", step=7) == 0
+
+
+def sync_full(server):
+    return server.client().info("stats")["sync_full"]
+
+
+def test_full_sync_and_aof_rewrite_taken_mid_merge(make_server, payloads):
+    # the replica's snapshot and the rewritten AOF hold the keys before the union, and their stream no MERGE
+    # BEGIN: the END builds the union within the command
+    master = make_server("master", extra=("--repl-diskless-sync-delay", "0", "--appendonly", "yes"))
+    replica = make_server("replica")
+    m, r = Raw(master.port), Raw(replica.port)
+    restore(m, payloads, "A", "B")
+    m1, ctl = Raw(master.port), Raw(master.port)
+    id1 = client_id(m1)
+    m1.send("CF.MERGE", "d", 2, "A", "B")
+    wait_blocked(ctl, {id1}, m1)
+    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
+
+    def synced():
+        assert not replied(m1), "the merge ended before the replica's full sync began"
+        return sync_full(master) == 1
+    assert conftest.wait_for(synced)
+    assert id1 in blocked(ctl)  # the snapshot was taken before the union was set
+    assert m1.read() == "OK"
+    replica.wait_replica_link()
+    m2 = Raw(master.port)
+    id2 = client_id(m2)
+    m2.send("CF.MERGE", "e", 2, "B", "A")
+    wait_blocked(ctl, {id2}, m2)
+    assert m("BGREWRITEAOF") == "Background append only file rewriting started"
+    assert id2 in blocked(ctl)  # the rewrite's child was made before the union was set
+    assert m2.read() == "OK"
+    assert m("WAIT", 1, 10000) == 1
+    want = m("DEBUG", "DIGEST-VALUE", "d", "e")
+    assert None not in want
+    assert r("DEBUG", "DIGEST-VALUE", "d", "e") == want
+    assert inserted(r, "d") == inserted(r, "e") == 2000000
+    replica.kill()
+    master.wait_aof_rewrite()
+    master.restart()
+    m = Raw(master.port)
+    assert m("DEBUG", "DIGEST-VALUE", "d", "e") == want
+
+
+def test_replica_follows_an_aborted_merge_and_one_ended_by_multi(make_server, payloads):
+    master = make_server("master", extra=("--repl-diskless-sync-delay", "0"))
+    replica = make_server("replica")
+    m, r = Raw(master.port), Raw(replica.port)
+    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
+    replica.wait_replica_link()
+    restore(m, payloads, "A", "B", "C")
+    ctl = Raw(master.port)
+    # aborted: a source deleted while it runs
+    m1 = Raw(master.port)
+    id1 = client_id(m1)
+    m1.send("CF.MERGE", "d", 2, "A", "B")
+    wait_blocked(ctl, {id1}, m1)
+    assert m("DEL", "B") == 1
+    assert m1.read() == CHANGED
+    # ended by a write in MULTI: the END goes before the write in the stream
+    m2 = Raw(master.port)
+    id2 = client_id(m2)
+    m2.send("CF.MERGE", "e", 2, "A", "C")
+    wait_blocked(ctl, {id2}, m2)
+    assert m("MULTI") == "OK"
+    assert m("CF.ADD", "C", "in-multi") == "QUEUED"
+    assert m("CF.ADD", "e", "in-multi-e") == "QUEUED"
+    assert m("EXEC") == [1, 1]
+    assert m2.read() == "OK"
+    assert m("WAIT", 1, 10000) == 1
+    assert r("EXISTS", "d", "B") == 0
+    want = m("DEBUG", "DIGEST-VALUE", "A", "C", "e")
+    assert r("DEBUG", "DIGEST-VALUE", "A", "C", "e") == want
+    assert inserted(r, "e") == 1200001
+    assert r("CF.EXISTS", "e", "in-multi-e") == 1
+    # the replica holds nothing pinned: its writes to the keys run at once
+    assert r("CONFIG", "SET", "replica-read-only", "no") == "OK"
+    assert r("CF.ADD", "A", "on-replica") == 1
+    assert r("CF.ADD", "e", "on-replica") == 1
