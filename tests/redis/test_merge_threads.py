@@ -6,8 +6,9 @@ test both ways; this file tests what is particular to the thread):
   is byte-identical (DEBUG DIGEST-VALUE) to the one built within the command;
 - while it runs the merge's client is blocked; the module's writes to a source or to destkey wait (blocked) and
   then run, after the union is set; reads of destkey answer at once; inside MULTI/EXEC or a script such a write
-  ends the merge first, also where the source's value was moved to another database (MOVE, SWAPDB); CLIENT
-  UNBLOCK answers a waiting client and the merge completes;
+  ends the merge first, also where the source's value was moved to another database (MOVE, SWAPDB); a write
+  waiting for a merge runs before a merge waiting after it on its key starts; CLIENT UNBLOCK answers a waiting
+  client and the merge completes;
 - a source or destkey deleted, expired, renamed or overwritten mid-merge, or FLUSHALL: the client gets "merge
   not done", destkey is as it was, the pinned values are freed at the end; two merges into one destkey both
   complete; a merge whose client disconnected completes;
@@ -610,3 +611,30 @@ def test_replica_follows_an_aborted_merge_and_one_ended_by_multi(make_server, pa
     assert r("CONFIG", "SET", "replica-read-only", "no") == "OK"
     assert r("CF.ADD", "A", "on-replica") == 1
     assert r("CF.ADD", "e", "on-replica") == 1
+
+
+
+def test_a_write_and_a_merge_waiting_for_one_merge(server, conns, payloads):
+    # when the first merge ends, the write waiting for it runs before the merge that waited after it starts on
+    # a key of the write: the write must not end that merge within its command, waiting for its thread
+    c = conns()
+    restore(c, payloads, "A", "B", "C")
+    m1, ctl = conns(), conns()
+    w, m2 = conns(), conns()
+    id1, wid, id2 = client_id(m1), client_id(w), client_id(m2)
+
+    def run():
+        m1.send("CF.MERGE", "d", 2, "A", "B")
+        wait_blocked(ctl, {id1}, m1)
+        w.send("CF.ADD", "A", "between")
+        wait_blocked(ctl, {id1, wid}, m1)
+        m2.send("CF.MERGE", "e", 2, "C", "A")
+        wait_blocked(ctl, {id1, wid, id2}, m1)
+        return m1.read(), w.read(), m2.read()
+    replies, entries = slowlog_around(c, run)
+    assert replies == ("OK", 1, "OK")
+    over = [e for e in entries if e[0] > SLOW_US]
+    assert over == [], over
+    assert inserted(c, "d") == 2000000
+    assert inserted(c, "A") == 1000001
+    assert inserted(c, "e") == 1200001  # the merge read A after the write
