@@ -14,7 +14,8 @@ test both ways; this file tests what is particular to the thread):
   complete; a merge whose client disconnected completes;
 - replicas and the AOF (as written, without the MERGE BEGIN, rewritten, or a full sync or rewrite taken
   mid-merge) end with destkey's bytes, also after an aborted merge and one a MULTI ended, and in another
-  database; a replica promoted mid-merge sets the union itself; CF.AT and BF.AT are refused from clients.
+  database; a replica promoted mid-merge sets the union itself, and a master killed mid-merge after restarting
+  from its AOF; CF.AT and BF.AT are refused from clients.
 
 The large keys are filled once per file (by Lua scripts, on a server of their own), kept as DUMP payloads, and
 RESTOREd into each test's server."""
@@ -680,3 +681,23 @@ def test_replica_promoted_mid_merge_sets_the_union_itself(make_server, payloads)
     assert r("DEBUG", "DIGEST-VALUE", "d") == m("DEBUG", "DIGEST-VALUE", "d")
     assert inserted(r, "d") == 2000000
     assert inserted(r, "A") == 1000001
+
+
+def test_a_master_killed_mid_merge_completes_it_from_its_aof(make_server, payloads):
+    # the AOF ends at the MERGE BEGIN (appendfsync always: written before the server does anything else); the
+    # restarted server builds the merge on a thread and, a master, sets it as its own
+    master = make_server("master", extra=("--appendonly", "yes", "--appendfsync", "always"))
+    m = Raw(master.port)
+    restore(m, payloads, "A", "B")
+    want = inline_union(m, payloads, "CF.MERGE", ["A", "B"])
+    m1, ctl = Raw(master.port), Raw(master.port)
+    id1 = client_id(m1)
+    m1.send("CF.MERGE", "d", 2, "A", "B")
+    wait_blocked(ctl, {id1}, m1)
+    master.kill()
+    master.start()
+    m = Raw(master.port)
+    assert conftest.wait_for(lambda: m("EXISTS", "d") == 1)
+    assert digest(m, "d") == want
+    master.restart()  # and its AOF has the END now
+    assert digest(Raw(master.port), "d") == want
