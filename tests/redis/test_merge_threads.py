@@ -184,6 +184,11 @@ def inline_union(c, payloads, cmd, names):
     return d
 
 
+def over_bound(entries):
+    """The SLOWLOG entries past the bound."""
+    return [e for e in entries if e[0] > SLOW_US]
+
+
 def slowlog_around(c, run):
     """run() with every command logged: returns its result and the SLOWLOG entries [(micros, args)]."""
     assert c("CONFIG", "SET", "slowlog-log-slower-than", 0) == "OK"
@@ -209,8 +214,7 @@ def test_large_merge_logs_no_command_past_20ms_and_builds_the_inline_union(serve
     assert reply == "OK"
     merges = [e for e in entries if e[1][0].upper() == cmd]
     assert len(merges) == 1, entries
-    over = [e for e in entries if e[0] > SLOW_US]
-    assert over == [], over
+    assert over_bound(entries) == []
     assert missing(c, "d", a, b) == 0
     assert digest(c, "d") == inline_union(c, payloads, cmd, [a, b])
     assert c("DUMP", a) == payloads[a] and c("DUMP", b) == payloads[b]  # sources untouched
@@ -225,6 +229,15 @@ def start_merge(conns, *args):
     m.send(*args)
     wait_blocked(ctl, {mid}, m)
     return m, ctl, mid
+
+
+def merging_a_and_b(conns, payloads):
+    """A and B restored, the digest of their union built inline, and their merge into d running on a thread:
+    (connection, digest, the merge's connection, control connection, the merge's client id)."""
+    c = conns()
+    restore(c, payloads, "A", "B")
+    want = inline_union(c, payloads, "CF.MERGE", ["A", "B"])
+    return (c, want) + start_merge(conns, "CF.MERGE", "d", 2, "A", "B")
 
 
 def test_writes_to_its_keys_wait_and_reads_answer_at_once(server, conns, payloads):
@@ -256,10 +269,7 @@ def test_writes_to_its_keys_wait_and_reads_answer_at_once(server, conns, payload
 
 
 def test_a_write_in_multi_ends_the_merge_first(server, conns, payloads):
-    c = conns()
-    restore(c, payloads, "A", "B")
-    want = inline_union(c, payloads, "CF.MERGE", ["A", "B"])
-    m, ctl, mid = start_merge(conns, "CF.MERGE", "d", 2, "A", "B")
+    c, want, m, ctl, mid = merging_a_and_b(conns, payloads)
     assert c("MULTI") == "OK"
     assert c("CF.ADD", "A", "in-multi") == "QUEUED"
     assert c("CF.EXISTS", "d", "a1") == "QUEUED"
@@ -271,10 +281,7 @@ def test_a_write_in_multi_ends_the_merge_first(server, conns, payloads):
 
 
 def test_a_write_in_a_script_ends_the_merge_first(server, conns, payloads):
-    c = conns()
-    restore(c, payloads, "A", "B")
-    want = inline_union(c, payloads, "CF.MERGE", ["A", "B"])
-    m, ctl, mid = start_merge(conns, "CF.MERGE", "d", 2, "A", "B")
+    c, want, m, ctl, mid = merging_a_and_b(conns, payloads)
     # destkey holds the union when the script's CF.ADD returns
     script = "return {redis.call('CF.ADD', KEYS[1], 'in-script'), redis.call('CF.EXISTS', KEYS[2], 'b1')}"
     assert c("EVAL", script, 2, "B", "d") == [1, 1]
@@ -306,10 +313,7 @@ def test_a_write_in_multi_to_a_source_in_another_db_ends_the_merge_first(server,
 
 
 def test_client_unblock_answers_a_waiting_client_and_the_merge_completes(server, conns, payloads):
-    c = conns()
-    restore(c, payloads, "A", "B")
-    want = inline_union(c, payloads, "CF.MERGE", ["A", "B"])
-    m, ctl, mid = start_merge(conns, "CF.MERGE", "d", 2, "A", "B")
+    c, want, m, ctl, mid = merging_a_and_b(conns, payloads)
     w = conns()
     wid = client_id(w)
     w.send("CF.ADD", "B", "never-waited-for")
@@ -406,18 +410,14 @@ def test_two_merges_into_one_destkey_back_to_back(server, conns, payloads):
     replies, entries = slowlog_around(c, run)
     assert replies == ("OK", "OK")
     assert len([e for e in entries if e[1][0].upper() == "CF.MERGE"]) == 2, entries
-    over = [e for e in entries if e[0] > SLOW_US]
-    assert over == [], over
+    assert over_bound(entries) == []
     assert digest(c, "d") == want
     assert missing(c, "d", "A", "B", "C", step=7) == 0
     assert inserted(c, "d") == 2100000
 
 
 def test_a_merge_whose_client_disconnected_completes(server, conns, payloads):
-    c = conns()
-    restore(c, payloads, "A", "B")
-    want = inline_union(c, payloads, "CF.MERGE", ["A", "B"])
-    m, ctl, mid = start_merge(conns, "CF.MERGE", "d", 2, "A", "B")
+    c, want, m, ctl, mid = merging_a_and_b(conns, payloads)
     w = conns()  # a write waiting for it, whose client goes too
     wid = client_id(w)
     w.send("CF.ADD", "A", "never-run")
@@ -486,12 +486,19 @@ def drop_merge_begin(server):
     return dropped
 
 
-def test_replica_and_aof_end_with_the_masters_union(make_server, payloads):
-    master = make_server("master", extra=("--repl-diskless-sync-delay", "0", "--appendonly", "yes"))
-    replica = make_server("replica")
+def master_and_replica(make_server, master_extra=(), replica_extra=(), attach=True):
+    """A master and a replica (attached and in sync unless attach is False), and a connection to each."""
+    master = make_server("master", extra=("--repl-diskless-sync-delay", "0") + tuple(master_extra))
+    replica = make_server("replica", extra=replica_extra)
     m, r = Raw(master.port), Raw(replica.port)
-    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
-    replica.wait_replica_link()
+    if attach:
+        assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
+        replica.wait_replica_link()
+    return master, replica, m, r
+
+
+def test_replica_and_aof_end_with_the_masters_union(make_server, payloads):
+    master, replica, m, r = master_and_replica(make_server, ("--appendonly", "yes"))
     restore(m, payloads, "A", "B", "SA", "SB", "WA", "WB")
     merging, wmerging = Raw(master.port), Raw(master.port)
     merging.send("CF.MERGE", "d", 2, "A", "B")
@@ -533,9 +540,7 @@ def sync_full(server):
 def test_full_sync_and_aof_rewrite_taken_mid_merge(make_server, payloads):
     # the replica's snapshot and the rewritten AOF hold the keys before the union, and their stream no MERGE
     # BEGIN: the END builds the union within the command
-    master = make_server("master", extra=("--repl-diskless-sync-delay", "0", "--appendonly", "yes"))
-    replica = make_server("replica")
-    m, r = Raw(master.port), Raw(replica.port)
+    master, replica, m, r = master_and_replica(make_server, ("--appendonly", "yes"), attach=False)
     restore(m, payloads, "A", "B")
     m1, ctl = Raw(master.port), Raw(master.port)
     id1 = client_id(m1)
@@ -570,11 +575,7 @@ def test_full_sync_and_aof_rewrite_taken_mid_merge(make_server, payloads):
 
 
 def test_replica_follows_an_aborted_merge_and_one_ended_by_multi(make_server, payloads):
-    master = make_server("master", extra=("--repl-diskless-sync-delay", "0"))
-    replica = make_server("replica")
-    m, r = Raw(master.port), Raw(replica.port)
-    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
-    replica.wait_replica_link()
+    master, replica, m, r = master_and_replica(make_server)
     restore(m, payloads, "A", "B", "C")
     ctl = Raw(master.port)
     # aborted: a source deleted while it runs
@@ -626,8 +627,7 @@ def test_a_write_and_a_merge_waiting_for_one_merge(server, conns, payloads):
         return m1.read(), w.read(), m2.read()
     replies, entries = slowlog_around(c, run)
     assert replies == ("OK", 1, "OK")
-    over = [e for e in entries if e[0] > SLOW_US]
-    assert over == [], over
+    assert over_bound(entries) == []
     assert inserted(c, "d") == 2000000
     assert inserted(c, "A") == 1000001
     assert inserted(c, "e") == 1100001  # the merge read A after the write
@@ -635,11 +635,7 @@ def test_a_write_and_a_merge_waiting_for_one_merge(server, conns, payloads):
 
 def test_merges_and_waiting_writes_in_another_database(make_server, payloads):
     # the waiting write reruns, the waiting merge starts and both replicate in the database they were sent in
-    master = make_server("master", extra=("--repl-diskless-sync-delay", "0"))
-    replica = make_server("replica")
-    m, r = Raw(master.port), Raw(replica.port)
-    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
-    replica.wait_replica_link()
+    master, replica, m, r = master_and_replica(make_server)
     m1, w, m2, ctl = (Raw(master.port) for _ in range(4))
     for c in (m, r, m1, w, m2):
         assert c("SELECT", 3) == "OK"
@@ -661,11 +657,7 @@ def test_merges_and_waiting_writes_in_another_database(make_server, payloads):
 
 
 def test_replica_promoted_mid_merge_sets_the_union_itself(make_server, payloads):
-    master = make_server("master", extra=("--repl-diskless-sync-delay", "0"))
-    replica = make_server("replica", extra=("--replica-read-only", "no"))
-    m, r = Raw(master.port), Raw(replica.port)
-    assert r("REPLICAOF", "127.0.0.1", master.port) == "OK"
-    replica.wait_replica_link()
+    master, replica, m, r = master_and_replica(make_server, replica_extra=("--replica-read-only", "no"))
     restore(m, payloads, "A", "B")
     assert m("WAIT", 1, 10000) == 1
     m1, ctl = Raw(master.port), Raw(master.port)
