@@ -341,3 +341,14 @@ bool mod_arg_range(RedisModuleString *arg, long long min, long long max, long lo
     *out = v;
     return true;
 }
+
+RedisModuleCmdFunc mod_route_find(const mod_route *routes, size_t n, RedisModuleCmdFunc fn, RedisModuleCmdFunc next)
+{
+    for (size_t i = 0; i < n; i++)
+        if (routes[i].command == fn) {
+            if (routes[i].next)
+                *routes[i].next = next;
+            return routes[i].route;
+        }
+    return next;
+}

@@ -95,6 +95,17 @@ void mod_grow_made(RedisModuleCtx *ctx);
  * for the key's next growth, replicates them verbatim, replies OK. */
 int mod_grow_at(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool bloom);
 
+/* One command's router, as the command table's routers keep them (merge_jobs.c, windowed.c, rb/rb_commands.c):
+ * `route` takes the calls of `command`, and passes those it does not serve to *next, which mod_route_find sets
+ * (NULL: the router calls the handler it was written for). */
+typedef struct mod_route {
+    RedisModuleCmdFunc command, route;
+    RedisModuleCmdFunc *next;
+} mod_route;
+
+/* The router of `fn` among the n `routes`, its *next set to `next`; `next` itself when none routes `fn`. */
+RedisModuleCmdFunc mod_route_find(const mod_route *routes, size_t n, RedisModuleCmdFunc fn, RedisModuleCmdFunc next);
+
 /* Replies shared by both filter types. */
 #define MOD_MSG_TOO_BIG "ERR filter would be larger than the module's max_filter_memory"
 #define MOD_MSG_CAPACITY "ERR capacity is larger than the module's max_capacity"

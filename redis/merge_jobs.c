@@ -622,10 +622,7 @@ GUARD(mod_bf_merge, true)
 
 RedisModuleCmdFunc mod_merge_route(RedisModuleCmdFunc fn, RedisModuleCmdFunc next)
 {
-    static const struct {
-        RedisModuleCmdFunc command, guard;
-        RedisModuleCmdFunc *next;
-    } guards[] = {
+    static const mod_route guards[] = {
         GUARD_ENTRY(mod_cf_reserve),   GUARD_ENTRY(mod_cf_add),      GUARD_ENTRY(mod_cf_insert),
         GUARD_ENTRY(mod_cf_del),       GUARD_ENTRY(mod_cf_compact),  GUARD_ENTRY(mod_cf_loadchunk),
         GUARD_ENTRY(mod_cf_compactstep), GUARD_ENTRY(mod_cf_at),     GUARD_ENTRY(mod_cf_merge),
@@ -633,10 +630,5 @@ RedisModuleCmdFunc mod_merge_route(RedisModuleCmdFunc fn, RedisModuleCmdFunc nex
         GUARD_ENTRY(mod_bf_insert),    GUARD_ENTRY(mod_bf_loadchunk), GUARD_ENTRY(mod_bf_at),
         GUARD_ENTRY(mod_bf_merge),
     };
-    for (size_t i = 0; i < sizeof guards / sizeof guards[0]; i++)
-        if (guards[i].command == fn) {
-            *guards[i].next = next;
-            return guards[i].guard;
-        }
-    return next;
+    return mod_route_find(guards, sizeof guards / sizeof guards[0], fn, next);
 }

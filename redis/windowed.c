@@ -913,10 +913,7 @@ WROUTE(mod_bf_loadchunk, bw_loadchunk, mod_bw_type, true)
 
 RedisModuleCmdFunc mod_window_route(RedisModuleCmdFunc fn, RedisModuleCmdFunc next)
 {
-    static const struct {
-        RedisModuleCmdFunc nidus, route;
-        RedisModuleCmdFunc *next;
-    } routes[] = {
+    static const mod_route routes[] = {
         WROUTE_ENTRY(mod_cf_exists), WROUTE_ENTRY(mod_cf_mexists),  WROUTE_ENTRY(mod_cf_count),
         WROUTE_ENTRY(mod_cf_del),    WROUTE_ENTRY(mod_cf_compact),  WROUTE_ENTRY(mod_cf_info),
         WROUTE_ENTRY(mod_cf_debug),  WROUTE_ENTRY(mod_cf_scandump), WROUTE_ENTRY(mod_cf_loadchunk),
@@ -924,10 +921,5 @@ RedisModuleCmdFunc mod_window_route(RedisModuleCmdFunc fn, RedisModuleCmdFunc ne
         WROUTE_ENTRY(mod_bf_card),   WROUTE_ENTRY(mod_bf_debug),    WROUTE_ENTRY(mod_bf_scandump),
         WROUTE_ENTRY(mod_bf_loadchunk),
     };
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-        if (routes[i].nidus == fn) {
-            *routes[i].next = next;
-            return routes[i].route;
-        }
-    return next;
+    return mod_route_find(routes, sizeof routes / sizeof routes[0], fn, next);
 }

@@ -667,13 +667,11 @@ ROUTE(mod_bf_debug, rb_bf_debug_command, rb_bf_type, false, false)
 ROUTE(mod_bf_scandump, rb_bf_scandump, rb_bf_type, false, false)
 ROUTE(mod_bf_loadchunk, rb_bf_loadchunk, rb_bf_type, false, true)
 
-#define ROUTE_ENTRY(nidus) {nidus, route_##nidus}
+#define ROUTE_ENTRY(nidus) {nidus, route_##nidus, NULL}
 
 RedisModuleCmdFunc mod_rb_route(RedisModuleCmdFunc fn)
 {
-    static const struct {
-        RedisModuleCmdFunc nidus, route;
-    } routes[] = {
+    static const mod_route routes[] = {
         ROUTE_ENTRY(mod_cf_reserve), ROUTE_ENTRY(mod_cf_add),     ROUTE_ENTRY(mod_cf_insert),
         ROUTE_ENTRY(mod_cf_exists),  ROUTE_ENTRY(mod_cf_mexists), ROUTE_ENTRY(mod_cf_count),
         ROUTE_ENTRY(mod_cf_del),     ROUTE_ENTRY(mod_cf_compact), ROUTE_ENTRY(mod_cf_info),
@@ -683,8 +681,5 @@ RedisModuleCmdFunc mod_rb_route(RedisModuleCmdFunc fn)
         ROUTE_ENTRY(mod_bf_card),    ROUTE_ENTRY(mod_bf_scandump), ROUTE_ENTRY(mod_bf_loadchunk),
         ROUTE_ENTRY(mod_cf_debug),   ROUTE_ENTRY(mod_bf_debug),
     };
-    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-        if (routes[i].nidus == fn)
-            return routes[i].route;
-    return fn;
+    return mod_route_find(routes, sizeof routes / sizeof routes[0], fn, fn);
 }
