@@ -48,7 +48,8 @@ static const doc_arg compactstep_args[] = {KEY, INTEGER("table"), INTEGER("bucke
 static const doc_arg key_iterator[] = {KEY, INTEGER("iterator"), END};
 /* CF.AT / BF.AT key ms command [arg ...]: a windowed write with the master's time, its sweep step (SWEEP) or its
  * creation with the master's parameters (CREATE) (windowed.c); the limit of a key's next load (LIMIT, common.c);
- * a merge on a thread's start and end (MERGE BEGIN|END|ABORT, merge_jobs.c) */
+ * the settings of a RedisBloom-format key's next growth (GROW, common.c); a merge on a thread's start and end
+ * (MERGE BEGIN|END|ABORT, merge_jobs.c) */
 static const doc_arg at_args[] = {
     KEY,
     INTEGER("milliseconds"),
