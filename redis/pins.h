@@ -13,7 +13,8 @@ bool mod_pin_room(unsigned n);
 /* Pins `value` once more (main thread; after mod_pin_room). */
 void mod_pin(const void *value);
 
-/* Unpins `value` once (main thread). At its last unpin, a value the server freed while it was pinned is freed. */
+/* Unpins `value` once (main thread). At its last unpin, a value the server freed while it was pinned is freed
+ * (one of more than 16 MiB on a thread of its own). */
 void mod_unpin(void *value);
 
 /* True while `value` is pinned (main thread): it must not change or move. */
