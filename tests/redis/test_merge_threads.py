@@ -555,6 +555,8 @@ def test_full_sync_and_aof_rewrite_taken_mid_merge(make_server, payloads):
     assert id1 in blocked(ctl)  # the snapshot was taken before the union was set
     assert m1.read() == "OK"
     replica.wait_replica_link()
+    # the full sync's child gone (its exit is reaped a little after the sync): the rewrite below starts at once
+    assert conftest.wait_for(lambda: master.client().info("persistence")["rdb_bgsave_in_progress"] == 0)
     m2 = Raw(master.port)
     id2 = client_id(m2)
     m2.send("CF.MERGE", "e", 2, "B", "A")
