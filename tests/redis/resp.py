@@ -98,3 +98,21 @@ def scandump(c, kind, key):
         if it == 0:
             return chunks
         chunks.append((it, data))
+
+
+def aof_commands(data):
+    """The commands of an AOF file (RESP arrays of bulk strings), each as (start, end, [args]): its bytes
+    data[start:end] and its arguments."""
+    out, pos = [], 0
+    while pos < len(data):
+        start = pos
+        assert data[pos:pos + 1] == b"*", data[pos:pos + 40]
+        end = data.index(b"\r\n", pos)
+        n, pos, args = int(data[pos + 1:end]), end + 2, []
+        for _ in range(n):
+            end = data.index(b"\r\n", pos)
+            length = int(data[pos + 1:end])
+            args.append(data[end + 2:end + 2 + length])
+            pos = end + 2 + length + 2
+        out.append((start, pos, args))
+    return out

@@ -25,7 +25,7 @@ import select
 import pytest
 
 import conftest
-from resp import Error, Raw
+from resp import Error, Raw, aof_commands
 
 SLOW_US = 20000  # the bound on every SLOWLOG entry around a threaded merge (20 ms)
 CHANGED = Error("ERR merge not done: destkey or a sourcekey was changed (deleted, renamed or overwritten) while "
@@ -443,23 +443,6 @@ def test_at_forms_are_refused_from_clients(server, conns):
     assert c("CF.AT", "d", 0, "MERGE", "ABORT") == \
         Error("ERR CF.AT is sent by a master to its replicas and the AOF, not by clients")
     assert c("EXISTS", "d", "bd") == 0
-
-
-def aof_commands(data):
-    """The commands of a RESP AOF, each as (start, end, [args])."""
-    out, pos = [], 0
-    while pos < len(data):
-        start = pos
-        assert data[pos:pos + 1] == b"*", data[pos:pos + 40]
-        end = data.index(b"\r\n", pos)
-        n, pos, args = int(data[pos + 1:end]), end + 2, []
-        for _ in range(n):
-            end = data.index(b"\r\n", pos)
-            length = int(data[pos + 1:end])
-            args.append(data[end + 2:end + 2 + length])
-            pos = end + 2 + length + 2
-        out.append((start, pos, args))
-    return out
 
 
 def drop_merge_begin(server):

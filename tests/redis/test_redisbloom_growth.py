@@ -6,7 +6,7 @@ refuse the same adds whatever their own configuration says."""
 import os
 
 import rb_fixtures
-from resp import Error, Raw
+from resp import Error, Raw, aof_commands
 
 FIXTURES = rb_fixtures.Fixtures()
 TOO_BIG = Error("ERR filter would be larger than the module's max_filter_memory")
@@ -72,22 +72,6 @@ def test_growth_follows_the_master_configuration(make_server):
     assert digests(m, keys) == digest
 
 
-def resp_commands(data):
-    """The commands of an AOF file (RESP arrays of bulk strings), each as a list of bytes."""
-    out, pos = [], 0
-    while pos < len(data):
-        assert data[pos:pos + 1] == b"*"
-        end = data.index(b"\r\n", pos)
-        n, pos, cmd = int(data[pos + 1:end]), end + 2, []
-        for _ in range(n):
-            end = data.index(b"\r\n", pos)
-            size = int(data[pos + 1:end])
-            cmd.append(data[end + 2:end + 2 + size])
-            pos = end + 4 + size
-        out.append(cmd)
-    return out
-
-
 def resp_encode(cmd):
     return b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in cmd)
 
@@ -109,7 +93,7 @@ def test_an_aof_without_growth_settings_replays_under_this_configuration(make_se
     for f in os.listdir(aof):
         if f.endswith(".incr.aof"):
             with open(os.path.join(aof, f), "rb") as fh:
-                cmds = resp_commands(fh.read())
+                cmds = [args for _, _, args in aof_commands(fh.read())]
             kept = [c for c in cmds if not (c[0].upper() in (b"CF.AT", b"BF.AT") and c[3].upper() == b"GROW")]
             dropped += len(cmds) - len(kept)
             with open(os.path.join(aof, f), "wb") as fh:
