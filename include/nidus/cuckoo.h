@@ -228,7 +228,9 @@ NIDUS_API nidus_status nidus_cuckoo_compact_resume(nidus_cuckoo *filter, const n
  * that dst's tables of its level cannot hold becomes a sibling table of that level (memory and error bound add).
  * Needs the same seed, first-table shape (buckets, b, f, semi-sort, placement) and expansion, else
  * NIDUS_ERR_INCOMPATIBLE; NIDUS_ERR_FULL when a filter that never grows (expansion 0) lacks room for src's items,
- * and NIDUS_ERR_LIMIT_TABLES / _LIMIT_MEMORY past dst's limits. On any failure dst is unchanged. src may be dst. */
+ * NIDUS_ERR_LIMIT_TABLES / _LIMIT_MEMORY past dst's limits, and NIDUS_ERR_TOO_LARGE when the union would hold
+ * more than 2^63 - 1 items, copies counted (what a decoder accepts). On any failure dst is unchanged. src may be
+ * dst. */
 NIDUS_API nidus_status nidus_cuckoo_merge(nidus_cuckoo *dst, const nidus_cuckoo *src);
 
 /* Writes the first parameter keeping src from merging into dst, src's value then dst's ("bucket size 4, not 2"),

@@ -202,11 +202,11 @@ uint64_t nidus_full_count_hash(const nidus_cuckoo *cf, uint64_t hash)
     return nidus_kernel_count_hash_base(cf, hash);
 }
 
-static uint64_t total_items(const nidus_cuckoo *cf)
+uint64_t nidus_cuckoo_items(const nidus_cuckoo *cf)
 {
     uint64_t n = 0;
     for (unsigned k = 0; k < cf->ntables; k++)
-        n += nidus_table_items(&cf->tables[k]);
+        n = nidus_items_plus(n, nidus_table_items(&cf->tables[k]));
     return n;
 }
 
@@ -223,7 +223,7 @@ nidus_status nidus_full_remove_hash(nidus_cuckoo *cf, uint64_t hash)
             cf->deleted++;
             /* As RedisBloom: once removes pass a tenth of the items, try to give back whole tables. The
              * compaction only starts here; nidus_cuckoo_compact_step advances it (bounded work a call). */
-            if (cf->ntables > 1 && !cf->compact_table && (double)cf->deleted > 0.10 * (double)total_items(cf))
+            if (cf->ntables > 1 && !cf->compact_table && (double)cf->deleted > 0.10 * (double)nidus_cuckoo_items(cf))
                 (void)nidus_full_compact_begin(cf); /* writable: checked above */
             nidus_cuckoo_redispatch(cf);
             return NIDUS_OK;

@@ -302,7 +302,7 @@ static nidus_status load_overflow(nidus_table *t, const nidus_allocator *a, cons
         const uint8_t *entry = r.p;
         uint64_t bucket = nidus_get_u64(&r), n = nidus_get_u64(&r);
         uint32_t fp = nidus_get_u32(&r);
-        if (n == 0 || n > UINT64_MAX / 2 - total || (e > 0 && entry_order(entry - OV_ENTRY_BYTES, entry) >= 0))
+        if (n == 0 || n > NIDUS_TABLE_MAX_ITEMS - total || (e > 0 && entry_order(entry - OV_ENTRY_BYTES, entry) >= 0))
             return NIDUS_ERR_CORRUPT;
         total += n;
         nidus_status st = nidus_overflow_set(&t->overflow, a, bucket, fp, n);
@@ -374,6 +374,8 @@ static nidus_status decode(const void *buf, size_t len, const nidus_allocator *h
         }
         p = data + nidus_table_bytes(t);
     }
+    if (!st && nidus_cuckoo_items(cf) > NIDUS_TABLE_MAX_ITEMS)
+        st = NIDUS_ERR_CORRUPT; /* each table's count fits, their sum does not */
     if (st) {
         nidus_full_free(cf);
         return st;
@@ -576,6 +578,8 @@ static nidus_status load_finish(nidus_cuckoo *cf)
         if (t->occupied != l->occupied[k])
             return NIDUS_ERR_CORRUPT;
     }
+    if (nidus_cuckoo_items(cf) > NIDUS_TABLE_MAX_ITEMS)
+        return NIDUS_ERR_CORRUPT; /* each table's count fits, their sum does not */
     nidus_cuckoo_loader_free(cf);
     nidus_cuckoo_redispatch(cf);
     return NIDUS_OK;

@@ -114,6 +114,10 @@ nidus_status nidus_cuckoo_grow(nidus_cuckoo *cf);
 /* Sum of the tables' memory through the allocator (data, overflow maps). */
 uint64_t nidus_cuckoo_tables_memory(const nidus_cuckoo *cf);
 
+/* Items stored in all of a full filter's tables, copies counted; UINT64_MAX when the sum does not fit (a filter
+ * holds at most NIDUS_TABLE_MAX_ITEMS: decoders and merges check it). */
+uint64_t nidus_cuckoo_items(const nidus_cuckoo *cf);
+
 /* Checks the filter-level parameters shared by new and decoded filters. */
 nidus_status nidus_cuckoo_check_limits(unsigned expansion, unsigned max_tables, unsigned max_kicks);
 

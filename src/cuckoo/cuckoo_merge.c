@@ -347,6 +347,8 @@ nidus_status nidus_full_merge(const nidus_cuckoo *d, const nidus_cuckoo *s, nidu
         else
             st = merge_into_level(c, &s->tables[k]);
     }
+    if (!st && nidus_cuckoo_items(c) > NIDUS_TABLE_MAX_ITEMS)
+        st = NIDUS_ERR_TOO_LARGE; /* the union would not load again */
     if (st) {
         nidus_full_free(c);
         return st;

@@ -179,7 +179,18 @@ static inline uint64_t nidus_table_bytes(const nidus_table *t)
     return (t->shape.buckets * t->bucket_bits + 7) / 8 + NIDUS_BITS_SLACK;
 }
 
-/* Items stored: fingerprints in slots plus overflow copies. */
-static inline uint64_t nidus_table_items(const nidus_table *t) { return t->occupied + t->overflow.total; }
+/* The most items a filter's tables may hold in all, copies counted (cuckoo and windowed filters): decoders refuse
+ * more and merges stop short of it, so that every sum of counts over a filter's tables fits in 64 bits, and adds,
+ * a copy at a time, never reach a counter's end. */
+#define NIDUS_TABLE_MAX_ITEMS (UINT64_MAX / 2)
+
+/* a + b, or UINT64_MAX when the sum does not fit: item counts summed to be checked against NIDUS_TABLE_MAX_ITEMS. */
+static inline uint64_t nidus_items_plus(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+/* Items stored: fingerprints in slots plus overflow copies (UINT64_MAX when that does not fit). */
+static inline uint64_t nidus_table_items(const nidus_table *t)
+{
+    return nidus_items_plus(t->occupied, t->overflow.total);
+}
 
 #endif

@@ -787,23 +787,26 @@ size_t nidus_window_merge_difference(const nidus_window *dst, const nidus_window
 }
 
 /* Adds `*left` copies of value v, found in src's bucket x, to table w: one by one while the pair has room for
- * them in its slots, the rest to the duplicate map at once. `*left` counts down the copies still to add. */
-static nidus_status merge_copies(nidus_window *w, uint64_t x, uint32_t v, uint64_t *left)
+ * them in its slots, the rest to the duplicate map at once. `*held` bounds the entries of w's filter from above
+ * (sweeps may have dropped some): NIDUS_ERR_TOO_LARGE, nothing added, when the copies could take them past
+ * NIDUS_TABLE_MAX_ITEMS; else it counts each copy added. `*left` counts down the copies still to add. */
+static nidus_status merge_copies(nidus_window *w, uint64_t x, uint32_t v, uint64_t *left, uint64_t *held)
 {
     nidus_table *t = &w->table;
     unsigned s = v >> w->f;
     uint64_t j = nidus_table_alt(t, x, v), lower = x < j ? x : j;
+    if (*left > NIDUS_TABLE_MAX_ITEMS - *held)
+        return NIDUS_ERR_TOO_LARGE;
     while (*left) {
         if (pair_copies(w, x, j, v) >= t->shape.bucket_size && t->overflow.used) {
             uint64_t have = nidus_overflow_get(&t->overflow, lower, v), rest = *left;
-            if (have && (have > UINT64_MAX - rest || nidus_window_entries(w) > UINT64_MAX - rest))
-                return NIDUS_ERR_FULL;
             if (have) { /* the map already counts v's copies beside the pair: the rest join them */
                 nidus_status st = nidus_overflow_set(&t->overflow, w->alloc, lower, v, have + rest);
                 if (st)
                     return st;
                 nidus_table_overflow_changed(t);
                 w->per_age[s] += rest;
+                *held += rest;
                 *left = 0;
                 return NIDUS_OK;
             }
@@ -811,6 +814,7 @@ static nidus_status merge_copies(nidus_window *w, uint64_t x, uint32_t v, uint64
         nidus_status st = insert(w, x, v);
         if (st)
             return st;
+        ++*held;
         --*left;
     }
     return NIDUS_OK;
@@ -823,10 +827,12 @@ static inline bool src_live(const nidus_window *src, uint32_t v, uint64_t e)
     return e - epoch < NIDUS_WINDOW_LIVE_EPOCHS;
 }
 
-/* The tables of a merge's destination found full, skipped by later entries of their level. */
+/* A merge's progress: the tables of its destination found full, skipped by later entries of their level, and a
+ * bound from above on the destination's entries (merge_copies). */
 typedef struct merge_full {
     const nidus_window *t[NIDUS_WINDOW_MAX_TABLES];
     unsigned n;
+    uint64_t held;
 } merge_full;
 
 static bool found_full(const merge_full *m, const nidus_window *t)
@@ -847,7 +853,7 @@ static nidus_status merge_entry(nidus_window *w, unsigned level, uint64_t x, uin
         nidus_window *t = nidus_window_table_at(w, k);
         if (t->level != level || found_full(full, t))
             continue;
-        nidus_status st = merge_copies(t, x, v, &left);
+        nidus_status st = merge_copies(t, x, v, &left, &full->held);
         if (st != NIDUS_ERR_FULL)
             return st;
         full->t[full->n++] = t; /* at most one entry per table: a table found full is skipped after */
@@ -864,7 +870,7 @@ static nidus_status merge_entry(nidus_window *w, unsigned level, uint64_t x, uin
         nidus_window_free(g);
         return st;
     }
-    return merge_copies(g, x, v, &left);
+    return merge_copies(g, x, v, &left, &full->held);
 }
 
 /* Every live entry of table src added to filter w, at w's latest epoch (which is at least src's). */
@@ -915,7 +921,7 @@ nidus_status nidus_window_merge(nidus_window *dst, const nidus_window *src)
         return st == NIDUS_ERR_NO_MEMORY ? st : NIDUS_ERR_CORRUPT;
     uint64_t now = src->latest_tick > c->latest_tick ? src->latest_tick : c->latest_tick;
     begin_write_all(c, now); /* now is at least src's latest write: src's live entries are live at or before it */
-    merge_full full = {.n = 0};
+    merge_full full = {.n = 0, .held = nidus_window_all_entries(c)};
     for (uint32_t k = 0; !st && k <= src->ngrown; k++) /* each table into c's of its level, made if need be */
         st = merge_into(c, nidus_window_table_at(src, k), &full);
     if (!st) {

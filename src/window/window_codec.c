@@ -286,8 +286,12 @@ static nidus_status read_meta(nidus_reader *r, unsigned version, window_meta *m)
         m->kicks < 1 || f < NIDUS_CUCKOO_MIN_FINGERPRINT_BITS || f > 32 - NIDUS_WINDOW_AGE_BITS)
         return NIDUS_ERR_CORRUPT;
     t->shape = nidus_window_shape(buckets, b, f);
-    if (nidus_table_check_shape(&t->shape) != NIDUS_OK || !clock_ok(t, nidus_window_epoch_ticks(m->window)))
-        return NIDUS_ERR_CORRUPT;
+    nidus_window_base base = {.capacity = t->capacity, .window = m->window, .bucket_size = b, .f = f,
+                              .max_kicks = m->kicks};
+    nidus_table_shape planned;
+    if (nidus_table_check_shape(&t->shape) != NIDUS_OK || !clock_ok(t, nidus_window_epoch_ticks(m->window)) ||
+        nidus_window_first_shape(&base, &planned) != NIDUS_OK || planned.buckets != buckets)
+        return NIDUS_ERR_CORRUPT; /* a table nidus_window_new would not have made for this capacity */
     return version == NIDUS_FORMAT_VERSION ? NIDUS_OK : read_growth(r, m);
 }
 
@@ -442,6 +446,8 @@ nidus_status nidus_window_decode_mode(const void *buf, size_t len, const nidus_a
         st = finish(t, at, m.t[k].overflow);
         at += (size_t)m.t[k].overflow * OVERFLOW_ENTRY_BYTES;
     }
+    if (!st && nidus_window_all_entries(w) > NIDUS_TABLE_MAX_ITEMS)
+        st = NIDUS_ERR_CORRUPT; /* more entries than a filter can have */
     if (st) {
         nidus_window_free(w);
         return st;
@@ -612,6 +618,8 @@ nidus_status nidus_window_load_chunk(nidus_window **filter, const void *chunk, s
         nidus_window *t = nidus_window_table_at(w, k);
         st = finish(t, t->pending, t->pending_entries);
     }
+    if (!st && nidus_window_all_entries(w) > NIDUS_TABLE_MAX_ITEMS)
+        st = NIDUS_ERR_CORRUPT; /* more entries than a filter can have */
     if (st) {
         w->loader->failed = true; /* the tables may hold part of the entries: it stays loading, to be freed */
         return st;

@@ -116,6 +116,10 @@ nidus_window_base nidus_window_base_of(const nidus_window *w);
  * NIDUS_ERR_LIMIT_TABLES past 29 bits or level 255, NIDUS_ERR_TOO_LARGE past the addresses. */
 nidus_status nidus_window_level_shape(const nidus_window_base *base, unsigned level, uint64_t *capacity,
                                       nidus_table_shape *shape);
+/* The first table's shape nidus_window_new gives a filter of the base's capacity, window, bucket size,
+ * fingerprint bits and kicks (its buckets and expansion unused): decoders hold a first table to it, so that a
+ * capacity, which growth multiplies, is never far above what the table's bytes can hold. */
+nidus_status nidus_window_first_shape(const nidus_window_base *base, nidus_table_shape *shape);
 /* An empty one-table filter of this shape and these fields (no clock, level 0: the caller sets them). */
 nidus_status nidus_window_table_new(const nidus_allocator *a, const nidus_table_shape *shape, unsigned max_kicks,
                                     uint64_t capacity, uint64_t window, uint64_t seed, nidus_window **out);
@@ -251,6 +255,16 @@ static inline uint64_t nidus_window_entries(const nidus_window *w)
     uint64_t n = 0;
     for (unsigned s = 0; s < NIDUS_WINDOW_AGES; s++)
         n += w->per_age[s];
+    return n;
+}
+
+/* Entries stored in all of filter w's tables, expired ones not yet swept included; UINT64_MAX when their sum does
+ * not fit (a filter holds at most NIDUS_TABLE_MAX_ITEMS). */
+static inline uint64_t nidus_window_all_entries(const nidus_window *w)
+{
+    uint64_t n = 0;
+    for (uint32_t k = 0; k <= w->ngrown; k++)
+        n = nidus_items_plus(n, nidus_window_entries(nidus_window_table_at(w, k)));
     return n;
 }
 

@@ -154,6 +154,14 @@ nidus_status nidus_window_level_shape(const nidus_window_base *base, unsigned le
     return st == NIDUS_ERR_INVALID_ARGUMENT ? NIDUS_ERR_LIMIT_TABLES : st;
 }
 
+nidus_status nidus_window_first_shape(const nidus_window_base *base, nidus_table_shape *shape)
+{
+    nidus_window_params p = {.capacity = base->capacity, .window = base->window, .fingerprint_bits = base->f,
+                             .bucket_size = base->bucket_size, .max_kicks = base->max_kicks};
+    unsigned kicks;
+    return plan(&p, shape, &kicks);
+}
+
 nidus_window_base nidus_window_base_of(const nidus_window *w)
 {
     return (nidus_window_base){.capacity = w->capacity, .window = w->window, .buckets = w->table.shape.buckets,

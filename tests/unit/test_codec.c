@@ -217,6 +217,101 @@ static void test_forged_fields_with_valid_checksum_are_refused(void **state)
     nidus_cuckoo_free(cf);
 }
 
+/* A copy of the encoding with 8 bytes at `at` set to v and the checksum resealed, decoded (NULL when refused). */
+static nidus_cuckoo *decode_with_u64(const uint8_t *orig, size_t len, size_t at, uint64_t v, nidus_status *st)
+{
+    uint8_t *buf = malloc(len);
+    assert_non_null(buf);
+    memcpy(buf, orig, len);
+    put_u64(buf + at, v);
+    reseal(buf, len);
+    nidus_cuckoo *cf = NULL;
+    *st = nidus_cuckoo_decode(buf, len, NULL, &cf);
+    free(buf);
+    return cf;
+}
+
+static uint64_t items_of(const nidus_cuckoo *cf)
+{
+    nidus_cuckoo_stats s;
+    nidus_cuckoo_get_stats(cf, &s);
+    return s.items;
+}
+
+/* A filter holds at most 2^63 - 1 items in all its tables, copies counted: a decoder refuses more, though each
+ * table's count fits (the tables' sum could wrap), and a merge that would pass it fails with NIDUS_ERR_TOO_LARGE,
+ * leaving dst as it was. At the bound the filter saves and loads again. */
+static void test_items_bound(void **state)
+{
+    (void)state;
+    const uint64_t max = UINT64_MAX / 2;
+    nidus_cuckoo_params p = {.capacity = 300, .bucket_size = 4, .fingerprint_bits = 12, .expansion = 2,
+                             .max_kicks = 100, .seed = test_seed()};
+    nidus_cuckoo *cf = NULL;
+    assert_int_equal(nidus_cuckoo_new(&p, &cf), NIDUS_OK);
+    for (int k = 0; k < 40; k++) /* 8 copies in the pair's slots, 32 in table 0's overflow map */
+        assert_int_equal(nidus_cuckoo_add_hash(cf, key_hash(cf, "dup", 0)), NIDUS_OK);
+    for (uint64_t k = 0; k < 1000; k++)
+        assert_int_equal(nidus_cuckoo_add_hash(cf, key_hash(cf, "in", k)), NIDUS_OK);
+    nidus_cuckoo_stats s;
+    nidus_cuckoo_get_stats(cf, &s);
+    assert_true(s.tables >= 2);
+    size_t len;
+    uint8_t *buf = test_cuckoo_encode(cf, &len);
+    /* table 0's overflow entries (bucket u64, count u64, fingerprint u32: stash entries and the duplicates)
+     * follow the meta of every table; the duplicates' is the one entry with a count above 1 */
+    const size_t table0 = 20 + 40, tables = buf[20 + 36], entries = table0 + 32 * tables;
+    size_t count_at = 0;
+    for (size_t e = 0; e < buf[table0 + 8]; e++)
+        if (buf[entries + 20 * e + 8] > 1) {
+            assert_int_equal(count_at, 0);
+            count_at = entries + 20 * e + 8;
+        }
+    assert_int_not_equal(count_at, 0);
+    assert_int_equal(buf[count_at], 32);
+    uint64_t others = s.items - 32;
+
+    nidus_status st;
+    nidus_cuckoo *at_max = decode_with_u64(buf, len, count_at, max - others, &st);
+    assert_int_equal(st, NIDUS_OK);
+    assert_int_equal(items_of(at_max), max);
+    assert_int_equal(nidus_cuckoo_count_hash(at_max, key_hash(at_max, "dup", 0)), max - others + 8);
+    size_t n2;
+    uint8_t *again = test_cuckoo_encode(at_max, &n2);
+    nidus_cuckoo *back = NULL;
+    assert_int_equal(nidus_cuckoo_decode(again, n2, NULL, &back), NIDUS_OK);
+    assert_int_equal(items_of(back), max);
+    nidus_cuckoo_free(back);
+    free(again);
+    nidus_cuckoo_free(at_max);
+    /* table 0 alone stays within the bound; with the other tables' items the filter does not */
+    assert_null(decode_with_u64(buf, len, count_at, max - others + 1, &st));
+    assert_int_equal(st, NIDUS_ERR_CORRUPT);
+
+    /* merges: a third of the bound, twice, fits; a third time it does not */
+    nidus_cuckoo *third = decode_with_u64(buf, len, count_at, max / 3, &st);
+    assert_int_equal(st, NIDUS_OK);
+    nidus_cuckoo *dst = NULL;
+    assert_int_equal(nidus_cuckoo_decode(buf, len, NULL, &dst), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_merge(dst, third), NIDUS_OK);
+    assert_int_equal(nidus_cuckoo_merge(dst, third), NIDUS_OK);
+    assert_true(items_of(dst) > max / 3 * 2 && items_of(dst) <= max);
+    size_t before_n, after_n;
+    uint8_t *before = test_cuckoo_encode(dst, &before_n);
+    assert_int_equal(nidus_cuckoo_merge(dst, third), NIDUS_ERR_TOO_LARGE);
+    uint8_t *after = test_cuckoo_encode(dst, &after_n);
+    assert_int_equal(before_n, after_n);
+    assert_memory_equal(before, after, before_n);
+    assert_int_equal(nidus_cuckoo_decode(after, after_n, NULL, &back), NIDUS_OK);
+    nidus_cuckoo_free(back);
+    free(before);
+    free(after);
+    nidus_cuckoo_free(dst);
+    nidus_cuckoo_free(third);
+    free(buf);
+    nidus_cuckoo_free(cf);
+}
+
 static void test_bad_arguments_and_foreign_bytes(void **state)
 {
     (void)state;
@@ -505,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_chunks_out_of_order_foreign_or_damaged_are_refused),
         cmocka_unit_test(test_partial_load_dumps_what_it_received),
         cmocka_unit_test(test_chunk_load_limit_is_the_write_limit),
+        cmocka_unit_test(test_items_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -498,6 +498,8 @@ static void test_grown_encoding_is_checked(void **state)
     assert_int_equal(decode_forged(e, n, F_AT, 40), NIDUS_ERR_CORRUPT);
     assert_int_equal(decode_forged(e, n, WRITTEN_AT, 0), NIDUS_ERR_CORRUPT);
     assert_int_equal(decode_forged(e, n, TICK_AT, e[TICK_AT] + 1), NIDUS_ERR_CORRUPT); /* clocks move together */
+    /* the first table's capacity 2^24 above what its buckets were made for: growth would multiply it */
+    assert_int_equal(decode_forged(e, n, 20 + 3, (uint8_t)(e[20 + 3] + 1)), NIDUS_ERR_CORRUPT);
 
     /* truncated anywhere, single bits flipped anywhere: refused */
     uint64_t seed = test_seed();
@@ -516,6 +518,94 @@ static void test_grown_encoding_is_checked(void **state)
         assert_null(d);
     }
     free(b);
+    free(e);
+    nidus_window_free(w);
+}
+
+static uint64_t get_u64_at(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* The encoding with its last overflow entry's count (the 8 bytes before the checksum) set to `count`. */
+static nidus_status decode_with_last_count(const uint8_t *orig, size_t n, uint64_t count, nidus_window **out)
+{
+    uint8_t *buf = malloc(n);
+    assert_non_null(buf);
+    memcpy(buf, orig, n);
+    for (unsigned i = 0; i < 8; i++)
+        buf[n - 16 + i] = (uint8_t)(count >> (8 * i));
+    reseal(buf, n);
+    *out = NULL;
+    nidus_status st = nidus_window_decode(buf, n, NULL, out);
+    free(buf);
+    return st;
+}
+
+static uint64_t entries_of(const nidus_window *w)
+{
+    nidus_window_stats s;
+    nidus_window_get_stats(w, 0, &s);
+    return s.entries;
+}
+
+/* A filter holds at most 2^63 - 1 entries in all its tables, duplicates counted: a decoder refuses more, though
+ * each table's count fits (their sum could wrap), and a merge that would pass it fails with NIDUS_ERR_TOO_LARGE,
+ * leaving dst as it was. At the bound the filter saves and loads, and its stats and counts add up. */
+static void test_entries_bound(void **state)
+{
+    (void)state;
+    const uint64_t max = UINT64_MAX / 2;
+    nidus_window *w = make_growing(100, 1000, 2);
+    for (unsigned i = 0; i < 30; i++) /* 4 copies in the pair's slots, 26 in the overflow map */
+        assert_int_equal(nidus_window_add(w, "dup", 3, 60), NIDUS_OK);
+    add_keys(w, 0, 400, 60); /* a second table, which takes the next duplicates */
+    assert_int_equal(tables(w), 2);
+    for (unsigned i = 0; i < 30; i++)
+        assert_int_equal(nidus_window_add(w, "twin", 4, 60), NIDUS_OK);
+    assert_int_equal(tables(w), 2);
+    size_t n;
+    uint8_t *e = encode(w, &n);
+    assert_int_equal(get_u64_at(e + n - 16), 26); /* the second table's map: "twin" alone */
+    uint64_t others = entries_of(w) - 26;
+
+    nidus_window *d = NULL;
+    assert_int_equal(decode_with_last_count(e, n, max - others, &d), NIDUS_OK); /* 2^63 - 1 in all */
+    assert_int_equal(entries_of(d), max);
+    assert_int_equal(nidus_window_count(d, "twin", 4, 60), max - others + 4);
+    assert_round_trip(d);
+    nidus_window_free(d);
+    assert_int_equal(decode_with_last_count(e, n, max - others + 1, &d), NIDUS_ERR_CORRUPT);
+    assert_null(d);
+    /* each table's count fits in 64 bits, the sum does not: it once wrapped to a small number */
+    assert_int_equal(decode_with_last_count(e, n, UINT64_MAX - 30, &d), NIDUS_ERR_CORRUPT);
+    assert_null(d);
+
+    /* merges: half the bound twice fits, a third time does not */
+    nidus_window *half = NULL;
+    assert_int_equal(decode_with_last_count(e, n, max / 2 - others, &half), NIDUS_OK);
+    nidus_window *dst = make_growing(100, 1000, 2);
+    assert_int_equal(nidus_window_merge(dst, half), NIDUS_OK);
+    assert_int_equal(nidus_window_merge(dst, half), NIDUS_OK);
+    uint64_t held = entries_of(dst);
+    assert_true(held <= max && held > max - 2 * others);
+    size_t before_n, after_n;
+    uint8_t *before = encode(dst, &before_n);
+    assert_int_equal(nidus_window_merge(dst, half), NIDUS_ERR_TOO_LARGE);
+    uint8_t *after = encode(dst, &after_n);
+    assert_int_equal(before_n, after_n);
+    assert_memory_equal(before, after, before_n);
+    assert_round_trip(dst);
+    nidus_window_stats s;
+    nidus_window_get_stats(dst, 60, &s);
+    assert_int_equal(s.live, s.entries);
+    free(before);
+    free(after);
+    nidus_window_free(dst);
+    nidus_window_free(half);
     free(e);
     nidus_window_free(w);
 }
@@ -571,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_merge_bound),
         cmocka_unit_test(test_grown_encoding_is_checked),
         cmocka_unit_test(test_grown_chunks),
+        cmocka_unit_test(test_entries_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
