@@ -216,6 +216,19 @@ bool mod_merge_start(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, me
     return j != NULL;
 }
 
+/* The module value key `name` of the selected database holds, or NULL when it holds none (an empty key, another
+ * type); *empty, when given, says whether the key is absent. */
+static const void *key_value(RedisModuleCtx *ctx, RedisModuleString *name, bool *empty)
+{
+    RedisModuleKey *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ);
+    int type = RedisModule_KeyType(key);
+    const void *value = type == REDISMODULE_KEYTYPE_MODULE ? RedisModule_ModuleTypeGetValue(key) : NULL;
+    RedisModule_CloseKey(key);
+    if (empty)
+        *empty = type == REDISMODULE_KEYTYPE_EMPTY;
+    return value;
+}
+
 /* Whether key `name` of the selected database holds a pinned value, or is the destkey of a running merge. */
 static bool key_busy(RedisModuleCtx *ctx, RedisModuleString *name)
 {
@@ -223,10 +236,8 @@ static bool key_busy(RedisModuleCtx *ctx, RedisModuleString *name)
     for (job *j = jobs; j; j = j->next)
         if (j->db == db && RedisModule_StringCompare(j->argv[1], name) == 0)
             return true;
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ);
-    bool pinned = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE && mod_pinned(RedisModule_ModuleTypeGetValue(key));
-    RedisModule_CloseKey(key);
-    return pinned;
+    const void *value = key_value(ctx, name, NULL);
+    return value && mod_pinned(value);
 }
 
 /* Whether the keys of a command (argv[1], and argv[3...] for a merge) are held by a running merge. */
@@ -285,15 +296,11 @@ static bool job_holds(RedisModuleCtx *ctx, const job *j, RedisModuleString *name
 {
     if (j->db == RedisModule_GetSelectedDb(ctx) && RedisModule_StringCompare(j->argv[1], name) == 0)
         return true;
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ);
-    bool held = false;
-    if (RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE) {
-        const void *value = RedisModule_ModuleTypeGetValue(key);
-        for (int i = 0; i < j->plan.n && !held; i++)
-            held = j->plan.in[i].value == value;
-    }
-    RedisModule_CloseKey(key);
-    return held;
+    const void *value = key_value(ctx, name, NULL);
+    for (int i = 0; i < j->plan.n && value; i++)
+        if (j->plan.in[i].value == value)
+            return true;
+    return false;
 }
 
 /* Whether destkey and every sourcekey still hold the values the merge read. */
@@ -302,18 +309,12 @@ static bool unchanged(RedisModuleCtx *ctx, const job *j)
     for (int i = 0; i < j->plan.n; i++) {
         const merge_input *in = &j->plan.in[i];
         RedisModuleString *name = j->argv[in->position == 0 ? 1 : in->position + 2];
-        RedisModuleKey *key = RedisModule_OpenKey(ctx, name, REDISMODULE_READ);
-        bool same = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_MODULE && RedisModule_ModuleTypeGetValue(key) == in->value;
-        RedisModule_CloseKey(key);
-        if (!same)
+        if (key_value(ctx, name, NULL) != in->value)
             return false;
     }
-    if (j->plan.dest_exists)
-        return true;
-    RedisModuleKey *key = RedisModule_OpenKey(ctx, j->argv[1], REDISMODULE_READ);
-    bool empty = RedisModule_KeyType(key) == REDISMODULE_KEYTYPE_EMPTY;
-    RedisModule_CloseKey(key);
-    return empty;
+    bool empty;
+    key_value(ctx, j->argv[1], &empty);
+    return j->plan.dest_exists || empty;
 }
 
 /* How a job ends: as this server's own (checked, replicated as END or ABORT, the client answered), at a
