@@ -399,6 +399,19 @@ static void test_memory_bound(void **state)
     nidus_window_free(w);
 }
 
+/* Merging src into dst fails with `expect`, and dst encodes to the same bytes as before. */
+static void assert_merge_refused(nidus_window *dst, const nidus_window *src, nidus_status expect)
+{
+    size_t n, m;
+    uint8_t *before = encode(dst, &n);
+    assert_int_equal(nidus_window_merge(dst, src), expect);
+    uint8_t *after = encode(dst, &m);
+    assert_int_equal(n, m);
+    assert_memory_equal(before, after, n);
+    free(before);
+    free(after);
+}
+
 /* A merge that would need a new table past dst's max_memory fails with NIDUS_ERR_LIMIT_MEMORY and leaves dst
  * as it was; under a bound that has room, it succeeds. */
 static void test_merge_bound(void **state)
@@ -412,12 +425,7 @@ static void test_merge_bound(void **state)
     nidus_window_free(probe);
     nidus_window *dst = make_bounded(100, 1000, 2, first + 64);
     add_keys(dst, 100000, 100010, 40);
-    size_t n, m;
-    uint8_t *before = encode(dst, &n);
-    assert_int_equal(nidus_window_merge(dst, src), NIDUS_ERR_LIMIT_MEMORY);
-    uint8_t *after = encode(dst, &m);
-    assert_int_equal(n, m);
-    assert_memory_equal(before, after, n);
+    assert_merge_refused(dst, src, NIDUS_ERR_LIMIT_MEMORY);
     assert_present(dst, 100000, 100010, 60);
     nidus_window *roomy = make_bounded(100, 1000, 2, 1u << 20);
     add_keys(roomy, 100000, 100010, 40);
@@ -425,8 +433,6 @@ static void test_merge_bound(void **state)
     assert_present(roomy, 0, 400, 60);
     assert_true(nidus_window_held(roomy) <= 1u << 20);
     assert_round_trip(roomy);
-    free(before);
-    free(after);
     nidus_window_free(roomy);
     nidus_window_free(dst);
     nidus_window_free(src);
@@ -592,18 +598,11 @@ static void test_entries_bound(void **state)
     assert_int_equal(nidus_window_merge(dst, half), NIDUS_OK);
     uint64_t held = entries_of(dst);
     assert_true(held <= max && held > max - 2 * others);
-    size_t before_n, after_n;
-    uint8_t *before = encode(dst, &before_n);
-    assert_int_equal(nidus_window_merge(dst, half), NIDUS_ERR_TOO_LARGE);
-    uint8_t *after = encode(dst, &after_n);
-    assert_int_equal(before_n, after_n);
-    assert_memory_equal(before, after, before_n);
+    assert_merge_refused(dst, half, NIDUS_ERR_TOO_LARGE);
     assert_round_trip(dst);
     nidus_window_stats s;
     nidus_window_get_stats(dst, 60, &s);
     assert_int_equal(s.live, s.entries);
-    free(before);
-    free(after);
     nidus_window_free(dst);
     nidus_window_free(half);
     free(e);
