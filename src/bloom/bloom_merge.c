@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "arith.h"
 #include "bloom_filter.h"
 
 static bool same_layer(const nidus_bloom_layer *a, const nidus_bloom_layer *b)
@@ -16,7 +17,6 @@ static bool same_layer(const nidus_bloom_layer *a, const nidus_bloom_layer *b)
     return a->size == b->size && a->capacity == b->capacity && a->k == b->k && a->layout == b->layout;
 }
 
-static uint64_t add_saturating(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 static void or_bits(uint8_t *dst, const uint8_t *src, uint64_t bytes)
 {
@@ -56,9 +56,9 @@ nidus_status nidus_bloom_merge(nidus_bloom *dst, const nidus_bloom *src)
     if (dst->max_memory && extra) { /* what growth checks, for the layers dst takes, without wrapping */
         uint64_t have = 0, need = 0;
         for (unsigned i = 0; i < dst->nlayers; i++)
-            have = add_saturating(have, nidus_bloom_layer_memory(nidus_bloom_layer_at(dst, i)));
+            have = nidus_add_sat(have, nidus_bloom_layer_memory(nidus_bloom_layer_at(dst, i)));
         for (unsigned i = shared; i < src->nlayers; i++)
-            need = add_saturating(need, nidus_bloom_layer_budget(nidus_bloom_layer_at(src, i)));
+            need = nidus_add_sat(need, nidus_bloom_layer_budget(nidus_bloom_layer_at(src, i)));
         if (have > dst->max_memory || need > dst->max_memory - have)
             return NIDUS_ERR_LIMIT_MEMORY;
     }
@@ -119,8 +119,8 @@ nidus_status nidus_counting_bloom_merge(nidus_counting_bloom *dst, const nidus_c
         unsigned lo = (d[i] & 15u) + (s[i] & 15u), hi = (unsigned)(d[i] >> 4) + (unsigned)(s[i] >> 4);
         d[i] = (uint8_t)((lo > 15u ? 15u : lo) | (hi > 15u ? 15u : hi) << 4);
     }
-    dst->items = add_saturating(dst->items, src->items);
-    dst->layer.items = add_saturating(dst->layer.items, src->layer.items);
+    dst->items = nidus_add_sat(dst->items, src->items);
+    dst->layer.items = nidus_add_sat(dst->layer.items, src->layer.items);
     return NIDUS_OK;
 }
 

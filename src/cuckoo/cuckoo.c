@@ -206,7 +206,7 @@ uint64_t nidus_cuckoo_items(const nidus_cuckoo *cf)
 {
     uint64_t n = 0;
     for (unsigned k = 0; k < cf->ntables; k++)
-        n = nidus_items_plus(n, nidus_table_items(&cf->tables[k]));
+        n = nidus_add_sat(n, nidus_table_items(&cf->tables[k]));
     return n;
 }
 

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arith.h"
 #include "bits_impl.h"
 #include "fastmod_impl.h"
 #include "nidus/alloc.h"
@@ -184,13 +185,10 @@ static inline uint64_t nidus_table_bytes(const nidus_table *t)
  * a copy at a time, never reach a counter's end. */
 #define NIDUS_TABLE_MAX_ITEMS (UINT64_MAX / 2)
 
-/* a + b, or UINT64_MAX when the sum does not fit: item counts summed to be checked against NIDUS_TABLE_MAX_ITEMS. */
-static inline uint64_t nidus_items_plus(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
-
 /* Items stored: fingerprints in slots plus overflow copies (UINT64_MAX when that does not fit). */
 static inline uint64_t nidus_table_items(const nidus_table *t)
 {
-    return nidus_items_plus(t->occupied, t->overflow.total);
+    return nidus_add_sat(t->occupied, t->overflow.total);
 }
 
 #endif

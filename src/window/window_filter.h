@@ -264,7 +264,7 @@ static inline uint64_t nidus_window_all_entries(const nidus_window *w)
 {
     uint64_t n = 0;
     for (uint32_t k = 0; k <= w->ngrown; k++)
-        n = nidus_items_plus(n, nidus_window_entries(nidus_window_table_at(w, k)));
+        n = nidus_add_sat(n, nidus_window_entries(nidus_window_table_at(w, k)));
     return n;
 }
 
