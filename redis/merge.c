@@ -373,5 +373,5 @@ int mod_bf_merge(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 
 int merge_replayed(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, bool bloom, bool start)
 {
-    return argc < 4 ? RedisModule_WrongArity(ctx) : merge_command(ctx, argv, argc, bloom, start ? RUN_START : RUN_COPY);
+    return merge_command(ctx, argv, argc, bloom, start ? RUN_START : RUN_COPY);
 }

@@ -21,9 +21,7 @@
  * their thread and set its union: the master's bytes, built the same way. One that missed the BEGIN (a full
  * sync or an AOF rewrite taken mid-merge) builds the union at END, within the command, on a copy as the threads
  * do. A replica promoted while it builds one ends it as a master would. */
-#define _POSIX_C_SOURCE 200809L /* pthread_sigmask */
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,17 +132,6 @@ static void *build(void *arg)
     return NULL;
 }
 
-/* Starts the thread with every signal blocked: the server's threads leave signals to the main one. */
-static bool spawn(job *j)
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&j->thread, NULL, build, j);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc == 0;
-}
-
 static void on_tick(RedisModuleCtx *ctx, void *data);
 
 static void arm_timer(RedisModuleCtx *ctx)
@@ -189,7 +176,7 @@ static job *job_start(RedisModuleCtx *ctx, RedisModuleString **argv, int argc, m
         RedisModule_Free(j);
         return NULL;
     }
-    if (!spawn(j)) {
+    if (!mod_spawn(build, j, &j->thread)) {
         unpin_all(p->in, p->n);
         RedisModule_Free(j);
         return NULL;
@@ -312,9 +299,11 @@ static bool unchanged(RedisModuleCtx *ctx, const job *j)
         if (key_value(ctx, name, NULL) != in->value)
             return false;
     }
+    if (j->plan.dest_exists)
+        return true;
     bool empty;
     key_value(ctx, j->argv[1], &empty);
-    return j->plan.dest_exists || empty;
+    return empty;
 }
 
 /* How a job ends: as this server's own (checked, replicated as END or ABORT, the client answered), at a

@@ -54,6 +54,23 @@ typedef struct freeing {
     void *value;
 } freeing;
 
+bool mod_spawn(void *(*fn)(void *), void *arg, pthread_t *thread)
+{
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0)
+        return false;
+    pthread_t detached;
+    if (!thread)
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool started = pthread_create(thread ? thread : &detached, &attr, fn, arg) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    return started;
+}
+
 static void *free_value(void *arg)
 {
     freeing *f = arg;
@@ -69,19 +86,7 @@ static void release(const mod_value_class *cls, void *value)
     if (cls->memory(cls->of, value) > FREE_ON_THREAD_BYTES) {
         freeing *f = RedisModule_Alloc(sizeof *f);
         *f = (freeing){cls, value};
-        pthread_attr_t attr;
-        pthread_t thread;
-        sigset_t all, old;
-        sigfillset(&all);
-        bool started = pthread_attr_init(&attr) == 0;
-        if (started) {
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-            pthread_sigmask(SIG_SETMASK, &all, &old);
-            started = pthread_create(&thread, &attr, free_value, f) == 0;
-            pthread_sigmask(SIG_SETMASK, &old, NULL);
-            pthread_attr_destroy(&attr);
-        }
-        if (started)
+        if (mod_spawn(free_value, f, NULL))
             return;
         RedisModule_Free(f);
     }

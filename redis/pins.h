@@ -3,6 +3,7 @@
 #ifndef NIDUS_REDIS_PINS_H
 #define NIDUS_REDIS_PINS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "types.h"
@@ -23,5 +24,9 @@ bool mod_pinned(const void *value);
 /* A type's free callback (any thread: lazy free frees on its own): true when `value` is pinned, and then freed
  * as `cls` frees it at its last unpin; false when the caller frees it now. */
 bool mod_pin_keep(void *value, const mod_value_class *cls);
+
+/* Starts fn(arg) on a thread of its own with every signal blocked (the server's threads leave signals to the
+ * main one): joinable through *thread, or detached when thread is NULL. False when none could start. */
+bool mod_spawn(void *(*fn)(void *), void *arg, pthread_t *thread);
 
 #endif
