@@ -3,9 +3,9 @@
  *
  * Each setting has today's RedisBloom name (bf-error-rate, bf-initial-size, bf-expansion-factor,
  * cf-bucket-size, cf-initial-size, cf-max-iterations, cf-expansion-factor, cf-max-expansions) or nidus's own
- * (cf-error-rate, max-capacity, max-filter-memory, cf-compact-interval, merge-inline-bytes), and may have an older spelling taken
- * as a load argument (ERROR_RATE, INITIAL_SIZE, CF_MAX_EXPANSIONS; CF_INITIAL_SIZE, CF_ERROR_RATE, MAX_CAPACITY,
- * MAX_FILTER_MEMORY), case-insensitively. Ranges are RedisBloom's.
+ * (cf-error-rate, max-capacity, max-filter-memory, cf-compact-interval, merge-inline-bytes), and may have an
+ * older spelling taken as a load argument (ERROR_RATE, INITIAL_SIZE, CF_MAX_EXPANSIONS; CF_INITIAL_SIZE,
+ * CF_ERROR_RATE, MAX_CAPACITY, MAX_FILTER_MEMORY), case-insensitively. Ranges are RedisBloom's.
  *
  * As module configs (Redis >= 7.0, Valkey) they are named "nidus.<name>"; on a server that says it is Redis 8
  * or later (server_kind.h) RedisBloom's eight are registered unprefixed ("bf-error-rate"), as RedisBloom

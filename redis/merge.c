@@ -98,7 +98,8 @@ const char *merge_error_text(const merge_plan *p, nidus_status st, int failed_at
         char why[200];
         bool known = in->rb ? rb_value_difference(m->rb, base->value, in->value, why, sizeof why)
                             : nidus_difference(m, base->value, in->value, why, sizeof why);
-        snprintf(buf, cap, "ERR incompatible sourcekey %d: %s", in->position, known ? why : "sub-filters of other shapes");
+        snprintf(buf, cap, "ERR incompatible sourcekey %d: %s", in->position,
+                 known ? why : "sub-filters of other shapes");
         return buf;
     }
     if (st == NIDUS_ERR_FULL && m->ops->kind == NIDUS_KIND_WINDOW)

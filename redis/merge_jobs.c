@@ -30,7 +30,8 @@
 #include "pins.h"
 #include "windowed.h"
 
-#define MSG_CHANGED "ERR merge not done: destkey or a sourcekey was changed (deleted, renamed or overwritten) while it ran"
+#define MSG_CHANGED                                                                                            \
+    "ERR merge not done: destkey or a sourcekey was changed (deleted, renamed or overwritten) while it ran"
 #define MSG_NO_THREAD "ERR merge not done: no merge thread could start"
 #define MSG_UNBLOCKED "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 

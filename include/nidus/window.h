@@ -182,8 +182,8 @@ NIDUS_API bool nidus_window_relocate(nidus_window **filter, const nidus_mover *m
  * shape (buckets, bucket size, fingerprint bits), seed and expansion, else NIDUS_ERR_INCOMPATIBLE;
  * NIDUS_ERR_READ_ONLY for a dst that is a view or loading; NIDUS_ERR_FULL, NIDUS_ERR_LIMIT_TABLES,
  * NIDUS_ERR_LIMIT_MEMORY (a new table would pass dst's max_memory), NIDUS_ERR_TOO_LARGE (the union would hold
- * more than 2^63 - 1 entries, copies counted: what a decoder accepts), NIDUS_ERR_NO_MEMORY. On any failure dst is unchanged (the
- * union is built in a copy first). */
+ * more than 2^63 - 1 entries, copies counted: what a decoder accepts), NIDUS_ERR_NO_MEMORY. On any failure dst
+ * is unchanged (the union is built in a copy first). */
 NIDUS_API nidus_status nidus_window_merge(nidus_window *dst, const nidus_window *src);
 
 /* What keeps src from merging into dst ("window 60000, not 1000": src's, then dst's), or "" and 0 when nothing

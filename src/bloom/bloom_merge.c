@@ -17,7 +17,6 @@ static bool same_layer(const nidus_bloom_layer *a, const nidus_bloom_layer *b)
     return a->size == b->size && a->capacity == b->capacity && a->k == b->k && a->layout == b->layout;
 }
 
-
 static void or_bits(uint8_t *dst, const uint8_t *src, uint64_t bytes)
 {
     if (dst == src)
